@@ -1,0 +1,35 @@
+"""`python -m compat COMMAND`: the shim's command line (doctor, unwrap, demo)."""
+
+from __future__ import annotations
+
+import importlib
+import sys
+
+# Each command lives in its own module with `main(argv) -> int`; imported only when chosen.
+_COMMANDS = {
+    "doctor": ("compat.doctor", "report backend, devices and which import paths the hook serves"),
+    "unwrap": ("compat.unwrap", "turn a legacy multi-GPU .h5 file into the plain template model"),
+}
+
+
+def _usage() -> str:
+    lines = ["usage: python -m compat COMMAND [ARGS...]", "", "commands:"]
+    lines += [f"  {name:<8} {help_}" for name, (_, help_) in _COMMANDS.items()]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if not args or args[0] in ("-h", "--help"):
+        print(_usage())
+        return 0 if args else 2
+    command, rest = args[0], args[1:]
+    if command not in _COMMANDS:
+        print(f"python -m compat: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+        return 2
+    module = importlib.import_module(_COMMANDS[command][0])
+    return module.main(rest)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

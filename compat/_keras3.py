@@ -1,0 +1,199 @@
+"""Keras 3 backend of the shim: distribute a template's variables and wrap it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import keras
+import numpy as np
+import tensorflow as tf
+from keras.src.models.functional import Functional
+
+from compat import _parallel
+
+
+def _distribute_variable(variable: Any, strategy: Any) -> None:
+    """Re-creates a Keras variable's backing tf.Variable under `strategy`, keeping its value.
+
+    The Keras `Variable` object stays the same, so every layer, optimizer and
+    saving code that holds it now reads and writes the mirrored variable.
+    """
+    old = variable.value
+    if isinstance(old, tf.distribute.DistributedValues):
+        if old._distribute_strategy is strategy:
+            return
+        raise ValueError(
+            f"Variable {variable.path} was created under another tf.distribute "
+            "strategy; `multi_gpu_model` expects a template built outside any "
+            "strategy scope. Build the template without `strategy.scope()`."
+        )
+    if _parallel.needs_mean_aggregation(variable.trainable, variable.dtype, variable.aggregation):
+        # Keras 3 creates BatchNormalization statistics with aggregation "none": each
+        # replica would keep its own. MEAN keeps them identical on all replicas.
+        variable._aggregation = "mean"
+    with strategy.scope():
+        variable._value = tf.Variable(
+            old.read_value(),
+            dtype=old.dtype,
+            trainable=old.trainable,
+            name=old.name.split(":")[0],
+            aggregation=variable._map_aggregation(variable.aggregation),
+            synchronization=variable._map_synchronization(variable.synchronization),
+        )
+
+
+def distribute_variables(variables: list[Any], strategy: Any) -> None:
+    for variable in variables:
+        _distribute_variable(variable, strategy)
+
+
+def distribute_optimizer(optimizer: Any, strategy: Any) -> None:
+    """Moves an optimizer (and any state it has built) onto `strategy`."""
+    distribute_variables(list(optimizer.variables), strategy)
+    # Keras 3's TF optimizer remembers the strategy it was created under.
+    optimizer._distribution_strategy = strategy
+
+
+def distribute_template(template: Any, strategy: Any) -> None:
+    """Makes the template itself a distributed model that shares its variables."""
+    distribute_variables(list(template.variables), strategy)
+    if getattr(template, "optimizer", None) is not None:
+        distribute_optimizer(template.optimizer, strategy)
+        distribute_variables(list(template.metrics_variables), strategy)
+    template._distribute_strategy = strategy
+    _reset_compiled_functions(template)
+
+
+def _reset_compiled_functions(model: Any) -> None:
+    # Functions traced before the swap captured the old variables.
+    model.train_function = model.test_function = model.predict_function = None
+
+
+def _lists_to_tuples(structure: Any) -> Any:
+    # tf.data would stack a Python list of arrays into one tensor.
+    if isinstance(structure, (list, tuple)):
+        return tuple(_lists_to_tuples(s) for s in structure)
+    if isinstance(structure, dict):
+        return {k: _lists_to_tuples(v) for k, v in structure.items()}
+    return structure
+
+
+def _row_count(structure: Any) -> int:
+    return int(np.shape(tf.nest.flatten(structure)[0])[0])
+
+
+class ParallelModel(_parallel.ParallelMixin, Functional):
+    """The model `multi_gpu_model` returns on Keras 3: the template as one layer,
+    run by a MirroredStrategy, with identity layers that keep its output names."""
+
+    def _distribute_optimizer(self, optimizer: Any) -> None:
+        distribute_optimizer(optimizer, self._compat_strategy)
+
+    def _maybe_symbolic_build(self, iterator: Any = None, data_batch: Any = None) -> None:
+        # Keras averages the first distributed batch across replicas just to learn its
+        # shapes; with an uneven split ([3, 3, 3, 0] rows) that fails in AddN. The first
+        # replica's rows carry the same shapes.
+        if iterator is not None:
+            for _, _, it in iterator:
+                data_batch = tf.nest.map_structure(self._first_replica, next(it))
+                break
+        super()._maybe_symbolic_build(data_batch=data_batch)
+
+    def _first_replica(self, value: Any) -> Any:
+        if isinstance(value, tf.distribute.DistributedValues):
+            return self._compat_strategy.experimental_local_results(value)[0]
+        return value
+
+    def _distributed_batch(self, *parts: Any) -> Any:
+        data = _lists_to_tuples(parts if len(parts) > 1 else parts[0])
+        rows = _row_count(data)
+        if rows == 0:
+            raise ValueError("Received an empty batch: pass at least one row.")
+        dataset = tf.data.Dataset.from_tensor_slices(data).batch(rows)
+        return next(iter(self.distribute_strategy.experimental_distribute_dataset(dataset)))
+
+    def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
+        self._assert_compile_called("train_on_batch")
+        if class_weight is not None or (y is None and sample_weight is not None):
+            return super().train_on_batch(x, y, sample_weight, class_weight, return_dict)
+        parts = [p for p in (x, y, sample_weight) if p is not None]
+        self.make_train_function()
+        self.reset_metrics()
+        logs = self.train_function([self._distributed_batch(*parts)])
+        return self._batch_logs(logs, return_dict)
+
+    def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
+        self._assert_compile_called("test_on_batch")
+        if y is None and sample_weight is not None:
+            return super().test_on_batch(x, y, sample_weight, return_dict)
+        parts = [p for p in (x, y, sample_weight) if p is not None]
+        self.make_test_function()
+        self.reset_metrics()
+        logs = self.test_function([self._distributed_batch(*parts)])
+        return self._batch_logs(logs, return_dict)
+
+    def predict_on_batch(self, x):
+        self.make_predict_function()
+        outputs = self.predict_function([self._distributed_batch(x)])
+        return tf.nest.map_structure(lambda t: np.asarray(t), outputs)
+
+    def _batch_logs(self, logs: Any, return_dict: bool) -> Any:
+        from keras.src.backend.tensorflow.trainer import pythonify_logs
+
+        logs = pythonify_logs(logs)
+        return logs if return_dict else self._flatten_metrics_in_order(logs)
+
+
+def build_parallel(template: Any, strategy: Any) -> ParallelModel:
+    """Wraps `template` (already distributed) in a ParallelModel built under `strategy`."""
+    with strategy.scope():
+        inputs = [
+            keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=_parallel.tensor_name(t))
+            for t in template.inputs
+        ]
+        structured = template._inputs_struct if hasattr(template, "_inputs_struct") else None
+        call_inputs = (
+            tf.nest.pack_sequence_as(structured, inputs) if structured is not None else inputs
+        )
+        if structured is None and len(inputs) == 1:
+            call_inputs = inputs[0]
+        outputs = tf.nest.flatten(template(call_inputs))
+        names = _parallel.output_names(template, len(outputs))
+        outputs = [keras.layers.Identity(name=n)(o) for n, o in zip(names, outputs)]
+        parallel = ParallelModel(inputs, outputs if len(outputs) > 1 else outputs[0])
+    parallel._init_parallel(template, strategy)
+    return parallel
+
+
+def _guard_empty_batches(template: Any) -> None:
+    """BatchNormalization on an empty per-replica batch must not produce NaN.
+
+    A global batch of 6 rows on 4 replicas is split [2, 2, 2, 0]; the empty
+    replica's batch mean is 0/0, and averaging it into the synced moving
+    statistics would turn them NaN. On an empty batch the layer now uses its
+    moving statistics, so it contributes no change instead.
+    """
+    for layer in template._flatten_layers(include_self=False, recursive=True):
+        if not isinstance(layer, keras.layers.BatchNormalization):
+            continue
+        if getattr(layer, "_compat_guarded", False):
+            continue
+        original = layer._moments
+
+        def _moments(inputs: Any, mask: Any, _layer: Any = layer, _original: Any = original) -> Any:
+            mean, variance = _original(inputs, mask)
+            empty = tf.equal(tf.size(inputs), 0)
+            moving_mean = tf.cast(_layer.moving_mean, mean.dtype)
+            moving_variance = tf.cast(_layer.moving_variance, variance.dtype)
+            return tf.where(empty, moving_mean, mean), tf.where(empty, moving_variance, variance)
+
+        layer.__dict__["_moments"] = _moments
+        layer.__dict__["_compat_guarded"] = True
+
+
+def replicate(template: Any, strategy: Any, relocate: bool = False) -> ParallelModel:
+    """Distributes `template` onto `strategy` and returns the parallel model."""
+    del relocate  # Variables are mirrored on every replica device either way.
+    distribute_template(template, strategy)
+    _guard_empty_batches(template)
+    return build_parallel(template, strategy)

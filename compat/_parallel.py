@@ -1,0 +1,80 @@
+"""What the parallel model adds to a Keras model, on both backends."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compat.notices import notify_once
+
+_SAVE_NOTICE = (
+    "Saving the model returned by `multi_gpu_model` writes its template (the "
+    "single-device model you passed in) with the trained weights, as the "
+    "`multi_gpu_model` documentation asked for; the file loads without this "
+    "project installed."
+)
+
+
+def needs_mean_aggregation(trainable: bool, dtype: Any, aggregation: str) -> bool:
+    """Non-trainable float state (BatchNormalization statistics) must stay in sync."""
+    return not trainable and str(dtype).startswith(("float", "<dtype: 'float")) and aggregation in (
+        "none",
+        None,
+    )
+
+
+def tensor_name(tensor: Any) -> str:
+    """The name of the input layer that produced a symbolic tensor."""
+    history = getattr(tensor, "_keras_history", None)
+    if history is not None:
+        return history[0].name
+    return str(tensor.name).split(":")[0]
+
+
+def output_names(template: Any, count: int) -> list[str]:
+    names = list(getattr(template, "output_names", None) or [])
+    if len(names) != count:
+        names = [f"output_{i + 1}" for i in range(count)]
+    return names
+
+
+class ParallelMixin:
+    """Compile under the strategy; save, load and checkpoint through the template."""
+
+    _compat_template: Any
+    _compat_strategy: Any
+
+    def _init_parallel(self, template: Any, strategy: Any) -> None:
+        # Stored in __dict__ directly: Keras would otherwise track the template a
+        # second time as a sub-layer and change `layers`.
+        self.__dict__["_compat_template"] = template
+        self.__dict__["_compat_strategy"] = strategy
+
+    @property
+    def template(self) -> Any:
+        """The single-device model passed to `multi_gpu_model`; shares all variables."""
+        return self._compat_template
+
+    def compile(self, *args: Any, **kwargs: Any) -> None:
+        # Keras 3 needs the optimizer, metrics and loss trackers created in scope.
+        with self._compat_strategy.scope():
+            super().compile(*args, **kwargs)
+        if getattr(self, "optimizer", None) is not None:
+            self._distribute_optimizer(self.optimizer)
+
+    def _distribute_optimizer(self, optimizer: Any) -> None:
+        raise NotImplementedError
+
+    def save(self, filepath: Any, *args: Any, **kwargs: Any) -> Any:
+        """Saves the template (the single-device model), as `multi_gpu_model` users were told to."""
+        notify_once("save", _SAVE_NOTICE)
+        return self._compat_template.save(filepath, *args, **kwargs)
+
+    def save_weights(self, filepath: Any, *args: Any, **kwargs: Any) -> Any:
+        """Saves the template's weights: the file loads into the single-device model."""
+        notify_once("save", _SAVE_NOTICE)
+        return self._compat_template.save_weights(filepath, *args, **kwargs)
+
+    def load_weights(self, filepath: Any, *args: Any, **kwargs: Any) -> Any:
+        """Loads weights into the template, which the parallel model uses at once."""
+        return self._compat_template.load_weights(filepath, *args, **kwargs)
+

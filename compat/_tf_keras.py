@@ -1,0 +1,120 @@
+"""tf_keras (Keras 2) backend of the shim: distribute a template's variables and wrap it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import tensorflow as tf
+import tf_keras
+from tf_keras.src.engine.functional import Functional
+
+from compat import _parallel
+
+
+def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
+    with strategy.scope():
+        # The full name is kept: tf_keras matches .h5 weights by it.
+        return tf.Variable(
+            variable.read_value(),
+            dtype=variable.dtype,
+            trainable=variable.trainable,
+            name=variable.name.split(":")[0],
+            aggregation=variable.aggregation,
+            synchronization=variable.synchronization,
+        )
+
+
+def _replace_in_lists(owner: Any, old: Any, new: Any) -> None:
+    for value in list(vars(owner).values()):
+        if isinstance(value, list):
+            storage = getattr(value, "_storage", value)  # ListWrapper keeps a plain list
+            for i, item in enumerate(storage):
+                if item is old:
+                    storage[i] = new
+
+
+def _swap(owner: Any, old: Any, new: Any) -> None:
+    """Replaces `old` with `new` wherever `owner` holds it, keeping list positions."""
+    for name, value in list(vars(owner).items()):
+        if value is old and not name.startswith("_self_"):
+            setattr(owner, name, new)  # tf_keras re-tracks it in the same position
+    _replace_in_lists(owner, old, new)
+
+
+def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: dict[int, Any]) -> None:
+    for variable in variables:
+        if isinstance(variable, tf.distribute.DistributedValues):
+            if variable._distribute_strategy is strategy:
+                continue
+            raise ValueError(
+                f"Variable {variable.name} was created under another tf.distribute "
+                "strategy; `multi_gpu_model` expects a template built outside any "
+                "strategy scope. Build the template without `strategy.scope()`."
+            )
+        new = mapping.get(id(variable))
+        if new is None:
+            new = mapping[id(variable)] = _mirror(variable, strategy)
+        _swap(owner, variable, new)
+
+
+def distribute_template(template: Any, strategy: Any) -> None:
+    """Makes the template itself a distributed model that shares its variables."""
+    optimizer = getattr(template, "optimizer", None)
+    # Optimizer slots are found by the model variable's key, which the swap changes.
+    old_keys = (
+        {id(v): optimizer._var_key(v) for v in template.trainable_variables}
+        if optimizer is not None and hasattr(optimizer, "_var_key")
+        else {}
+    )
+    mapping: dict[int, Any] = {}
+    for layer in template._flatten_layers(include_self=True, recursive=True):
+        own = list(layer._trainable_weights) + list(layer._non_trainable_weights)
+        _distribute_owned(layer, own, strategy, mapping)
+    if optimizer is not None:
+        _distribute_owned(optimizer, list(optimizer.variables), strategy, mapping)
+        if hasattr(optimizer, "_distribution_strategy"):
+            optimizer._distribution_strategy = strategy
+        index = getattr(optimizer, "_index_dict", None)
+        if index:
+            for old_id, old_key in old_keys.items():
+                if old_key in index and old_id in mapping:
+                    index[optimizer._var_key(mapping[old_id])] = index.pop(old_key)
+    template._distribution_strategy = strategy
+    _reset_compiled_functions(template)
+
+
+def _reset_compiled_functions(model: Any) -> None:
+    model.train_function = model.test_function = model.predict_function = None
+
+
+class ParallelModel(_parallel.ParallelMixin, Functional):
+    """The model `multi_gpu_model` returns on tf_keras: the template as one layer,
+    run by a MirroredStrategy, with identity layers that keep its output names."""
+
+    def _distribute_optimizer(self, optimizer: Any) -> None:
+        _distribute_owned(optimizer, list(optimizer.variables), self._compat_strategy, {})
+        if hasattr(optimizer, "_distribution_strategy"):
+            optimizer._distribution_strategy = self._compat_strategy
+
+
+def build_parallel(template: Any, strategy: Any) -> ParallelModel:
+    """Wraps `template` (already distributed) in a ParallelModel built under `strategy`."""
+    with strategy.scope():
+        inputs = [
+            tf_keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=_parallel.tensor_name(t))
+            for t in template.inputs
+        ]
+        outputs = tf.nest.flatten(template(inputs if len(inputs) > 1 else inputs[0]))
+        names = _parallel.output_names(template, len(outputs))
+        identity = tf_keras.layers.Lambda if not hasattr(tf_keras.layers, "Identity") else tf_keras.layers.Identity
+        outputs = [identity(name=n)(o) for n, o in zip(names, outputs)]
+        parallel = ParallelModel(inputs, outputs if len(outputs) > 1 else outputs[0])
+    parallel._init_parallel(template, strategy)
+    return parallel
+
+
+def replicate(template: Any, strategy: Any, relocate: bool = False) -> ParallelModel:
+    """Distributes `template` onto `strategy` and returns the parallel model."""
+    del relocate  # Variables are mirrored on every replica device either way.
+    distribute_template(template, strategy)
+    return build_parallel(template, strategy)

@@ -1,0 +1,197 @@
+"""Import hook that makes every historical `multi_gpu_model` import path work again.
+
+Installed at interpreter start-up by `multi_gpu_compat.pth` (shipped in the
+wheel). It imports nothing heavy: it only watches for the modules below and,
+once one of them has been imported by the user's code, adds
+`multi_gpu_model` to it. Set `MULTI_GPU_COMPAT_DISABLE=1` to switch it off.
+"""
+
+from __future__ import annotations
+
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+import threading
+import types
+import warnings
+from collections.abc import Callable, Sequence
+from typing import Any
+
+DISABLE_VAR = "MULTI_GPU_COMPAT_DISABLE"
+
+# Real modules that get a `multi_gpu_model` attribute after they are imported.
+PATCHED_MODULES = (
+    "keras.utils",
+    "tensorflow.keras.utils",
+    "keras._tf_keras.keras.utils",
+    "keras.api._v2.keras.utils",
+    "tensorflow.python.keras.utils",
+    "tf_keras.utils",
+    "tf_keras.api._v1.keras.utils",
+    "tf_keras.api._v2.keras.utils",
+)
+
+# Modules that no longer exist (or never did here), created on demand. Other
+# attribute look-ups on them are forwarded to the module named as the value.
+VIRTUAL_MODULES = {
+    "keras.utils.training_utils": "keras.utils",
+    "keras.utils.multi_gpu_utils": "keras.utils",
+    "tensorflow.python.keras.utils.multi_gpu_utils": "tensorflow.keras.utils",
+    "tensorflow._api.v1": None,
+    "tensorflow._api.v1.keras": "tensorflow.keras",
+    "tensorflow._api.v1.keras.utils": "tensorflow.keras.utils",
+}
+_VIRTUAL_PACKAGES = {"tensorflow._api.v1", "tensorflow._api.v1.keras"}
+
+
+def import_paths() -> list[str]:
+    """The `from X import multi_gpu_model` paths the hook serves."""
+    return [
+        "keras.utils",
+        "keras.utils.training_utils",
+        "keras.utils.multi_gpu_utils",
+        "tensorflow.keras.utils",
+        "tensorflow.python.keras.utils",
+        "tensorflow.python.keras.utils.multi_gpu_utils",
+        "tensorflow._api.v1.keras.utils",
+        "tf_keras.utils",
+    ]
+
+
+def _multi_gpu_model() -> Callable[..., Any]:
+    try:
+        from compat.multi_gpu import multi_gpu_model
+
+        return multi_gpu_model
+    except Exception as err:  # never break the user's import; fail when used instead
+        failure = err
+
+        def multi_gpu_model(*args: Any, **kwargs: Any) -> Any:
+            raise ImportError(
+                "multi-gpu-compat could not load `multi_gpu_model`: "
+                f"{type(failure).__name__}: {failure}. Reinstall the project "
+                "(`pip install --force-reinstall multi-gpu-compat`) or run "
+                "`python -m compat doctor` to see what is missing."
+            ) from failure
+
+        return multi_gpu_model
+
+
+def _patch(module: types.ModuleType) -> None:
+    if not hasattr(module, "multi_gpu_model"):
+        module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]
+
+
+def _after_tensorflow(module: types.ModuleType) -> None:
+    from compat import simulation
+
+    simulation.simulate_from_environment()
+
+
+_AFTER_IMPORT: dict[str, Callable[[types.ModuleType], None]] = {
+    name: _patch for name in PATCHED_MODULES
+}
+_AFTER_IMPORT["tensorflow"] = _after_tensorflow
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    """Runs the real loader, then our callback; a failing callback only warns."""
+
+    def __init__(self, loader: Any, callback: Callable[[types.ModuleType], None]) -> None:
+        self._loader = loader
+        self._callback = callback
+
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> Any:
+        return self._loader.create_module(spec)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        self._loader.exec_module(module)
+        try:
+            self._callback(module)
+        except Exception as err:
+            warnings.warn(
+                f"multi-gpu-compat could not set up {module.__name__}: {err}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._loader, name)
+
+
+class _VirtualModule(types.ModuleType):
+    def __getattr__(self, name: str) -> Any:
+        target = VIRTUAL_MODULES.get(self.__name__)
+        if target is None or name.startswith("__"):
+            raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
+        return getattr(importlib.import_module(target), name)
+
+
+class _VirtualLoader(importlib.abc.Loader):
+    def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
+        return _VirtualModule(spec.name)
+
+    def exec_module(self, module: types.ModuleType) -> None:
+        if module.__name__ not in _VIRTUAL_PACKAGES:
+            _patch(module)
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds the watched modules through the other finders and wraps their loaders."""
+
+    def __init__(self) -> None:
+        self._busy = threading.local()
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        callback = _AFTER_IMPORT.get(fullname)
+        if callback is None and fullname not in VIRTUAL_MODULES:
+            return None
+        if getattr(self._busy, "name", None) == fullname:
+            return None
+        self._busy.name = fullname
+        try:
+            spec = self._find_real(fullname, path, target)
+        finally:
+            self._busy.name = None
+        if spec is None and fullname in VIRTUAL_MODULES:
+            return importlib.util.spec_from_loader(
+                fullname, _VirtualLoader(), is_package=fullname in _VIRTUAL_PACKAGES
+            )
+        if spec is None or spec.loader is None or callback is None:
+            return spec
+        spec.loader = _PatchingLoader(spec.loader, callback)
+        return spec
+
+    def _find_real(
+        self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None
+    ) -> importlib.machinery.ModuleSpec | None:
+        for finder in sys.meta_path:
+            if finder is self or not hasattr(finder, "find_spec"):
+                continue
+            spec = finder.find_spec(fullname, path, target)
+            if spec is not None:
+                return spec
+        return None
+
+
+def is_installed() -> bool:
+    return any(isinstance(f, _Finder) for f in sys.meta_path)
+
+
+def install() -> None:
+    """Installs the hook (once), unless `MULTI_GPU_COMPAT_DISABLE` is set."""
+    if os.environ.get(DISABLE_VAR, "").strip() not in ("", "0") or is_installed():
+        return
+    sys.meta_path.insert(0, _Finder())
+    # Modules imported before the hook (rare: start-up code) are patched now.
+    for name, callback in _AFTER_IMPORT.items():
+        module = sys.modules.get(name)
+        if module is not None:
+            try:
+                callback(module)
+            except Exception:
+                pass

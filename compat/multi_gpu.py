@@ -1,0 +1,117 @@
+"""`multi_gpu_model`, as Keras 2 had it, served by `tf.distribute.MirroredStrategy`."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from compat import _devices, _gpus, backend
+from compat.notices import notify_once
+
+__all__ = ["multi_gpu_model"]
+
+_SERVED_NOTICE = (
+    "`multi_gpu_model` was removed from Keras; this call is served by multi-gpu-compat "
+    "on tf.distribute.MirroredStrategy over {devices}. To migrate the script for good, "
+    "run `python -m codemod <path>` and see MIGRATION.md."
+)
+
+
+def multi_gpu_model(
+    model: Any,
+    gpus: Any = None,
+    cpu_merge: bool = True,
+    cpu_relocation: bool = False,
+    *,
+    cross_device_ops: Any = None,
+) -> Any:
+    """Replicates a model on different GPUs.
+
+    Restores Keras 2's `keras.utils.multi_gpu_model` on top of
+    `tf.distribute.MirroredStrategy`. Each global batch is split evenly across
+    the replicas (e.g. `batch_size=256` on 8 GPUs: 32 samples per GPU), and
+    gradients are combined across replicas at every step.
+
+    The returned model and `model` share their variables, live, in both
+    directions: after training the returned model, `model` holds the trained
+    weights. Save with `model.save(fname)` or `model.save_weights(fname)` as
+    before; saving the returned model writes the same single-device template.
+    The template is recovered as `parallel.layers[-(n_outputs + 1)]` or
+    `parallel.get_layer(model.name)`, as with the original.
+
+    Example:
+
+    ```python
+    parallel_model = multi_gpu_model(model, gpus=2)
+    parallel_model.compile(loss="categorical_crossentropy", optimizer="rmsprop")
+    parallel_model.fit(x, y, epochs=20, batch_size=256)
+    model.save("my_model.h5")  # the template holds the trained weights
+    ```
+
+    Args:
+        model: A Keras model instance (Functional, Sequential or subclassed),
+            built outside any distribution strategy scope.
+        gpus: Integer >= 2, number of GPUs on which to create model replicas;
+            or list of integer GPU ids. `None`, `0` or `[]` use all visible GPUs.
+        cpu_merge: Accepted for compatibility. The original merged replica
+            outputs on the CPU; MirroredStrategy merges nothing, so it has no
+            effect.
+        cpu_relocation: Accepted for compatibility. The original re-built the
+            template under `/cpu:0`, which re-initialised its weights (a bug);
+            here the template keeps its weights and its variables are mirrored
+            on the replica devices either way.
+        cross_device_ops: Keyword-only. A `tf.distribute.CrossDeviceOps`
+            instance overriding the gradient reduction. Default: the
+            strategy's all-reduce on GPUs, `ReductionToOneDevice` on CPU
+            devices (simulation mode), the fastest correct choice for each.
+
+    Returns:
+        A Keras model instance which can be used just like the initial `model`
+        argument, but which distributes its workload on multiple GPUs.
+
+    Raises:
+        ValueError: if `gpus` asks for fewer than 2 GPUs, or for GPUs this
+            machine does not have (the original messages), or repeats an id.
+        TypeError: if `gpus` is neither an integer nor a list of integers.
+    """
+    del cpu_merge  # MirroredStrategy has no output merge to place.
+    if _gpus.is_unset(gpus):
+        gpus = _devices.visible_gpu_count()
+    gpu_ids = _gpus.target_gpu_ids(gpus)
+    _check_devices(gpus, gpu_ids)
+    _check_model(model)
+
+    devices = _devices.replica_devices(gpu_ids)
+    strategy = _devices.strategy_for(devices, cross_device_ops)
+    notify_once("served", _SERVED_NOTICE.format(devices=[f"/gpu:{i}" for i in gpu_ids]))
+    if backend.is_tf_keras_model(model):
+        from compat import _tf_keras as impl
+    else:
+        from compat import _keras3 as impl  # type: ignore[no-redef]
+    return impl.replicate(model, strategy, relocate=cpu_relocation)
+
+
+def _check_devices(gpus: Any, gpu_ids: list[int]) -> None:
+    # Checked before any strategy exists: MirroredStrategy on missing GPUs hangs in fit.
+    target_devices = ["/cpu:0"] + [f"/gpu:{i}" for i in gpu_ids]
+    available_devices = _devices.available_devices()
+    for device in target_devices:
+        if device not in available_devices:
+            raise ValueError(
+                "To call `multi_gpu_model` with `gpus=%s`, we expect the following "
+                "devices to be available: %s. However this machine only has: %s. "
+                "Try reducing `gpus`." % (gpus, target_devices, available_devices)
+            )
+
+
+def _check_model(model: Any) -> None:
+    if not (hasattr(model, "variables") and callable(getattr(model, "fit", None))):
+        raise TypeError(
+            "`multi_gpu_model` expects a Keras model instance as its first argument. "
+            f"Received: model={model!r} of type {type(model).__name__}"
+        )
+    if not model.built:
+        raise ValueError(
+            "`multi_gpu_model` needs a built model so that its weights exist: build "
+            "it with an `Input`, an `input_shape`, or by calling it on a batch of data "
+            "first. Received an unbuilt model " + repr(getattr(model, "name", model))
+        )

@@ -1,0 +1,136 @@
+"""Simulation mode: N logical CPU devices stand in for GPUs 0..N-1 on machines without GPUs.
+
+Set `MULTI_GPU_COMPAT_SIMULATE_GPUS=N` in the environment (applied as soon as
+TensorFlow is imported, by the import hook) or call `compat.simulate_gpus(N)`
+before TensorFlow initialises its devices. Then `multi_gpu_model(model, gpus=N)`
+runs N replicas, and plain `tf.distribute.MirroredStrategy()` uses the N devices,
+with `/gpu:i` in its `devices` mapped onto them instead of hanging.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+ENV_VAR = "MULTI_GPU_COMPAT_SIMULATE_GPUS"
+
+_simulated = 0
+
+
+def simulated_gpus() -> int:
+    """How many GPUs simulation mode provides in this process (0: simulation is off)."""
+    return _simulated
+
+
+def simulate_gpus(n: int) -> None:
+    """Splits the CPU into `n` logical devices that stand in for GPUs `0..n-1`.
+
+    Call it before TensorFlow initialises its devices (before any op, model or
+    device query); afterwards TensorFlow cannot change its devices any more.
+
+    Args:
+        n: number of GPUs to simulate, an integer >= 1.
+
+    Raises:
+        ValueError: if `n` is not a positive integer, or simulation already
+            runs with a different count.
+        RuntimeError: if TensorFlow has already initialised its devices.
+    """
+    global _simulated
+    if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+        raise ValueError(
+            f"`simulate_gpus` expects a positive integer number of GPUs. Received: n={n!r}"
+        )
+    if _simulated == n:
+        return
+    if _simulated:
+        raise ValueError(
+            f"Simulation mode already provides {_simulated} GPUs in this process; "
+            f"it cannot change to {n}. Start a new process to change the count."
+        )
+    import tensorflow as tf
+
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    current = tf.config.get_logical_device_configuration(cpu)
+    if current is None or len(current) != n:
+        try:
+            tf.config.set_logical_device_configuration(
+                cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(n)]
+            )
+        except RuntimeError as err:
+            raise RuntimeError(
+                f"`compat.simulate_gpus({n})` was called after TensorFlow initialised "
+                "its devices, which cannot be changed any more. Call it at the top of "
+                "the script, before building any model or running any op, or set "
+                f"{ENV_VAR}={n} in the environment before starting Python."
+            ) from err
+    _simulated = n
+    _patch_mirrored_strategy()
+
+
+def simulated_device(spec: str) -> str:
+    """Maps a device string onto the simulated devices: `/gpu:i` becomes `/cpu:i`."""
+    import tensorflow as tf
+
+    parsed = tf.DeviceSpec.from_string(spec)
+    if (parsed.device_type or "").upper() != "GPU":
+        return spec
+    index = parsed.device_index or 0
+    if index >= _simulated:
+        raise ValueError(
+            f"Device {spec!r} does not exist: simulation mode provides GPUs "
+            f"0..{_simulated - 1} ({ENV_VAR}={_simulated}). Use fewer GPUs or "
+            "simulate more."
+        )
+    return parsed.replace(device_type="CPU", device_index=index).to_string()
+
+
+def simulated_devices() -> list[str]:
+    """The logical CPU devices standing in for GPUs 0..N-1."""
+    return [f"/job:localhost/replica:0/task:0/device:CPU:{i}" for i in range(_simulated)]
+
+
+def _patch_mirrored_strategy() -> None:
+    # Plain `tf.distribute.MirroredStrategy` code must see the simulated GPUs too:
+    # no devices means all of them, and explicit `/gpu:i` names are mapped instead
+    # of hanging in `fit`. Reduction to one device is the fast choice on CPUs.
+    from tensorflow.python.distribute import mirrored_strategy
+
+    cls = mirrored_strategy.MirroredStrategy
+    if getattr(cls.__init__, "_compat_simulated", False):
+        return
+    original_init = cls.__init__
+
+    def __init__(self: Any, devices: Any = None, cross_device_ops: Any = None) -> None:
+        import tensorflow as tf
+
+        if _simulated:
+            devices = (
+                simulated_devices()
+                if not devices
+                else [simulated_device(d) for d in devices]
+            )
+            if cross_device_ops is None:
+                cross_device_ops = tf.distribute.ReductionToOneDevice()
+        original_init(self, devices=devices, cross_device_ops=cross_device_ops)
+
+    __init__._compat_simulated = True  # type: ignore[attr-defined]
+    __init__.__doc__ = original_init.__doc__
+    cls.__init__ = __init__
+
+
+def simulate_from_environment() -> None:
+    """Applies `MULTI_GPU_COMPAT_SIMULATE_GPUS` if set; a bad value raises a clear ValueError."""
+    raw = os.environ.get(ENV_VAR, "").strip()
+    if not raw:
+        return
+    try:
+        n = int(raw)
+    except ValueError:
+        n = -1
+    if n < 1:
+        raise ValueError(
+            f"{ENV_VAR} must be a positive integer (the number of GPUs to simulate); "
+            f"got {raw!r}. Unset it to use the real devices."
+        )
+    simulate_gpus(n)
