@@ -144,23 +144,48 @@ class ParallelModel(_parallel.ParallelMixin, Functional):
         return logs if return_dict else self._flatten_metrics_in_order(logs)
 
 
+def _template_inputs(template: Any) -> tuple[list[Any], Any]:
+    """Fresh symbolic inputs like the template's, and the structure to call it with."""
+    if getattr(template, "_inputs_struct", None) is not None or hasattr(template, "inputs"):
+        try:
+            specs = template.inputs
+        except (AttributeError, ValueError):
+            specs = None
+        if specs:
+            inputs = [
+                keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=_parallel.tensor_name(t))
+                for t in specs
+            ]
+            structure = getattr(template, "_inputs_struct", None)
+            if isinstance(structure, dict):
+                return inputs, tf.nest.pack_sequence_as(structure, inputs)
+            return inputs, inputs if len(inputs) > 1 else inputs[0]
+    # A subclassed model has no symbolic inputs: use the shape it was built with.
+    shapes = getattr(template, "_build_shapes_dict", None) or {}
+    if len(shapes) == 1:
+        shape = next(iter(shapes.values()))
+        if isinstance(shape, (tuple, list)) and all(isinstance(d, (int, type(None))) for d in shape):
+            inputs = [keras.Input(shape=tuple(shape[1:]), dtype=template.input_dtype)]
+            return inputs, inputs[0]
+    raise ValueError(
+        "`multi_gpu_model` cannot tell the inputs of the subclassed model "
+        f"{template.name!r}: it was built with {shapes or 'no input shape'}. Build it "
+        "by calling it once on a batch with a single input tensor, or wrap it in a "
+        "functional model: `keras.Model(inputs, template(inputs))`."
+    )
+
+
 def build_parallel(template: Any, strategy: Any) -> ParallelModel:
     """Wraps `template` (already distributed) in a ParallelModel built under `strategy`."""
     with strategy.scope():
-        inputs = [
-            keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=_parallel.tensor_name(t))
-            for t in template.inputs
-        ]
-        structured = template._inputs_struct if hasattr(template, "_inputs_struct") else None
-        call_inputs = (
-            tf.nest.pack_sequence_as(structured, inputs) if structured is not None else inputs
-        )
-        if structured is None and len(inputs) == 1:
-            call_inputs = inputs[0]
+        inputs, call_inputs = _template_inputs(template)
         outputs = tf.nest.flatten(template(call_inputs))
         names = _parallel.output_names(template, len(outputs))
         outputs = [keras.layers.Identity(name=n)(o) for n, o in zip(names, outputs)]
-        parallel = ParallelModel(inputs, outputs if len(outputs) > 1 else outputs[0])
+        parallel = ParallelModel(
+            call_inputs if isinstance(call_inputs, dict) else inputs,
+            outputs if len(outputs) > 1 else outputs[0],
+        )
     parallel._init_parallel(template, strategy)
     return parallel
 

@@ -97,17 +97,32 @@ class ParallelModel(_parallel.ParallelMixin, Functional):
             optimizer._distribution_strategy = self._compat_strategy
 
 
+def _template_inputs(template: Any) -> list[Any]:
+    """Fresh symbolic inputs like the template's (functional, or as a subclass was built)."""
+    specs = template.inputs
+    if specs:
+        return [
+            tf_keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=_parallel.tensor_name(t))
+            for t in specs
+        ]
+    spec = getattr(template, "_saved_model_inputs_spec", None)
+    if isinstance(spec, tf.TensorSpec):
+        return [tf_keras.Input(shape=tuple(spec.shape[1:]), dtype=spec.dtype)]
+    raise ValueError(
+        "`multi_gpu_model` cannot tell the inputs of the subclassed model "
+        f"{template.name!r}. Build it by calling it once on a batch with a single "
+        "input tensor, or wrap it in a functional model: "
+        "`tf.keras.Model(inputs, template(inputs))`."
+    )
+
+
 def build_parallel(template: Any, strategy: Any) -> ParallelModel:
     """Wraps `template` (already distributed) in a ParallelModel built under `strategy`."""
     with strategy.scope():
-        inputs = [
-            tf_keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=_parallel.tensor_name(t))
-            for t in template.inputs
-        ]
+        inputs = _template_inputs(template)
         outputs = tf.nest.flatten(template(inputs if len(inputs) > 1 else inputs[0]))
         names = _parallel.output_names(template, len(outputs))
-        identity = tf_keras.layers.Lambda if not hasattr(tf_keras.layers, "Identity") else tf_keras.layers.Identity
-        outputs = [identity(name=n)(o) for n, o in zip(names, outputs)]
+        outputs = [tf_keras.layers.Identity(name=n)(o) for n, o in zip(names, outputs)]
         parallel = ParallelModel(inputs, outputs if len(outputs) > 1 else outputs[0])
     parallel._init_parallel(template, strategy)
     return parallel

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from typing import Any
 
 from compat import _devices, _gpus, backend
@@ -87,7 +88,31 @@ def multi_gpu_model(
         from compat import _tf_keras as impl
     else:
         from compat import _keras3 as impl  # type: ignore[no-redef]
-    return impl.replicate(model, strategy, relocate=cpu_relocation)
+    parallel = impl.replicate(model, strategy, relocate=cpu_relocation)
+    _adopt_wrapper_instance(sys._getframe(1), model, impl.ParallelModel)
+    return parallel
+
+
+def _adopt_wrapper_instance(caller: Any, template: Any, parallel_class: type) -> None:
+    """Supports the `ModelMGPU(Model)` recipe of 2017-2018.
+
+    Its `__init__` calls `multi_gpu_model` and copies the result's `__dict__`
+    into itself without calling `Model.__init__`. That worked when every Keras
+    `Model` could run a graph; today only functional models can, so the
+    half-built instance also becomes a ParallelModel (its own methods, such as
+    a `__getattribute__` that sends save/load to the template, come first).
+    """
+    instance = caller.f_locals.get("self")
+    cls = type(instance)
+    if (
+        instance is None
+        or instance is template
+        or isinstance(instance, parallel_class)
+        or not callable(getattr(cls, "fit", None))
+        or "_compat_template" in vars(instance)
+    ):
+        return
+    instance.__class__ = type(cls.__name__, (cls, parallel_class), {"__module__": cls.__module__})
 
 
 def _check_devices(gpus: Any, gpu_ids: list[int]) -> None:

@@ -1,0 +1,55 @@
+"""`python -m compat doctor`: what the shim sees in this environment, and whether it is active."""
+
+from __future__ import annotations
+
+import importlib
+import os
+import sys
+from importlib import metadata
+
+from compat import backend, import_hook, simulation
+
+
+def _version(distribution: str) -> str:
+    try:
+        return metadata.version(distribution)
+    except metadata.PackageNotFoundError:
+        return "not installed"
+
+
+def _serves(path: str) -> str:
+    try:
+        module = importlib.import_module(path)
+        return "ok" if callable(getattr(module, "multi_gpu_model", None)) else "missing"
+    except Exception as err:  # report, never crash the doctor
+        return f"fails: {type(err).__name__}: {err}"
+
+
+def main(argv: list[str]) -> int:
+    if argv and argv[0] in ("-h", "--help"):
+        print("usage: python -m compat doctor\n\nReport backend, devices and the import hook's state.")
+        return 0
+    hook_active = import_hook.is_installed()
+    disabled = os.environ.get(import_hook.DISABLE_VAR, "") not in ("", "0")
+    lines = [
+        f"multi-gpu-compat {_version('multi-gpu-compat')} (python {sys.version.split()[0]})",
+        f"backend: {'tf_keras (TF_USE_LEGACY_KERAS=1)' if backend.uses_legacy_keras() else 'Keras 3'}",
+        f"tensorflow: {_version('tensorflow') if _version('tensorflow') != 'not installed' else _version('tensorflow-cpu')}",
+        f"keras: {_version('keras')}, tf_keras: {_version('tf-keras')}",
+    ]
+    try:
+        from compat import _devices
+
+        simulation.simulate_from_environment()
+        gpus = _devices.visible_gpu_count()
+        kind = "simulated" if simulation.simulated_gpus() else "visible"
+        lines.append(f"gpus: {gpus} {kind} ({', '.join(_devices.available_devices())})")
+    except Exception as err:
+        lines.append(f"gpus: cannot list devices: {err}")
+    state = "active" if hook_active else ("disabled by " + import_hook.DISABLE_VAR if disabled else "not installed")
+    lines.append(f"import hook: {state}")
+    if hook_active:
+        lines.append("import paths served:")
+        lines += [f"  from {p} import multi_gpu_model: {_serves(p)}" for p in import_hook.import_paths()]
+    print("\n".join(lines))
+    return 0
