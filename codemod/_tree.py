@@ -1,0 +1,202 @@
+"""Tree helpers shared by the fixers: parents, blocks, bindings, source text."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+import libcst as cst
+import libcst.matchers as m
+from libcst.metadata import (
+    MetadataWrapper,
+    ParentNodeProvider,
+    PositionProvider,
+    QualifiedNameProvider,
+    ScopeProvider,
+)
+
+Block = cst.Module | cst.IndentedBlock
+_SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
+_CPU_DEVICE = re.compile(r"^/?(device:)?cpu(:0)?$", re.IGNORECASE)
+_TF_DEVICE = {"tensorflow.device", "tensorflow.compat.v1.device", "tensorflow.compat.v2.device"}
+
+
+class Tree:
+    """A parsed module with the metadata every fixer needs, resolved once."""
+
+    def __init__(self, module: cst.Module) -> None:
+        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+        self.module = module
+        meta = self.wrapper.resolve_many(
+            [ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider]
+        )
+        self._parents = meta[ParentNodeProvider]
+        self._positions = meta[PositionProvider]
+        self._qnames = meta[QualifiedNameProvider]
+        self.scopes = meta[ScopeProvider]
+
+    def code(self, node: cst.CSTNode) -> str:
+        return self.module.code_for_node(node).strip()
+
+    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
+        return self._parents.get(node)
+
+    def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+        while (node := self._parents.get(node)) is not None:
+            yield node
+
+    def position(self, node: cst.CSTNode) -> tuple[int, int]:
+        start = self._positions[node].start
+        return start.line, start.column + 1
+
+    def qualified_names(self, node: cst.CSTNode) -> set[str]:
+        value = self._qnames.get(node, ())
+        if callable(value):  # libcst hands qualified names out lazily
+            value = value()
+        return {q.name for q in value}
+
+    def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
+        """The statement directly inside a block that contains `node`."""
+        current: cst.CSTNode | None = node
+        while current is not None:
+            parent = self._parents.get(current)
+            if isinstance(parent, (cst.Module, cst.IndentedBlock)) and isinstance(
+                current, cst.BaseStatement
+            ):
+                return current
+            current = parent
+        return None
+
+    def block_of(self, statement: cst.BaseStatement) -> tuple[Block, int]:
+        block = self._parents[statement]
+        assert isinstance(block, (cst.Module, cst.IndentedBlock))
+        return block, _index(block, statement)
+
+    def block_chain(self, statement: cst.BaseStatement) -> list[tuple[Block, int]]:
+        """(block, index) from `statement` outwards, stopping at the enclosing function/class."""
+        chain = []
+        current: cst.BaseStatement | None = statement
+        while current is not None:
+            block, index = self.block_of(current)
+            chain.append((block, index))
+            owner = self._parents.get(block)
+            if block is self.module or isinstance(owner, _SCOPE_NODES) or owner is None:
+                break
+            current = self.statement_of(owner)
+        return chain
+
+    def enclosing_scope_node(self, node: cst.CSTNode) -> cst.CSTNode:
+        for ancestor in self.ancestors(node):
+            if isinstance(ancestor, _SCOPE_NODES):
+                return ancestor
+        return self.module
+
+    def is_cpu_device_with(self, statement: cst.CSTNode) -> bool:
+        """`with tf.device('/cpu:0'):` (one item, no `as`), the legacy home of templates."""
+        if not isinstance(statement, cst.With) or len(statement.items) != 1:
+            return False
+        item = statement.items[0]
+        call = item.item
+        if item.asname is not None or not isinstance(call, cst.Call) or len(call.args) != 1:
+            return False
+        arg = call.args[0].value
+        return (
+            bool(self.qualified_names(call.func) & _TF_DEVICE)
+            and isinstance(arg, cst.SimpleString)
+            and bool(_CPU_DEVICE.match(arg.evaluated_value.strip()))
+        )
+
+
+def _index(block: Block, statement: cst.BaseStatement) -> int:
+    for i, candidate in enumerate(block.body):
+        if candidate is statement:
+            return i
+    raise ValueError("statement not in block")
+
+
+def walk_same_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under `node`, not descending into nested functions, classes or lambdas."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        for child in reversed(current.children):
+            if not isinstance(child, _SCOPE_NODES):
+                stack.append(child)
+
+
+def _target_nodes(statement: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    for node in walk_same_scope(statement):
+        if isinstance(node, cst.AssignTarget):
+            yield from _flatten_target(node.target)
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            yield node.target
+        elif isinstance(node, (cst.For, cst.CompFor)):
+            yield from _flatten_target(node.target)
+        elif isinstance(node, cst.AsName):
+            yield from _flatten_target(node.name)
+        elif isinstance(node, cst.NamedExpr):
+            yield node.target
+
+
+def _flatten_target(target: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    if isinstance(target, (cst.Tuple, cst.List)):
+        for element in target.elements:
+            yield from _flatten_target(element.value)
+    elif isinstance(target, cst.StarredElement):
+        yield from _flatten_target(target.value)
+    else:
+        yield target
+
+
+def binds(statement: cst.CSTNode, target_code: str, tree: Tree) -> bool:
+    """True when `statement` assigns the expression spelled `target_code` (a name or `self.x`)."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return statement.name.value == target_code
+    return any(tree.code(t) == target_code for t in _target_nodes(statement))
+
+
+def bound_names(statement: cst.CSTNode) -> set[str]:
+    """Plain names a statement assigns (same scope)."""
+    if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return {statement.name.value}
+    names = {t.value for t in _target_nodes(statement) if isinstance(t, cst.Name)}
+    for node in walk_same_scope(statement):
+        if isinstance(node, (cst.Import, cst.ImportFrom)) and not isinstance(
+            node.names, cst.ImportStar
+        ):
+            for alias in node.names:
+                if alias.asname is not None:
+                    names.add(cst.ensure_type(alias.asname.name, cst.Name).value)
+                else:
+                    names.add(_dotted(alias.name).split(".")[0])
+    return names
+
+
+def used_names(node: cst.CSTNode) -> set[str]:
+    """Plain names read anywhere under `node` (including nested scopes, conservatively)."""
+    return {n.value for n in m.findall(node, m.Name())}
+
+
+def _dotted(node: cst.CSTNode) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted(node.value)}.{node.attr.value}"
+    return ""
+
+
+def is_chatter(statement: cst.CSTNode) -> bool:
+    """`print(...)`, `logging.info(...)`, `logger.warning(...)`, `pass`: statements a fallback may drop."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Pass):
+            continue
+        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+            return False
+        func = _dotted(small.value.func)
+        root = func.split(".")[0]
+        if func != "print" and root not in {"logging", "logger", "log", "LOGGER", "_logger", "warnings"}:
+            return False
+    return True

@@ -1,0 +1,25 @@
+"""The same rewrite as a libcst codemod command, for `python -m libcst.tool codemod -x ...`."""
+
+from __future__ import annotations
+
+import libcst as cst
+from libcst.codemod import CodemodCommand
+from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
+
+from .core import transform_module
+
+__all__ = ["MigrateMultiGpuCommand"]
+
+
+class MigrateMultiGpuCommand(CodemodCommand):
+    """Rewrites Keras `multi_gpu_model` code into `tf.distribute.MirroredStrategy` scope code."""
+
+    DESCRIPTION = "Rewrite Keras multi_gpu_model code into tf.distribute.MirroredStrategy scope code."
+    # Resolved by the core on the module it is given (the fixers share one resolution).
+    METADATA_DEPENDENCIES = (ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider)
+
+    def transform_module_impl(self, tree: cst.Module) -> cst.Module:
+        new, findings = transform_module(tree, self.context.filename or "<string>")
+        for finding in findings:
+            self.warn(f"{finding.line}:{finding.col}: {finding.code} {finding.message}")
+        return new

@@ -1,0 +1,80 @@
+"""File walking and safe writing: which files to look at, and replacing them atomically."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+
+__all__ = ["iter_python_files", "write_atomically"]
+
+_SKIP_DIRS = {
+    ".git", ".hg", ".svn", "__pycache__", "site-packages", "dist-packages", "build", "dist",
+    ".tox", ".nox", ".eggs", "node_modules", ".mypy_cache", ".pytest_cache", "venv", ".venv", "env", ".env",
+}
+
+
+def _skipped_dir(path: Path) -> bool:
+    name = path.name
+    return (
+        name in _SKIP_DIRS
+        or name.endswith(".egg-info")
+        or (path / "pyvenv.cfg").exists()  # any virtualenv, whatever its name
+        or (path / "conda-meta").is_dir()
+    )
+
+
+def _git_ignored(files: list[Path]) -> set[Path]:
+    """Files `.gitignore` excludes, asked of git itself per directory (nothing when git is absent)."""
+    ignored: set[Path] = set()
+    by_dir: dict[Path, list[Path]] = {}
+    for file in files:
+        by_dir.setdefault(file.parent, []).append(file)
+    for directory, group in by_dir.items():
+        try:
+            result = subprocess.run(
+                ["git", "-C", str(directory), "check-ignore", "--stdin", "-z"],
+                input="\0".join(f.name for f in group) + "\0",
+                capture_output=True, text=True, timeout=60, check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return set()
+        if result.returncode not in (0, 1):  # 128: not a git work tree
+            continue
+        ignored |= {directory / name for name in result.stdout.split("\0") if name}
+    return ignored
+
+
+def iter_python_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
+    """Files given explicitly, plus `*.py` found under directories (skipping venvs, builds, ignored files)."""
+    for raw in paths:
+        path = Path(raw)
+        if not path.is_dir():
+            yield path
+            continue
+        found: list[Path] = []
+        for root, dirs, files in os.walk(path):
+            root_path = Path(root)
+            dirs[:] = sorted(d for d in dirs if not _skipped_dir(root_path / d))
+            found += [root_path / f for f in sorted(files) if f.endswith(".py")]
+        ignored = _git_ignored(found)
+        yield from (f for f in found if f not in ignored)
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    """Temp file in the same directory, same mode, then `os.replace`: never a half-written file."""
+    mode = path.stat().st_mode & 0o7777
+    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(temp, mode)
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise

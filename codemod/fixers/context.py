@@ -1,0 +1,160 @@
+"""What every fixer sees: the parsed tree, the recognised sites, the plan being built, findings."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+from libcst.metadata import Access, Assignment, GlobalScope
+
+from .._tree import Tree
+from ..findings import Finding
+from ..plan import Plan
+from ..recognise import Helper, Site
+
+__all__ = ["FixContext"]
+
+_STRATEGY_NAMES = ("strategy", "mirrored_strategy", "distribute_strategy")
+
+
+@dataclass
+class FixContext:
+    tree: Tree
+    sites: list[Site]
+    helpers: list[Helper]
+    path: str = "<string>"
+    plan: Plan = field(default_factory=Plan)
+    findings: list[Finding] = field(default_factory=list)
+    rewritten: list[Site] = field(default_factory=list)
+    renamed: dict[int, bool] = field(default_factory=dict)
+    references: dict[int, list[cst.Name]] = field(default_factory=dict)
+    _strategy_names: dict[int, str] = field(default_factory=dict)
+    _tf: str | None = None
+
+    def report(self, node: cst.CSTNode, code: str, message: str) -> None:
+        line, col = self.tree.position(node)
+        self.findings.append(Finding(line, col, code, message, self.path))
+
+    def names_in_use(self) -> set[str]:
+        if not hasattr(self, "_in_use"):
+            in_use: set[str] = set()
+            for scope in set(self.tree.scopes.values()):
+                if scope is None:
+                    continue
+                in_use |= {a.name for a in scope.assignments}
+                in_use |= {a.node.value for a in scope.accesses if isinstance(a.node, cst.Name)}
+            self._in_use = in_use
+        return self._in_use
+
+    def tf_name(self) -> str:
+        """The module's own alias for TensorFlow, or `tf` (imported by the imports fixer)."""
+        if self._tf is None:
+            self._tf = _existing_tf_alias(self.tree.module)
+            if self._tf is None:
+                in_use = self.names_in_use()
+                self._tf = "tf" if "tf" not in in_use else "tensorflow"
+                self.plan.add_imports.append(("tensorflow", None, "tf" if self._tf == "tf" else None))
+        return self._tf
+
+    def strategy_name(self, scope_node: cst.CSTNode) -> str:
+        """A free name for the strategy: `strategy` unless the module already uses it."""
+        key = id(scope_node)
+        if key not in self._strategy_names:
+            taken = self.names_in_use()
+            candidates = [*_STRATEGY_NAMES, *(f"strategy_{i}" for i in range(2, 1000))]
+            self._strategy_names[key] = next(c for c in candidates if c not in taken)
+        return self._strategy_names[key]
+
+    def _site_assignment(self, site: Site) -> Assignment | None:
+        if not isinstance(site.target, cst.Name):
+            return None
+        scope = self.tree.scopes.get(site.target)
+        if scope is None:
+            return None
+        for assignment in scope.assignments[site.target.value]:
+            if isinstance(assignment, Assignment) and assignment.node is site.target:
+                return assignment
+        return None
+
+    def references_of(self, site: Site) -> list[cst.Name]:
+        """Reads of the parallel model that may see this site's value."""
+        assignment = self._site_assignment(site)
+        if assignment is None:
+            return []
+        return [a.node for a in assignment.references if isinstance(a.node, cst.Name)]
+
+    def safe_rename(self, site: Site, removed: cst.CSTNode | None = None) -> list[cst.Name] | None:
+        """Every read of the parallel name, when renaming them to the template provably changes nothing."""
+        assignment = self._site_assignment(site)
+        if assignment is None or site.template is None:
+            return None
+        scope = assignment.scope
+        target = cst.ensure_type(site.target, cst.Name).value
+        others = [
+            a for a in scope.assignments[target]
+            if a is not assignment and not (removed is not None and _inside(self.tree, a.node, removed))
+        ]
+        if others:
+            return None
+        template_root = site.template
+        while isinstance(template_root, cst.Attribute):
+            template_root = template_root.value
+        root = cst.ensure_type(template_root, cst.Name).value
+        site_line = self.tree.position(site.call)[0]
+        template_code = self.tree.code(site.template)
+        # The template must not be rebound after the site (it would stop being the parallel model's twin).
+        for node in _same_scope_targets(self.tree, self.tree.enclosing_scope_node(site.call)):
+            if self.tree.code(node) == template_code and self.tree.position(node)[0] > site_line:
+                return None
+        accesses: list[cst.Name] = []
+        for access in assignment.references:
+            if not isinstance(access.node, cst.Name) or _is_del(self.tree, access):
+                return None
+            if any(r is not assignment and r not in others and not _inside(self.tree, getattr(r, "node", None), removed) for r in access.referents):
+                return None
+            current = access.scope
+            while current is not scope:  # a nested scope may have its own `model`
+                if current is None or isinstance(current, GlobalScope) or root in current.assignments:
+                    return None
+                current = current.parent
+            accesses.append(access.node)
+        return accesses
+
+
+def _inside(tree: Tree, node: cst.CSTNode | None, outer: cst.CSTNode | None) -> bool:
+    if node is None or outer is None:
+        return False
+    return node is outer or any(a is outer for a in tree.ancestors(node))
+
+
+def _is_del(tree: Tree, access: Access) -> bool:
+    return any(isinstance(a, cst.Del) for a in tree.ancestors(access.node))
+
+
+def _same_scope_targets(tree: Tree, scope_node: cst.CSTNode) -> list[cst.CSTNode]:
+    targets = []
+    for node in (n for n in _walk(scope_node)):
+        if isinstance(node, cst.AssignTarget):
+            targets.append(node.target)
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
+            targets.append(node.target)
+    return targets
+
+
+def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
+    from .._tree import walk_same_scope
+
+    body = node.body if isinstance(node, cst.FunctionDef) else node
+    return walk_same_scope(body)
+
+
+def _existing_tf_alias(module: cst.Module) -> str | None:
+    for statement in module.body:
+        if isinstance(statement, cst.SimpleStatementLine):
+            for small in statement.body:
+                if isinstance(small, cst.Import):
+                    for alias in small.names:
+                        dotted = cst.Module(body=[]).code_for_node(alias.name)
+                        if dotted == "tensorflow":
+                            return alias.asname.name.value if alias.asname else "tensorflow"  # type: ignore[union-attr]
+    return None

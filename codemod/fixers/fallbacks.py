@@ -1,0 +1,100 @@
+"""Collapses `try: p = multi_gpu_model(m) except ValueError: p = m` and `if gpus > 1:` guards.
+
+MirroredStrategy also runs on one GPU or on the CPU, so a fallback whose only job is to
+use the template on such machines is the strategy code itself. `if` guards stay visible:
+their condition caps the strategy at one device where the old code did not parallelise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from .._tree import Tree, is_chatter
+
+__all__ = ["Fallback", "collapse"]
+
+_FALLBACK_ERRORS = {"ValueError", "Exception", "BaseException"}
+
+
+@dataclass
+class Fallback:
+    anchor: cst.BaseStatement  # the statement the rewrite removes (site, or the collapsed try/if)
+    guards: list[str] = field(default_factory=list)
+    collapsed: bool = False
+
+
+def _is_alias(statement: cst.CSTNode, target: str, template: str, tree: Tree) -> bool:
+    """`parallel = model`: the fallback branch's assignment."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    small = statement.body[0]
+    return (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and tree.code(small.targets[0].target) == target
+        and tree.code(small.value) == template
+    )
+
+
+def _only(body: cst.BaseSuite, anchor: cst.BaseStatement) -> bool:
+    """The block holds `anchor` plus prints/logging only."""
+    return isinstance(body, cst.IndentedBlock) and any(s is anchor for s in body.body) and all(
+        s is anchor or is_chatter(s) for s in body.body
+    )
+
+
+def _fallback_branch_ok(body: cst.BaseSuite, target: str, template: str, tree: Tree) -> bool:
+    if not isinstance(body, cst.IndentedBlock):
+        return False
+    statements = [s for s in body.body if not is_chatter(s)]
+    if target == template:
+        return not statements or (len(statements) == 1 and _is_alias(statements[0], target, template, tree))
+    return len(statements) == 1 and _is_alias(statements[0], target, template, tree)
+
+
+def _handler_ok(handler: cst.ExceptHandler, tree: Tree) -> bool:
+    if handler.type is None:
+        return True
+    names = handler.type.elements if isinstance(handler.type, cst.Tuple) else None
+    codes = [tree.code(e.value) for e in names] if names else [tree.code(handler.type)]
+    return all(code.split(".")[-1] in _FALLBACK_ERRORS for code in codes)
+
+
+def _in_block(tree: Tree, statement: cst.CSTNode) -> bool:
+    """Not an `elif`: only statements directly in a block can be removed whole."""
+    return isinstance(tree.parent(statement), (cst.Module, cst.IndentedBlock))
+
+
+def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: str) -> Fallback:
+    """Climbs from the site through fallbacks that provably reduce to the strategy code."""
+    result = Fallback(anchor=statement)
+    while True:
+        block = tree.parent(result.anchor)
+        owner = tree.parent(block) if block is not None else None
+        if isinstance(owner, cst.Try) and owner.body is block:
+            if (
+                _only(block, result.anchor)
+                and owner.orelse is None
+                and owner.finalbody is None
+                and owner.handlers
+                and all(_handler_ok(h, tree) and _fallback_branch_ok(h.body, target, template, tree) for h in owner.handlers)
+            ):
+                result.anchor, result.collapsed = owner, True
+                continue
+        elif isinstance(owner, cst.If) and owner.body is block and _only(block, result.anchor) and _in_block(tree, owner):
+            orelse = owner.orelse
+            if (orelse is None and target == template) or (
+                isinstance(orelse, cst.Else) and _fallback_branch_ok(orelse.body, target, template, tree)
+            ):
+                result.guards.append(tree.code(owner.test))
+                result.anchor, result.collapsed = owner, True
+                continue
+        elif isinstance(owner, cst.Else) and _only(block, result.anchor):
+            if_node = tree.parent(owner)
+            if isinstance(if_node, cst.If) and _in_block(tree, if_node) and _fallback_branch_ok(if_node.body, target, template, tree):
+                result.guards.append(f"not ({tree.code(if_node.test)})")
+                result.anchor, result.collapsed = if_node, True
+                continue
+        return result

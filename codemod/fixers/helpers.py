@@ -1,0 +1,49 @@
+"""Reports copied multi-GPU helpers (`make_parallel`, `to_multi_gpu`, `ModelMGPU`) left unused.
+
+Their call sites are rewritten like `multi_gpu_model`'s; the helper code itself belongs
+to the user and is left alone, only its now-unused import is dropped.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .context import FixContext
+
+__all__ = ["fix"]
+
+
+def fix(ctx: FixContext) -> None:
+    rewritten = {id(site) for site in ctx.rewritten}
+    for helper in ctx.helpers:
+        if not helper.sites or not all(id(site) in rewritten for site in helper.sites):
+            continue
+        origin = helper.origin
+        where = "defined here"
+        if isinstance(origin, (cst.Import, cst.ImportFrom)):
+            module, removals = _import_details(origin, helper)
+            ctx.plan.remove_imports.extend(removals)
+            where = f"from `{module}`"
+        ctx.report(origin, "MGPU401", (
+            f"`{helper.name}` ({where}) is no longer used here; once no file uses it, delete the copied "
+            "helper (MirroredStrategy replaces it)."
+        ))
+
+
+def _import_details(node: cst.Import | cst.ImportFrom, helper) -> tuple[str, list[tuple[str, str | None, str | None]]]:  # type: ignore[no-untyped-def]
+    code = cst.Module(body=[]).code_for_node
+    if isinstance(node, cst.ImportFrom):
+        module = ("." * len(node.relative)) + (code(node.module) if node.module else "")
+        removals = []
+        if not isinstance(node.names, cst.ImportStar) and not node.relative:
+            for alias in node.names:
+                asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
+                removals.append((module, code(alias.name), asname))
+        return module, [r for r in removals if r[1] == helper.name]
+    removals = []
+    module = ""
+    for alias in node.names:
+        module = code(alias.name)
+        asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
+        removals.append((module, None, asname))
+    return module, removals

@@ -1,0 +1,359 @@
+"""Rewrites `multi_gpu_model(model, ...)` sites into `strategy = MirroredStrategy(...)` + `with strategy.scope():`.
+
+The template's construction and every later `compile` in the same function go under the
+scope (Keras 3 creates the optimizer there); the parallel model disappears: renamed to the
+template where scope analysis proves it safe, else kept as an alias of it.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+import libcst.matchers as m
+
+from .._tree import Block, Tree, bound_names, binds, used_names, walk_same_scope
+from ..plan import Region
+from ..recognise import Site
+from . import fallbacks, gpus
+from .context import FixContext
+
+__all__ = ["fix"]
+
+# Calls that compute plain values, not layers: names bound by them do not drag their
+# statement under the scope (keeps `num_classes = len(labels)` outside).
+_VALUE_CALLS = {
+    "len", "int", "float", "str", "bool", "range", "list", "tuple", "dict", "set", "sorted",
+    "min", "max", "sum", "abs", "round", "print", "open", "getattr", "zip", "enumerate",
+}
+_VALUE_ROOTS = {"np", "numpy", "os", "sys", "argparse", "parser", "args", "pd", "json", "math", "random", "time", "glob", "config", "cfg", "FLAGS", "flags"}
+
+
+@dataclass
+class _Planned:
+    site: Site
+    anchor: cst.BaseStatement
+    block: Block
+    start: int
+    end: int
+    expression: str
+    notes: list[str]
+    scope_node: cst.CSTNode
+    fallback_kept: cst.CSTNode | None = None
+    unwrap: list[cst.CSTNode] = field(default_factory=list)
+
+
+def fix(ctx: FixContext) -> None:
+    planned: list[_Planned] = []
+    for site in ctx.sites:
+        if site.problem is not None:
+            continue
+        result = _plan_site(ctx, site)
+        if result is not None:
+            planned.append(result)
+    for item in _resolve_overlaps(ctx, planned):
+        _commit(ctx, item)
+
+
+def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
+    tree = ctx.tree
+    assert site.statement is not None and site.template is not None
+    template = tree.code(site.template)
+    target = tree.code(site.target) if site.target is not None else None
+    if target is not None:
+        fallback = fallbacks.collapse(tree, site.statement, target, template)
+    else:
+        fallback = fallbacks.Fallback(anchor=site.statement)
+    anchor = fallback.anchor
+    guards = list(fallback.guards)
+
+    # Find the template's last binding before the site, climbing out of if/try/with/for blocks.
+    construction: tuple[Block, int] | None = None
+    for block, index in tree.block_chain(anchor):
+        for j in range(index - 1, -1, -1):
+            if binds(block.body[j], template, tree):
+                construction = (block, j)
+                break
+        if construction is not None:
+            break
+    if construction is None:
+        ctx.report(site.call, "MGPU101", (
+            f"`{template}` is not built earlier in this function (a parameter, a global, or built elsewhere); "
+            f"create `strategy = tf.distribute.MirroredStrategy()` where it is built, build and compile it under "
+            f"`with strategy.scope():`, and use `{template}` instead of the `{site.name}` result."
+        ))
+        return None
+    block0, j = construction
+    built_by = block0.body[j]
+    if isinstance(built_by, (cst.FunctionDef, cst.ClassDef)) or any(
+        isinstance(n, (cst.Import, cst.ImportFrom)) for n in walk_same_scope(built_by)
+    ) and not _assigns_with_call(built_by, template, tree):
+        ctx.report(site.call, "MGPU104", (
+            f"`{template}` is bound by an import, def or class; build the model in this function under "
+            "`with strategy.scope():` by hand (see MIGRATION.md)."
+        ))
+        return None
+
+    # Guards on the way from the site to the construction block cap the device count too.
+    guards += _path_guards(tree, anchor, block0)
+
+    scope_node = tree.enclosing_scope_node(anchor)
+    start0 = _construction_start(tree, block0, j)
+    members: list[cst.CSTNode] = [block0.body[start0], anchor]
+    compiles = _compiles(tree, scope_node, {template, target} - {None}, block0.body[start0])
+    for call in compiles:
+        statement = tree.statement_of(call)
+        assert statement is not None
+        members.append(statement)
+        members.extend(_dependency_statements(tree, statement, call))
+    block, start, end = _common_range(tree, members)
+
+    # The strategy line goes before the construction: its inputs must exist there.
+    needed = set()
+    if site.gpus is not None:
+        needed |= used_names(site.gpus)
+    for guard in guards:
+        needed |= used_names(cst.parse_expression(guard))
+    anchor_index = next(i for i, s in enumerate(block.body) if s is anchor or _contains(tree, s, anchor))
+    late = set()
+    for statement in block.body[start:anchor_index + 1]:
+        late |= bound_names(statement)
+    late -= {target} if target else set()
+    if needed & late:
+        ctx.report(site.call, "MGPU105", (
+            f"the GPU count uses {', '.join(sorted(needed & late))}, assigned after `{template}` starts being built; "
+            "compute it before building the model and rerun, or migrate by hand."
+        ))
+        return None
+
+    notes = gpus.dropped_notes(site.dropped)
+    expression = gpus.strategy_expression(ctx.tf_name(), site.gpus, guards)
+    region = block.body[start:end + 1]
+    unwrap = [
+        node
+        for node in [built_by, *tree.ancestors(built_by)]
+        if tree.is_cpu_device_with(node) and any(_contains(tree, s, node) for s in region)
+    ]
+    planned = _Planned(site, anchor, block, start, end, expression, notes, scope_node, unwrap=unwrap)
+    if not fallback.collapsed and target is not None:
+        planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
+    if not compiles and not _loaded(built_by):
+        ctx.report(site.call, "MGPU202", (
+            f"no `compile` of `{template}` follows in this function; compile it under "
+            f"`with {template}.distribute_strategy.scope():` wherever it is compiled "
+            "(Keras 3 creates the optimizer in `compile`; outside the scope `fit` fails)."
+        ))
+    return planned
+
+
+def _assigns_with_call(statement: cst.CSTNode, template: str, tree: Tree) -> bool:
+    return any(
+        isinstance(n, cst.Assign) and any(tree.code(t.target) == template for t in n.targets)
+        for n in walk_same_scope(statement)
+    )
+
+
+def _contains(tree: Tree, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
+    return inner is outer or any(a is outer for a in tree.ancestors(inner))
+
+
+def _path_guards(tree: Tree, anchor: cst.CSTNode, block0: Block) -> list[str]:
+    guards = []
+    previous: cst.CSTNode = anchor
+    for ancestor in tree.ancestors(anchor):
+        if ancestor is block0:
+            break
+        if isinstance(ancestor, cst.If):
+            if ancestor.body is previous:
+                guards.append(tree.code(ancestor.test))
+            elif ancestor.orelse is previous:
+                guards.append(f"not ({tree.code(ancestor.test)})")
+        previous = ancestor
+    return guards
+
+
+def _loaded(statement: cst.CSTNode) -> bool:
+    return bool(m.findall(statement, m.Call(func=m.Name("load_model") | m.Attribute(attr=m.Name("load_model")))))
+
+
+def _makes_layers(value: cst.CSTNode) -> bool:
+    """True unless every call in `value` is a plain-value call (`len(...)`, `np.load(...)`...)."""
+    calls = m.findall(value, m.Call())
+    if not calls:
+        return False
+    for call in calls:
+        func = call.func  # type: ignore[attr-defined]
+        root = func
+        while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+            root = root.value if not isinstance(root, cst.Call) else root.func
+        name = root.value if isinstance(root, cst.Name) else ""
+        if isinstance(func, cst.Name) and name in _VALUE_CALLS:
+            continue
+        if isinstance(func, cst.Attribute) and name in _VALUE_ROOTS:
+            continue
+        return True
+    return False
+
+
+def _construction_start(tree: Tree, block: Block, j: int) -> int:
+    """First statement of the template's construction: follows the layers/tensors it uses."""
+    start = j
+    wanted = _plain_uses(block.body[j])
+    for k in range(j - 1, -1, -1):
+        statement = block.body[k]
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
+            continue
+        names = bound_names(statement) & wanted
+        if names and _makes_layers(statement):
+            start = k
+            wanted |= _plain_uses(statement)
+    return start
+
+
+def _plain_uses(node: cst.CSTNode) -> set[str]:
+    """Names used bare (not `args.x`), as call arguments or callees: where layers/tensors flow."""
+    names = set()
+    for call in m.findall(node, m.Call()):
+        for arg in call.args:  # type: ignore[attr-defined]
+            names |= {n.value for n in m.findall(arg.value, m.Name()) if not _is_attr_value(arg.value, n)}
+        if isinstance(call.func, cst.Name):  # type: ignore[attr-defined]
+            names.add(call.func.value)  # type: ignore[attr-defined]
+    return names
+
+
+def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
+    return bool(m.findall(root, m.Attribute(value=m.Name(name.value))))
+
+
+def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: cst.CSTNode) -> list[cst.Call]:
+    line = tree.position(after)[0]
+    found = []
+    for node in walk_same_scope(scope_node if not isinstance(scope_node, cst.FunctionDef) else scope_node.body):
+        if (
+            isinstance(node, cst.Call)
+            and isinstance(node.func, cst.Attribute)
+            and node.func.attr.value == "compile"
+            and tree.code(node.func.value) in receivers
+            and tree.position(node)[0] >= line
+        ):
+            found.append(node)
+    return found
+
+
+def _dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Call) -> list[cst.BaseStatement]:
+    """Statements before a compile, in its block, that build the optimizer/metrics it is given."""
+    block, index = tree.block_of(statement)
+    wanted = set()
+    for arg in call.args:
+        wanted |= {n.value for n in m.findall(arg.value, m.Name())}
+    found = []
+    for k in range(index - 1, -1, -1):
+        candidate = block.body[k]
+        if isinstance(candidate, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if bound_names(candidate) & wanted and _makes_layers(candidate) and not m.findall(candidate, m.Import() | m.ImportFrom()):
+            found.append(candidate)
+            wanted |= used_names(candidate)
+    return found
+
+
+def _common_range(tree: Tree, members: list[cst.CSTNode]) -> tuple[Block, int, int]:
+    """The innermost block holding all `members`, and the index range they span there."""
+    chains = []
+    for member in members:
+        statement = member if isinstance(tree.parent(member), (cst.Module, cst.IndentedBlock)) else tree.statement_of(member)
+        assert isinstance(statement, cst.BaseStatement)
+        chains.append(tree.block_chain(statement))
+    common = [block for block, _ in chains[0] if all(any(b is block for b, _ in c) for c in chains[1:])]
+    block = common[0]
+    indexes = [next(i for b, i in chain if b is block) for chain in chains]
+    return block, min(indexes), max(indexes)
+
+
+def _kept_fallback(tree: Tree, statement: cst.CSTNode, anchor: cst.CSTNode) -> cst.CSTNode | None:
+    for ancestor in tree.ancestors(statement):
+        if isinstance(ancestor, (cst.Try, cst.If)):
+            branch_other = ancestor.handlers if isinstance(ancestor, cst.Try) else ancestor.orelse
+            if branch_other:
+                return ancestor
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
+            return None
+    return None
+
+
+def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned]:
+    """Sites sharing a construction share one strategy; nested or conflicting ones are reported."""
+    kept: list[_Planned] = []
+    for item in planned:
+        clash = None
+        for other in kept:
+            if other.block is item.block and not (item.start > other.end or item.end < other.start):
+                if other.expression != item.expression:
+                    clash = other
+                    break
+                other.start, other.end = min(other.start, item.start), max(other.end, item.end)
+                other.notes += [n for n in item.notes if n not in other.notes]
+                other.unwrap += item.unwrap
+                other.site_followers.append(item)  # type: ignore[attr-defined]
+                clash = "merged"
+                break
+            if _nested(ctx.tree, other, item) or _nested(ctx.tree, item, other):
+                clash = other
+                break
+        if clash == "merged":
+            continue
+        if clash is not None:
+            ctx.report(item.site.call, "MGPU104", (
+                f"another `multi_gpu_model` site with different GPU settings shares this code (line "
+                f"{ctx.tree.position(clash.site.call)[0]}); use one `tf.distribute.MirroredStrategy` for both "
+                "models and build them under its scope by hand."
+            ))
+            continue
+        item.site_followers = []  # type: ignore[attr-defined]
+        kept.append(item)
+    return kept
+
+
+def _nested(tree: Tree, outer: _Planned, inner: _Planned) -> bool:
+    if outer.block is inner.block:
+        return False
+    statements = outer.block.body[outer.start:outer.end + 1]
+    return any(_contains(tree, s, inner.block) for s in statements)
+
+
+def _commit(ctx: FixContext, item: _Planned) -> None:
+    name = ctx.strategy_name(item.scope_node)
+    ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes))
+    for node in item.unwrap:
+        ctx.plan.unwrap.add(id(node))
+    for planned in [item, *item.site_followers]:  # type: ignore[attr-defined]
+        _replace_site(ctx, planned)
+
+
+def _replace_site(ctx: FixContext, item: _Planned) -> None:
+    tree, site = ctx.tree, item.site
+    assert site.template is not None
+    ctx.rewritten.append(site)
+    if site.target is None:  # `return multi_gpu_model(model)` -> `return model`
+        ctx.plan.nodes[id(site.call)] = site.template.deep_clone()
+        return
+    template, target = tree.code(site.template), tree.code(site.target)
+    if item.fallback_kept is not None:
+        ctx.report(item.fallback_kept, "MGPU106", (
+            f"this fallback around `{site.name}` was kept (its structure is not a plain fallback); "
+            "MirroredStrategy also runs on one GPU or the CPU, so review its other branch and remove it."
+        ))
+    if target == template:
+        ctx.plan.statements[id(item.anchor)] = None
+        ctx.references[id(site)] = ctx.references_of(site)
+        return
+    accesses = ctx.safe_rename(site, item.anchor) if isinstance(site.target, cst.Name) else None
+    ctx.references[id(site)] = ctx.references_of(site)
+    if accesses is not None:
+        ctx.plan.statements[id(item.anchor)] = None
+        for access in accesses:
+            ctx.plan.nodes[id(access)] = site.template.deep_clone()
+        ctx.renamed[id(site)] = True
+    else:
+        alias = cst.parse_statement(f"{target} = {template}\n")
+        ctx.plan.statements[id(item.anchor)] = alias

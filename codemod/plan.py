@@ -1,0 +1,159 @@
+"""The edits the fixers decide on, keyed by original nodes, and the transformer that applies them."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import libcst as cst
+
+from ._tree import Block
+
+__all__ = ["Plan", "Region", "apply_plan"]
+
+
+@dataclass
+class Region:
+    """Statements `start..end` of `block` go under `with <name>.scope():`, after the strategy line."""
+
+    block: Block
+    start: int
+    end: int
+    name: str
+    expression: str
+    notes: list[str] = field(default_factory=list)
+
+
+@dataclass
+class Plan:
+    regions: list[Region] = field(default_factory=list)
+    # original statement -> replacement statement, or None to remove it (its comments are kept)
+    statements: dict[int, cst.BaseStatement | None] = field(default_factory=dict)
+    unwrap: set[int] = field(default_factory=set)  # `with tf.device('/cpu:0'):` to dissolve
+    nodes: dict[int, cst.CSTNode] = field(default_factory=dict)  # original expression -> replacement
+    remove_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+    add_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
+
+    @property
+    def empty(self) -> bool:
+        return not (self.regions or self.statements or self.nodes or self.unwrap)
+
+
+def _comment_lines(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
+    """The comments a removed statement carried (leading lines and its trailing comment)."""
+    lines = list(statement.leading_lines)
+    trailing = None
+    if isinstance(statement, cst.SimpleStatementLine):
+        trailing = statement.trailing_whitespace.comment
+    if trailing is not None:
+        lines.append(cst.EmptyLine(comment=trailing))
+    return lines
+
+
+def _with_leading(statement: cst.BaseStatement, lines: list[cst.EmptyLine]) -> cst.BaseStatement:
+    if not lines:
+        return statement
+    return statement.with_changes(leading_lines=[*lines, *statement.leading_lines])
+
+
+def _flat_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """Blank lines moved one block deeper must not gain trailing indentation."""
+    lines = [
+        line.with_changes(indent=False) if line.comment is None else line
+        for line in statement.leading_lines
+    ]
+    return statement.with_changes(leading_lines=lines)
+
+
+class _Applier(cst.CSTTransformer):
+    def __init__(self, plan: Plan) -> None:
+        super().__init__()
+        self.plan = plan
+        self.regions: dict[int, list[Region]] = {}
+        for region in plan.regions:
+            self.regions.setdefault(id(region.block), []).append(region)
+
+    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+        replacement = self.plan.nodes.get(id(original_node))
+        if replacement is not None:
+            return replacement
+        updated = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, (cst.Module, cst.IndentedBlock)) and isinstance(
+            updated, (cst.Module, cst.IndentedBlock)
+        ):
+            return self._rebuild(original_node, updated)
+        return updated
+
+    def _pieces(self, original: cst.BaseStatement, updated: cst.BaseStatement) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+        """What one statement becomes, plus comments to hand to the next statement."""
+        key = id(original)
+        if key in self.plan.statements:
+            replacement = self.plan.statements[key]
+            if replacement is None:
+                return [], _comment_lines(updated)
+            return [replacement.with_changes(leading_lines=updated.leading_lines)], []
+        if key in self.plan.unwrap and isinstance(updated, cst.With):
+            body = list(cst.ensure_type(updated.body, cst.IndentedBlock).body)
+            lines = list(updated.leading_lines)
+            header = cst.ensure_type(updated.body, cst.IndentedBlock).header.comment
+            if header is not None:
+                lines.append(cst.EmptyLine(comment=header))
+            if body:
+                body[0] = _with_leading(body[0], lines)
+                return body, []
+            return [], lines
+        return [updated], []
+
+    def _rebuild(self, original: Block, updated: Block) -> Block:
+        regions = sorted(self.regions.get(id(original), []), key=lambda r: r.start)
+        if not regions and not any(
+            id(s) in self.plan.statements or id(s) in self.plan.unwrap for s in original.body
+        ):
+            return updated
+        out: list[cst.BaseStatement] = []
+        buffer: list[cst.BaseStatement] | None = None
+        pending: list[cst.EmptyLine] = []
+        region_iter = iter(regions)
+        region = next(region_iter, None)
+        for index, (orig, upd) in enumerate(zip(original.body, updated.body, strict=True)):
+            pieces, comments = self._pieces(orig, upd)
+            if pieces:
+                if pieces[0].leading_lines and pieces[0].leading_lines[0].comment is None:
+                    while pending and pending[-1].comment is None:  # one blank line is enough
+                        pending.pop()
+                pieces[0] = _with_leading(pieces[0], pending)
+                pending = []
+            pending.extend(comments)
+            if region is not None and index == region.start:
+                buffer = []
+            if buffer is not None:
+                pieces = [_flat_blank_lines(p) for p in pieces]
+            (buffer if buffer is not None else out).extend(pieces)
+            if region is not None and index == region.end:
+                out.extend(self._wrap(region, buffer or []))
+                buffer = None
+                region = next(region_iter, None)
+        if not out:
+            out = [cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=pending)]
+            pending = []
+        if pending:
+            return updated.with_changes(body=out, footer=[*pending, *updated.footer])
+        return updated.with_changes(body=out)
+
+    def _wrap(self, region: Region, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        lines: list[cst.EmptyLine] = []
+        if body:
+            lines = list(body[0].leading_lines)
+            body[0] = body[0].with_changes(leading_lines=[])
+        lines += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
+        strategy = cst.parse_statement(f"{region.name} = {region.expression}\n").with_changes(
+            leading_lines=lines
+        )
+        scope = cst.With(
+            items=[cst.WithItem(item=cst.parse_expression(f"{region.name}.scope()"))],
+            body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine(body=[cst.Pass()])]),
+        )
+        return [strategy, scope]
+
+
+def apply_plan(module: cst.Module, plan: Plan) -> cst.Module:
+    return module.visit(_Applier(plan))

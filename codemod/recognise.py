@@ -1,0 +1,239 @@
+"""Which calls are `multi_gpu_model` (or a copied helper / wrapper class), by what they resolve to."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+import libcst as cst
+import libcst.matchers as m
+
+from ._tree import Tree, walk_same_scope
+
+__all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites"]
+
+_MODULES = (
+    "keras.utils",
+    "keras.utils.training_utils",
+    "keras.utils.multi_gpu_utils",
+    "tensorflow.keras.utils",
+    "tensorflow.keras.utils.multi_gpu_utils",
+    "tensorflow.python.keras.utils",
+    "tensorflow.python.keras.utils.multi_gpu_utils",
+    "tensorflow._api.v1.keras.utils",
+    "tensorflow._api.v2.keras.utils",
+    "tensorflow.compat.v1.keras.utils",
+    "tensorflow.compat.v2.keras.utils",
+    "tensorflow.contrib.keras.utils",
+    "tf_keras.utils",
+)
+# Only these resolve to Keras's function; a module's own `def multi_gpu_model` or
+# `lib.multi_gpu_frame.multi_gpu_model` resolves elsewhere and is left alone.
+MULTI_GPU_MODEL_NAMES = frozenset(f"{module}.multi_gpu_model" for module in _MODULES)
+_HELPER_FUNCTIONS = frozenset({"make_parallel", "to_multi_gpu"})
+_HELPER_GPU_KEYWORDS = frozenset({"gpu_count", "n_gpus", "gpus", "ngpus", "num_gpus", "gpu_num"})
+_WRAPPER_NAMES = frozenset({"ModelMGPU", "MultiGPUModel", "ModelMultiGPU", "MultiGpuModel"})
+
+Kind = Literal["function", "helper", "wrapper"]
+
+
+@dataclass
+class Helper:
+    """A copied helper (`make_parallel`, `ModelMGPU`...) whose call sites the codemod rewrites."""
+
+    name: str
+    origin: cst.CSTNode  # the def/class, or the import alias that brings it in
+    sites: list[Site] = field(default_factory=list)
+
+
+@dataclass
+class Site:
+    """One recognised call, with the pieces the rewrite needs (or why it cannot be rewritten)."""
+
+    call: cst.Call
+    kind: Kind
+    name: str
+    template: cst.BaseExpression | None = None
+    gpus: cst.BaseExpression | None = None
+    dropped: list[str] = field(default_factory=list)
+    statement: cst.SimpleStatementLine | None = None
+    target: cst.BaseExpression | None = None  # the parallel model's name; None for `return`
+    helper: Helper | None = None
+    problem: tuple[str, str] | None = None  # (code, message) when it cannot be rewritten
+
+
+def _local_wrapper_classes(tree: Tree) -> dict[str, cst.ClassDef]:
+    """Classes whose `__init__` calls `multi_gpu_model`: the `ModelMGPU` recipe."""
+    found = {}
+    for node in m.findall(tree.module, m.ClassDef()):
+        if isinstance(node, cst.ClassDef):
+            for item in node.body.body:
+                if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
+                    calls = [c for c in walk_same_scope(item.body) if isinstance(c, cst.Call)]
+                    if any(tree.qualified_names(c.func) & MULTI_GPU_MODEL_NAMES for c in calls):
+                        found[node.name.value] = node
+    return found
+
+
+def _classify(tree: Tree, call: cst.Call, wrappers: dict[str, cst.ClassDef]) -> tuple[Kind, str] | None:
+    qnames = tree.qualified_names(call.func)
+    if qnames and qnames <= MULTI_GPU_MODEL_NAMES:
+        return "function", "multi_gpu_model"
+    if len(qnames) != 1:
+        return None
+    (qname,) = qnames
+    last = qname.rsplit(".", 1)[-1]
+    if last in _HELPER_FUNCTIONS and not qname.startswith(("keras.", "tensorflow.")):
+        return "helper", last
+    if last in wrappers or (last in _WRAPPER_NAMES and "." in qname):
+        return "wrapper", last
+    return None
+
+
+def _helper_origin(tree: Tree, call: cst.Call, name: str) -> cst.CSTNode:
+    scope = tree.scopes.get(call)
+    root = call.func
+    while isinstance(root, cst.Attribute):
+        root = root.value
+    if scope is not None and isinstance(root, cst.Name):
+        for assignment in scope[root.value]:
+            node = getattr(assignment, "node", None)
+            if node is not None:
+                return node
+    return call
+
+
+def find_sites(tree: Tree) -> tuple[list[Site], list[Helper]]:
+    """Every recognised call in source order, shaped into a `Site`, plus the helpers they use."""
+    wrappers = _local_wrapper_classes(tree)
+    helper_defs = {
+        id(node)
+        for node in m.findall(tree.module, m.FunctionDef() | m.ClassDef())
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef))
+        and (node.name.value in _HELPER_FUNCTIONS or node.name.value in wrappers)
+    }
+    helpers: dict[int, Helper] = {}
+    sites = []
+    for node in _all_calls(tree.module):
+        kind_name = _classify(tree, node, wrappers)
+        if kind_name is None:
+            continue
+        # The helper's own body (`ModelMGPU.__init__` calling multi_gpu_model) is the helper: left alone.
+        if any(id(a) in helper_defs for a in tree.ancestors(node)):
+            continue
+        kind, name = kind_name
+        site = Site(call=node, kind=kind, name=name)
+        if kind != "function":
+            origin = _helper_origin(tree, node, name)
+            helper = helpers.setdefault(id(origin), Helper(name=name, origin=origin))
+            helper.sites.append(site)
+            site.helper = helper
+        _shape(tree, site)
+        sites.append(site)
+    return sites, list(helpers.values())
+
+
+def _all_calls(module: cst.Module) -> list[cst.Call]:
+    calls: list[cst.Call] = []
+
+    class _Collect(cst.CSTVisitor):
+        def visit_Call(self, node: cst.Call) -> None:
+            calls.append(node)
+
+    module.visit(_Collect())
+    return calls
+
+
+def _shape(tree: Tree, site: Site) -> None:
+    """Fills template / gpus / target / statement, or `problem` when the shape is not ours."""
+    call = site.call
+    positional = [a for a in call.args if a.keyword is None]
+    keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+    if any(a.star for a in call.args):
+        site.problem = ("MGPU102", f"`{site.name}` is called with */** arguments; rewrite it by hand (see MIGRATION.md).")
+        return
+    template = positional[0] if positional else None
+    template_expr = template.value if template else keywords.pop("model", None)
+    if site.kind == "function":
+        gpus = positional[1].value if len(positional) > 1 else keywords.pop("gpus", None)
+        extra_positional = positional[2:]
+        for name in ("cpu_merge", "cpu_relocation"):
+            if name in keywords:
+                site.dropped.append(f"{name}={tree.code(keywords.pop(name))}")
+        for i, arg in enumerate(extra_positional):
+            site.dropped.append(f"{('cpu_merge', 'cpu_relocation')[i] if i < 2 else '?'}={tree.code(arg.value)}")
+        if len(extra_positional) > 2:
+            keywords["?"] = extra_positional[2].value
+    else:
+        gpus = positional[1].value if len(positional) > 1 else None
+        for key in list(keywords):
+            if key in _HELPER_GPU_KEYWORDS and gpus is None:
+                gpus = keywords.pop(key)
+        if gpus is None:
+            site.problem = (
+                "MGPU102",
+                f"`{site.name}` is called without a GPU count and its default is in the copied helper; "
+                "pass the count, or migrate by hand (see MIGRATION.md).",
+            )
+            return
+        if len(positional) > 2:
+            keywords["?"] = positional[2].value
+    if keywords:
+        site.problem = (
+            "MGPU102",
+            f"`{site.name}` is called with arguments the codemod does not know ({', '.join(sorted(keywords))}); "
+            "migrate by hand: build and compile the model under `tf.distribute.MirroredStrategy().scope()`.",
+        )
+        return
+    if gpus is not None and isinstance(gpus, cst.Name) and gpus.value == "None":
+        gpus = None
+    site.gpus = gpus
+    if not isinstance(template_expr, (cst.Name, cst.Attribute)) or not _is_plain_ref(template_expr):
+        site.problem = (
+            "MGPU102",
+            f"the model passed to `{site.name}` is not a variable or `self.` attribute; assign it to a "
+            "variable first, or build and compile it under `strategy.scope()` by hand.",
+        )
+        return
+    site.template = template_expr
+    _shape_statement(tree, site)
+
+
+def _is_plain_ref(expr: cst.BaseExpression) -> bool:
+    if isinstance(expr, cst.Name):
+        return True
+    return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
+
+
+def _shape_statement(tree: Tree, site: Site) -> None:
+    parent = tree.parent(site.call)
+    statement = tree.parent(parent) if parent is not None else None
+    where = (
+        f"`{site.name}(...)` is used inside a larger expression or statement; assign its result to a "
+        "variable on its own line, or build and compile the model under `strategy.scope()` by hand."
+    )
+    if isinstance(parent, cst.Return) and parent.value is site.call:
+        site.target = None
+    elif (
+        isinstance(parent, (cst.Assign, cst.AnnAssign))
+        and parent.value is site.call
+        and (not isinstance(parent, cst.Assign) or len(parent.targets) == 1)
+    ):
+        target = parent.targets[0].target if isinstance(parent, cst.Assign) else parent.target
+        if not _is_plain_ref(target):
+            site.problem = ("MGPU103", where)
+            return
+        site.target = target
+    else:
+        site.problem = ("MGPU103", where)
+        return
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        site.problem = (
+            "MGPU103",
+            f"`{site.name}(...)` shares its line with other statements; put it on its own line and rerun.",
+        )
+        return
+    if not isinstance(tree.parent(statement), (cst.Module, cst.IndentedBlock)):
+        site.problem = ("MGPU103", where)
+        return
+    site.statement = statement

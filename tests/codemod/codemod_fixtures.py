@@ -1,0 +1,52 @@
+"""Fixture discovery shared by the per-fixer tests: fixtures/codemod/<fixer>/<case>.{before,after,unchanged}.py."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+from codemod import transform_source
+
+ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "codemod"
+
+
+def pairs(fixer: str) -> list[Path]:
+    return sorted((ROOT / fixer).glob("*.before.py"))
+
+
+def unchanged(fixer: str) -> list[Path]:
+    return sorted((ROOT / fixer).glob("*.unchanged.py"))
+
+
+def check_pair(before: Path) -> list[str]:
+    """Rewrites `before`, compares with `after`, checks the contract; returns the finding codes."""
+    source = before.read_bytes()
+    result = transform_source(source, before.name)
+    expected = before.with_name(before.name.replace(".before.py", ".after.py")).read_bytes()
+    assert result.output == expected
+    assert result.changed and not result.failed
+    ast.parse(result.output)
+    again = transform_source(result.output, before.name)
+    assert again.output == result.output, "a second run must change nothing"
+    assert_comments_kept(source, result.output)
+    return [f.code for f in result.findings]
+
+
+def check_unchanged(path: Path) -> list[str]:
+    source = path.read_bytes()
+    result = transform_source(source, path.name)
+    assert result.output == source
+    assert result.findings, "a site left unchanged must be reported"
+    return [f.code for f in result.findings]
+
+
+def assert_comments_kept(before: bytes, after: bytes) -> None:
+    import io
+    import tokenize
+
+    def comments(data: bytes) -> list[str]:
+        return [t.string for t in tokenize.tokenize(io.BytesIO(data).readline) if t.type == tokenize.COMMENT]
+
+    old, new = comments(before), comments(after)
+    missing = [c for c in old if c not in new]
+    assert not missing, f"comments lost: {missing}"

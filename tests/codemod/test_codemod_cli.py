@@ -1,0 +1,110 @@
+"""codemod/cli.py and codemod/files.py: modes, exit codes, summary, walking, safe writes."""
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from codemod.cli import main
+from codemod_fixtures import ROOT
+
+LEGACY = (ROOT / "seed" / "xception_doc.before.py").read_bytes()
+MIGRATED = (ROOT / "seed" / "xception_doc.after.py").read_bytes()
+
+
+def test_rewrites_in_place_keeping_mode(tmp_path, capsys):
+    script = tmp_path / "train.py"
+    script.write_bytes(LEGACY)
+    script.chmod(0o751)
+    assert main([str(tmp_path)]) == 1
+    assert script.read_bytes() == MIGRATED
+    assert script.stat().st_mode & 0o777 == 0o751
+    assert [p.name for p in tmp_path.iterdir()] == ["train.py"]  # no temp files left
+    assert capsys.readouterr().out.endswith("1 file scanned, 1 rewritten, 0 need attention, 0 failed\n")
+    assert main([str(tmp_path)]) == 0  # second run: nothing to do
+
+
+def test_diff_and_check_write_nothing(tmp_path, capsys):
+    script = tmp_path / "train.py"
+    script.write_bytes(LEGACY)
+    assert main(["--diff", str(script)]) == 1
+    out = capsys.readouterr()
+    assert out.out.startswith(f"--- a/{script}") and "+with strategy.scope():" in out.out
+    assert "1 would be rewritten" in out.err
+    assert main(["--check", str(script)]) == 1
+    assert script.read_bytes() == LEGACY
+
+
+def test_findings_format_and_exit_code(tmp_path, capsys):
+    shutil.copy(ROOT / "strategy_scope" / "template_is_parameter.unchanged.py", tmp_path / "lib.py")
+    assert main([str(tmp_path)]) == 1
+    line = capsys.readouterr().out.splitlines()[0]
+    assert line.startswith(f"{tmp_path / 'lib.py'}:5:16: MGPU101 ")
+
+
+def test_unparseable_file_fails_with_2_and_is_untouched(tmp_path, capsys):
+    bad = tmp_path / "py2.py"
+    bad.write_bytes(b'print "x"\n')
+    assert main([str(bad)]) == 2
+    assert bad.read_bytes() == b'print "x"\n'
+    assert "MGPU501" in capsys.readouterr().out
+
+
+def test_walk_skips_venvs_builds_and_gitignored(tmp_path):
+    if shutil.which("git") is None:
+        pytest.skip("git not installed")
+    for rel in ["keep.py", ".venv/lib/x.py", "myenv/a.py", "build/b.py", "pkg/site-packages/c.py", "ignored/d.py", ".git/e.py"]:
+        path = tmp_path / rel
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(LEGACY)
+    (tmp_path / "myenv" / "pyvenv.cfg").write_text("home = /usr\n")
+    (tmp_path / ".gitignore").write_text("ignored/\n")
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    assert main(["--check", str(tmp_path)]) == 1
+    from codemod.files import iter_python_files
+
+    assert [p.relative_to(tmp_path).as_posix() for p in iter_python_files([tmp_path])] == ["keep.py"]
+
+
+def test_python_dash_m_and_no_tensorflow_import(tmp_path):
+    script = tmp_path / "t.py"
+    script.write_bytes(LEGACY)
+    probe = "import sys, runpy; sys.argv=['codemod','--check',sys.argv[1]]\n" \
+            "try:\n    runpy.run_module('codemod', run_name='__main__')\nexcept SystemExit as e:\n" \
+            "    assert 'tensorflow' not in sys.modules; sys.exit(e.code)\n"
+    done = subprocess.run([sys.executable, "-c", probe, str(script)], capture_output=True, text=True,
+                          cwd=Path(__file__).resolve().parents[2])
+    assert done.returncode == 1, done.stderr
+    assert "1 would be rewritten" in done.stdout
+
+
+def test_libcst_tool_command(tmp_path):
+    script = tmp_path / "t.py"
+    script.write_bytes(LEGACY)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    done = subprocess.run(
+        [sys.executable, "-m", "libcst.tool", "codemod", "-x", "codemod.command.MigrateMultiGpuCommand",
+         "--no-format", str(script)],
+        capture_output=True, text=True, cwd=tmp_path, env=env,
+    )
+    assert done.returncode == 0, done.stderr
+    assert script.read_bytes() == MIGRATED
+
+
+def test_crlf_latin1_bytes_kept():
+    from codemod import transform_source
+
+    source = (ROOT / "imports" / "crlf_latin1.before.py").read_bytes()
+    out = transform_source(source).output
+    assert b"\r\n" in out and b"\n" not in out.replace(b"\r\n", b"")
+    assert b"# caf\xe9\r\n" in out and out.decode("latin-1")
+
+
+def test_every_finding_code_is_documented():
+    from codemod import CODES
+
+    guide = (Path(__file__).resolve().parents[2] / "MIGRATION.md").read_text()
+    assert [c for c in CODES if f"| {c} |" not in guide] == []

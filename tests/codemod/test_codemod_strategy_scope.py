@@ -1,0 +1,86 @@
+"""codemod/fixers/strategy_scope.py: construction and compile under `strategy.scope()`."""
+
+import pytest
+
+from codemod import transform_source
+
+from codemod_fixtures import check_pair, check_unchanged, pairs, unchanged
+
+
+@pytest.mark.parametrize("before", pairs("strategy_scope"), ids=lambda p: p.name)
+def test_fixture_pairs(before):
+    check_pair(before)
+
+
+@pytest.mark.parametrize("path", unchanged("strategy_scope"), ids=lambda p: p.name)
+def test_unchanged_but_reported(path):
+    codes = check_unchanged(path) if "not_the_function" not in path.name and "own_definition" not in path.name else None
+    if codes is not None:
+        assert all(c.startswith("MGPU1") for c in codes)
+
+
+@pytest.mark.parametrize("name", ["not_the_function.unchanged.py", "own_definition.unchanged.py"])
+def test_other_functions_named_multi_gpu_model_are_silent(name):
+    from codemod_fixtures import ROOT
+
+    source = (ROOT / "strategy_scope" / name).read_bytes()
+    result = transform_source(source)
+    assert result.output == source and result.findings == []
+
+
+def _run(code: str) -> str:
+    return transform_source(code.encode()).output.decode()
+
+
+@pytest.mark.parametrize("template,parallel", [("model", "parallel_model"), ("net", "gpu_net"), ("m", "pm")])
+def test_new_name_is_renamed_to_template(template, parallel):
+    out = _run(
+        f"from keras.utils import multi_gpu_model\n{template} = make()\n"
+        f"{parallel} = multi_gpu_model({template}, gpus=2)\n{parallel}.compile('adam', 'mse')\n"
+        f"{parallel}.fit(x, y)\n"
+    )
+    assert f"{parallel}" not in out
+    assert f"    {template}.compile('adam', 'mse')\n{template}.fit(x, y)\n" in out
+
+
+def test_parallel_name_reassigned_becomes_alias():
+    out = _run(
+        "from keras.utils import multi_gpu_model\nmodel = make()\nparallel = multi_gpu_model(model, 2)\n"
+        "parallel.compile('adam', 'mse')\nparallel = other\n"
+    )
+    assert "    parallel = model\n" in out and "parallel = other" in out
+
+
+def test_closure_with_own_template_name_blocks_rename():
+    out = _run(
+        "from keras.utils import multi_gpu_model\nmodel = make()\np = multi_gpu_model(model, 2)\n"
+        "p.compile('adam', 'mse')\ndef f(model):\n    return p.predict(model)\n"
+    )
+    assert "p = model" in out and "return p.predict(model)" in out
+
+
+def test_lines_outside_the_edit_are_byte_identical():
+    before = (
+        "import os  # keep   spacing\nx = [1,2,\n     3]\nfrom keras.utils import multi_gpu_model\n"
+        "model = make()\nparallel = multi_gpu_model(model, 2)\nparallel.compile('a', 'b')\n"
+        "y = {'k':1}   # trailing\n"
+    )
+    out = _run(before)
+    for line in ["import os  # keep   spacing", "x = [1,2,", "     3]", "y = {'k':1}   # trailing"]:
+        assert line + "\n" in out
+
+
+def test_tabs_indentation_is_kept():
+    out = _run(
+        "from keras.utils import multi_gpu_model\ndef f():\n\tmodel = make()\n"
+        "\tparallel = multi_gpu_model(model, 2)\n\tparallel.compile('a', 'b')\n"
+    )
+    assert "\twith strategy.scope():\n\t\tmodel = make()\n" in out
+
+
+def test_two_sites_sharing_a_construction_share_one_strategy():
+    out = _run(
+        "from keras.utils import multi_gpu_model\ng = make_g()\nd = make_d()\n"
+        "pg = multi_gpu_model(g, 2)\npd = multi_gpu_model(d, 2)\npg.compile('a', 'b')\npd.compile('a', 'b')\n"
+    )
+    assert out.count("MirroredStrategy(") == 1 and "multi_gpu_model" not in out
