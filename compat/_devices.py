@@ -66,3 +66,21 @@ def strategy_for(devices: list[str], cross_device_ops: Any = None) -> Any:
     strategy = tf.distribute.MirroredStrategy(devices=devices, cross_device_ops=cross_device_ops)
     _strategies[key] = strategy
     return strategy
+
+
+def foreign_strategy_error(variable_name: str, strategy: Any) -> ValueError:
+    """The error for a template whose variables already belong to another strategy."""
+    for devices, ours in _strategies.items():
+        if ours is strategy:
+            return ValueError(
+                f"This template is already replicated by `multi_gpu_model` on {list(devices)} "
+                f"(variable {variable_name}); its weights cannot live on two device sets. "
+                "Call `multi_gpu_model` with the same `gpus` again, or build a new template "
+                "for the other devices."
+            )
+    return ValueError(
+        f"Variable {variable_name} was created under another tf.distribute strategy; "
+        "`multi_gpu_model` expects a template built outside any strategy scope. Build the "
+        "template without `strategy.scope()`, or use that strategy directly instead of "
+        "`multi_gpu_model`."
+    )

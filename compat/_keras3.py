@@ -9,7 +9,7 @@ import numpy as np
 import tensorflow as tf
 from keras.src.models.functional import Functional
 
-from compat import _parallel
+from compat import _devices, _parallel
 
 
 def _distribute_variable(variable: Any, strategy: Any) -> None:
@@ -22,11 +22,7 @@ def _distribute_variable(variable: Any, strategy: Any) -> None:
     if isinstance(old, tf.distribute.DistributedValues):
         if old._distribute_strategy is strategy:
             return
-        raise ValueError(
-            f"Variable {variable.path} was created under another tf.distribute "
-            "strategy; `multi_gpu_model` expects a template built outside any "
-            "strategy scope. Build the template without `strategy.scope()`."
-        )
+        raise _devices.foreign_strategy_error(variable.path, old._distribute_strategy)
     if _parallel.needs_mean_aggregation(variable.trainable, variable.dtype, variable.aggregation):
         # Keras 3 creates BatchNormalization statistics with aggregation "none": each
         # replica would keep its own. MEAN keeps them identical on all replicas.
@@ -52,6 +48,12 @@ def distribute_optimizer(optimizer: Any, strategy: Any) -> None:
     distribute_variables(list(optimizer.variables), strategy)
     # Keras 3's TF optimizer remembers the strategy it was created under.
     optimizer._distribution_strategy = strategy
+    # A built optimizer finds its slots by the backing tf.Variable's id, which changed.
+    known = getattr(optimizer, "_trainable_variables", None)
+    if known:
+        optimizer._trainable_variables_indices = {
+            optimizer._var_key(v): i for i, v in enumerate(known)
+        }
 
 
 def distribute_template(template: Any, strategy: Any) -> None:

@@ -8,7 +8,7 @@ import tensorflow as tf
 import tf_keras
 from tf_keras.src.engine.functional import Functional
 
-from compat import _parallel
+from compat import _devices, _parallel
 
 
 def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
@@ -46,11 +46,7 @@ def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: 
         if isinstance(variable, tf.distribute.DistributedValues):
             if variable._distribute_strategy is strategy:
                 continue
-            raise ValueError(
-                f"Variable {variable.name} was created under another tf.distribute "
-                "strategy; `multi_gpu_model` expects a template built outside any "
-                "strategy scope. Build the template without `strategy.scope()`."
-            )
+            raise _devices.foreign_strategy_error(variable.name, variable._distribute_strategy)
         new = mapping.get(id(variable))
         if new is None:
             new = mapping[id(variable)] = _mirror(variable, strategy)
