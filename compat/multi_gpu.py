@@ -89,7 +89,12 @@ def multi_gpu_model(
     else:
         from compat import _keras3 as impl  # type: ignore[no-redef]
     parallel = impl.replicate(model, strategy, relocate=cpu_relocation)
-    _adopt_wrapper_instance(sys._getframe(1), model, impl.ParallelModel)
+    try:
+        caller = sys._getframe(1)
+    except ValueError:  # called straight from C (reticulate, threads): no Python caller
+        caller = None
+    if caller is not None:
+        _adopt_wrapper_instance(caller, model, impl.ParallelModel)
     return parallel
 
 
