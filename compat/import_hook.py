@@ -8,16 +8,19 @@ once one of them has been imported by the user's code, adds
 
 from __future__ import annotations
 
-import importlib.abc
+# Only modules Python has already loaded at start-up are imported here (no
+# importlib.abc, no typing): this module runs in every interpreter start.
+import importlib
 import importlib.machinery
-import importlib.util
 import os
 import sys
-import threading
 import types
 import warnings
-from collections.abc import Callable, Sequence
-from typing import Any
+TYPE_CHECKING = False  # not `from typing import`: typing costs ~10 ms at start-up
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
+    from typing import Any
 
 DISABLE_VAR = "MULTI_GPU_COMPAT_DISABLE"
 
@@ -96,7 +99,7 @@ _AFTER_IMPORT: dict[str, Callable[[types.ModuleType], None]] = {
 _AFTER_IMPORT["tensorflow"] = _after_tensorflow
 
 
-class _PatchingLoader(importlib.abc.Loader):
+class _PatchingLoader:
     """Runs the real loader, then our callback; a failing callback only warns."""
 
     def __init__(self, loader: Any, callback: Callable[[types.ModuleType], None]) -> None:
@@ -129,7 +132,7 @@ class _VirtualModule(types.ModuleType):
         return getattr(importlib.import_module(target), name)
 
 
-class _VirtualLoader(importlib.abc.Loader):
+class _VirtualLoader:
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         return _VirtualModule(spec.name)
 
@@ -138,11 +141,11 @@ class _VirtualLoader(importlib.abc.Loader):
             _patch(module)
 
 
-class _Finder(importlib.abc.MetaPathFinder):
+class _Finder:
     """Finds the watched modules through the other finders and wraps their loaders."""
 
     def __init__(self) -> None:
-        self._busy = threading.local()
+        self._busy: set[str] = set()  # names being looked up by the other finders
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
@@ -150,15 +153,15 @@ class _Finder(importlib.abc.MetaPathFinder):
         callback = _AFTER_IMPORT.get(fullname)
         if callback is None and fullname not in VIRTUAL_MODULES:
             return None
-        if getattr(self._busy, "name", None) == fullname:
+        if fullname in self._busy:
             return None
-        self._busy.name = fullname
+        self._busy.add(fullname)
         try:
             spec = self._find_real(fullname, path, target)
         finally:
-            self._busy.name = None
+            self._busy.discard(fullname)
         if spec is None and fullname in VIRTUAL_MODULES:
-            return importlib.util.spec_from_loader(
+            return importlib.machinery.ModuleSpec(
                 fullname, _VirtualLoader(), is_package=fullname in _VIRTUAL_PACKAGES
             )
         if spec is None or spec.loader is None or callback is None:
