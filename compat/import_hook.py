@@ -1,9 +1,11 @@
 """Import hook that makes every historical `multi_gpu_model` import path work again.
 
-Installed at interpreter start-up by `multi_gpu_compat.pth` (shipped in the
-wheel). It imports nothing heavy: it only watches for the modules below and,
-once one of them has been imported by the user's code, adds
-`multi_gpu_model` to it. Set `MULTI_GPU_COMPAT_DISABLE=1` to switch it off.
+`multi_gpu_compat.pth` (shipped in the wheel) puts a few-line finder on
+`sys.meta_path` at interpreter start-up that imports nothing; on the first
+import of tensorflow, keras or tf_keras it loads this module and installs the
+real finder, which watches for the modules below and, once the user's code
+has imported one, adds `multi_gpu_model` to it. Set
+`MULTI_GPU_COMPAT_DISABLE=1` to switch it off.
 """
 
 from __future__ import annotations
@@ -181,15 +183,26 @@ class _Finder:
         return None
 
 
+def _installed() -> _Finder | None:
+    return next((f for f in sys.meta_path if isinstance(f, _Finder)), None)
+
+
 def is_installed() -> bool:
-    return any(isinstance(f, _Finder) for f in sys.meta_path)
+    """True when the hook serves the legacy import paths in this process."""
+    return _installed() is not None or any(
+        getattr(f, "__name__", "") == "_MultiGpuCompatStartup" for f in sys.meta_path
+    )
 
 
-def install() -> None:
-    """Installs the hook (once), unless `MULTI_GPU_COMPAT_DISABLE` is set."""
-    if os.environ.get(DISABLE_VAR, "").strip() not in ("", "0") or is_installed():
-        return
-    sys.meta_path.insert(0, _Finder())
+def install() -> _Finder | None:
+    """Installs the hook (once) and returns it, unless `MULTI_GPU_COMPAT_DISABLE` is set."""
+    if os.environ.get(DISABLE_VAR, "").strip() not in ("", "0"):
+        return None
+    finder = _installed()
+    if finder is not None:
+        return finder
+    finder = _Finder()
+    sys.meta_path.insert(0, finder)
     # Modules imported before the hook (rare: start-up code) are patched now.
     for name, callback in _AFTER_IMPORT.items():
         module = sys.modules.get(name)
@@ -198,3 +211,4 @@ def install() -> None:
                 callback(module)
             except Exception:
                 pass
+    return finder

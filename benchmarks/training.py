@@ -1,6 +1,6 @@
 """Shim vs hand-written MirroredStrategy code: wrap time and training step time, side by side.
 
-Usage: python benchmarks/shim_vs_native.py [--devices 2 4] [--steps 40] [--json OUT.json]
+Usage: python benchmarks/training.py [--devices 2 4] [--steps 40] [--json OUT.json]
 
 Runs on simulated GPUs (logical CPU devices) when the machine has none, or on real
 GPUs when it has them (then set --devices to at most the GPU count). Every
@@ -106,17 +106,8 @@ def main() -> int:
             rows.append({"what": "train step (ms)", "model": name, "devices": n,
                          **{k: spread([v * 1000 for v in vs]) for k, vs in timings.items()}})
 
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
-          f"{'%d GPUs' % real_gpus if real_gpus else 'simulated GPUs on CPU'}, "
-          f"tensorflow {tf.__version__}, keras {keras.__version__}")
-    print(f"{'measure':<26}{'model':<15}{'dev':>4}{'shim':>20}{'native':>20}{'one device':>20}{'native/shim':>13}")
     for row in rows:
-        def cell(key: str) -> str:
-            s = row.get(key)
-            return f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f})" if s else "-"
-        ratio = row["native"]["median"] / row["shim"]["median"]
-        print(f"{row['what']:<26}{row['model']:<15}{row['devices']:>4}{cell('shim'):>20}"
-              f"{cell('native'):>20}{cell('one device'):>20}{ratio:>13.2f}")
+        print(json.dumps(row))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"python": sys.version, "rows": rows}, f, indent=2)
