@@ -1,20 +1,60 @@
-"""`python -m codemod PATH...` / `multi-gpu-codemod`: rewrite, `--diff` or `--check`."""
+"""`python -m codemod PATH...` / `multi-gpu-codemod`: rewrite, `--diff` or `--check`; reports; parallel runs."""
 
 from __future__ import annotations
 
 import argparse
 import difflib
+import json
+import os
 import sys
-from collections.abc import Sequence
+import time
+from collections.abc import Iterator, Sequence
+from concurrent.futures import ProcessPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TextIO
 
-from .core import TransformResult, transform_source
+from .core import transform_source
 from .files import iter_python_files, write_atomically
 from .findings import Finding
 
-__all__ = ["main"]
+__all__ = ["main", "process_file", "Outcome"]
 
 EXIT_CLEAN, EXIT_CHANGES, EXIT_FAILED = 0, 1, 2
+REPORT_VERSION = 1
+
+
+@dataclass
+class Outcome:
+    """One file's result as sent back from a worker: `output` only when it changed."""
+
+    path: str
+    findings: list[Finding] = field(default_factory=list)
+    source: bytes | None = None
+    output: bytes | None = None
+    failed: bool = False
+
+    @property
+    def changed(self) -> bool:
+        return self.output is not None and not self.failed
+
+
+def process_file(path: str) -> Outcome:
+    """Reads and transforms one file (a worker's job); never raises."""
+    try:
+        source = Path(path).read_bytes()
+    except OSError as error:
+        reason = error.strerror or type(error).__name__
+        return Outcome(path, [Finding(1, 1, "MGPU503", f"cannot read the file ({reason}); check the path and permissions.", path)], failed=True)
+    if path.endswith(".ipynb"):
+        from .notebook import transform_notebook
+
+        result = transform_notebook(source, path)
+    else:
+        result = transform_source(source, path)
+    if result.changed:
+        return Outcome(path, result.findings, source, result.output)
+    return Outcome(path, result.findings, failed=result.failed)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -22,63 +62,170 @@ def _parser() -> argparse.ArgumentParser:
         prog="multi-gpu-codemod",
         description="Rewrite Keras multi_gpu_model code into tf.distribute.MirroredStrategy scope code.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or directories (recursing over *.py)")
+    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or directories (recursing over *.py and *.ipynb)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="print unified diffs, write nothing")
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change")
+    parser.add_argument("-j", "--jobs", type=int, default=0, metavar="N",
+                        help="worker processes (default: all cores; 1: no pool)")
+    parser.add_argument("--format", choices=("text", "json", "github"), default="text",
+                        help="findings as text lines, one JSON document, or GitHub Actions annotations")
+    parser.add_argument("--report", metavar="FILE",
+                        help="write the findings report to FILE instead of the terminal")
+    parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
+                        help="progress line on stderr (auto: only when stderr is a terminal and many files)")
     return parser
 
 
-def _process(path: Path) -> TransformResult:
+def _diff(path: str, outcome: Outcome) -> str:
+    before, after = outcome.source or b"", outcome.output or b""
     try:
-        source = path.read_bytes()
-    except OSError as error:
-        finding = Finding(1, 1, "MGPU503", f"cannot read the file ({error.strerror}); check the path and permissions.", str(path))
-        return TransformResult(b"", b"", [finding], failed=True)
-    return transform_source(source, str(path))
-
-
-def _diff(path: Path, result: TransformResult) -> str:
-    encoding = "utf-8"
-    try:
-        before, after = result.source.decode(encoding), result.output.decode(encoding)
+        a, b = before.decode("utf-8"), after.decode("utf-8")
     except UnicodeDecodeError:
-        before, after = result.source.decode("latin-1"), result.output.decode("latin-1")
-    return "".join(
-        difflib.unified_diff(
-            before.splitlines(keepends=True), after.splitlines(keepends=True), f"a/{path}", f"b/{path}"
-        )
-    )
+        a, b = before.decode("latin-1"), after.decode("latin-1")
+    return "".join(difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True), f"a/{path}", f"b/{path}"))
+
+
+def _outcomes(paths: list[str], jobs: int) -> Iterator[Outcome]:
+    if jobs <= 1 or len(paths) < 8:
+        yield from map(process_file, paths)
+        return
+    chunk = max(1, min(64, len(paths) // (jobs * 8)))
+    with ProcessPoolExecutor(max_workers=jobs) as pool:
+        yield from pool.map(process_file, paths, chunksize=chunk)
+
+
+class _Progress:
+    def __init__(self, total: int, enabled: bool) -> None:
+        self.total, self.enabled, self.done, self.last = total, enabled, 0, 0.0
+
+    def step(self, path: str) -> None:
+        self.done += 1
+        now = time.monotonic()
+        if self.enabled and (now - self.last > 0.1 or self.done == self.total):
+            self.last = now
+            name = path if len(path) < 50 else "..." + path[-47:]
+            sys.stderr.write(f"\r\x1b[K[{self.done}/{self.total}] {name}")
+            sys.stderr.flush()
+
+    def close(self) -> None:
+        if self.enabled:
+            sys.stderr.write("\r\x1b[K")
+            sys.stderr.flush()
+
+
+def _escape_data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _escape_property(text: str) -> str:
+    return _escape_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def github_annotation(finding: Finding, fixed: bool) -> str:
+    level = "error" if finding.code in ("MGPU501", "MGPU502", "MGPU503") else "warning"
+    props = [f"file={_escape_property(finding.path)}"]
+    message = finding.message
+    if finding.cell is None:
+        props += [f"line={finding.line}", f"col={finding.col}"]
+    else:  # a notebook: the JSON line means nothing to a reader, name the cell instead
+        message = f"cell {finding.cell}, line {finding.line}, col {finding.col}: {message}"
+    props.append(f"title={_escape_property(finding.code + (' (file rewritten)' if fixed else ''))}")
+    return f"::{level} {','.join(props)}::{_escape_data(message)}"
+
+
+def finding_record(finding: Finding, fixed: bool) -> dict[str, object]:
+    """One entry of the JSON report (schema documented in MIGRATION.md)."""
+    return {
+        "file": finding.path, "line": finding.line, "col": finding.col, "cell": finding.cell,
+        "code": finding.code, "message": finding.message, "fixed": fixed,
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-    report = sys.stderr if args.diff else sys.stdout  # keep --diff output a clean patch
+    jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
+    report_file: TextIO | None = open(args.report, "w", encoding="utf-8") if args.report else None  # noqa: SIM115
+    # Text and GitHub lines go to stdout, or stderr under --diff to keep the patch clean.
+    stream: TextIO = report_file or (sys.stderr if args.diff else sys.stdout)
+    # The summary line goes to the terminal: stdout, or stderr when stdout carries a patch or JSON.
+    summary_stream = sys.stderr if args.diff or (args.format == "json" and report_file is None) else sys.stdout
+    try:
+        return _run(args, jobs, stream, summary_stream)
+    finally:
+        if report_file is not None:
+            report_file.close()
+
+
+def _run(args: argparse.Namespace, jobs: int, stream: TextIO, summary_stream: TextIO) -> int:
+    skipped: list[tuple[Path, str]] = []
+    paths = [str(p) for p in iter_python_files(args.paths, skipped)]
+    enabled = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty() and len(paths) >= 50)
+    progress = _Progress(len(paths), enabled)
+    records: list[dict[str, object]] = []
+    files: list[dict[str, object]] = []
     scanned = rewritten = attention = failed = 0
-    for path in iter_python_files(args.paths):
+    for link, reason in skipped:
+        if args.format == "text":
+            print(f"{link}: skipped: {reason}", file=stream)
+        elif args.format == "github":
+            print(f"::notice file={_escape_property(str(link))},title=skipped::{_escape_data(reason)}", file=stream)
+    for outcome in _outcomes(paths, jobs):
+        progress.step(outcome.path)
         scanned += 1
-        result = _process(path)
-        if result.changed:
+        if outcome.changed:
             if args.diff:
-                sys.stdout.write(_diff(path, result))
+                sys.stdout.write(_diff(outcome.path, outcome))
             elif not args.check:
                 try:
-                    write_atomically(path, result.output)
+                    write_atomically(Path(outcome.path), outcome.output or b"")
                 except OSError as error:
-                    result.findings.append(Finding(1, 1, "MGPU503", f"cannot write the file ({error.strerror}); left unchanged.", str(path)))
-                    result.failed = True
-            if not result.failed:
+                    outcome.findings.append(Finding(
+                        1, 1, "MGPU503",
+                        f"cannot write the file ({error.strerror or error}); left unchanged. Make it writable and rerun.",
+                        outcome.path,
+                    ))
+                    outcome.failed = True
+            if not outcome.failed:
                 rewritten += 1
-        failed += result.failed
-        attention += bool(result.findings) and not result.failed
-        for finding in result.findings:
-            print(finding.format(str(path)), file=report)
+        failed += outcome.failed
+        attention += bool(outcome.findings) and not outcome.failed
+        fixed = outcome.changed
+        status = "failed" if outcome.failed else "rewritten" if fixed else "needs attention" if outcome.findings else "unchanged"
+        if status != "unchanged":
+            files.append({"file": outcome.path, "status": status})
+        for finding in outcome.findings:
+            if args.format == "text":
+                if enabled:
+                    progress.close()
+                print(finding.format(outcome.path), file=stream)
+            elif args.format == "github":
+                print(github_annotation(finding, fixed), file=stream)
+            else:
+                records.append(finding_record(finding, fixed))
+    progress.close()
     verb = "would be rewritten" if args.diff or args.check else "rewritten"
-    print(
+    line = (
         f"{scanned} file{'s' if scanned != 1 else ''} scanned, {rewritten} {verb}, "
-        f"{attention} need{'s' if attention == 1 else ''} attention, {failed} failed",
-        file=report,
+        f"{attention} need{'s' if attention == 1 else ''} attention, {failed} failed"
     )
+    if skipped:
+        line += f", {len(skipped)} symlink{'s' if len(skipped) != 1 else ''} skipped"
+    if args.format == "json":
+        document = {
+            "version": REPORT_VERSION,
+            "mode": "diff" if args.diff else "check" if args.check else "write",
+            "summary": {"scanned": scanned, "rewritten": rewritten, "attention": attention,
+                        "failed": failed, "skipped": len(skipped)},
+            "files": files,
+            "skipped": [{"file": str(p), "reason": r} for p, r in skipped],
+            "findings": records,
+        }
+        json.dump(document, stream, indent=2)
+        stream.write("\n")
+    if args.format == "text" and stream is not summary_stream:
+        print(line, file=stream)  # a text report file ends with the summary too
+    print(line, file=summary_stream)
     if failed:
         return EXIT_FAILED
     return EXIT_CHANGES if rewritten or attention else EXIT_CLEAN

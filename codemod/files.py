@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import os
 import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["iter_python_files", "write_atomically"]
+__all__ = ["SUFFIXES", "iter_python_files", "write_atomically"]
 
 _SKIP_DIRS = {
     ".git", ".hg", ".svn", "__pycache__", "site-packages", "dist-packages", "build", "dist",
@@ -47,25 +48,58 @@ def _git_ignored(files: list[Path]) -> set[Path]:
     return ignored
 
 
-def iter_python_files(paths: Iterable[str | os.PathLike[str]]) -> Iterator[Path]:
-    """Files given explicitly, plus `*.py` found under directories (skipping venvs, builds, ignored files)."""
+SUFFIXES = (".py", ".ipynb")
+
+
+def iter_python_files(
+    paths: Iterable[str | os.PathLike[str]], skipped: list[tuple[Path, str]] | None = None
+) -> Iterator[Path]:
+    """Files given explicitly, plus `*.py` / `*.ipynb` under directories (skipping venvs, builds, ignored files).
+
+    Symlinks met while walking a directory (to files or to directories) are not followed: they
+    are appended to `skipped` with the reason, so the caller reports them. A symlink named
+    explicitly is processed, and a rewrite replaces its target (the link stays a link).
+    """
     for raw in paths:
         path = Path(raw)
-        if not path.is_dir():
+        if not path.is_dir():  # explicit files (and explicit symlinks) are always processed
             yield path
             continue
         found: list[Path] = []
         for root, dirs, files in os.walk(path):
             root_path = Path(root)
-            dirs[:] = sorted(d for d in dirs if not _skipped_dir(root_path / d))
-            found += [root_path / f for f in sorted(files) if f.endswith(".py")]
+            kept = []
+            for d in sorted(dirs):
+                if _skipped_dir(root_path / d):
+                    continue
+                if (root_path / d).is_symlink():
+                    if skipped is not None:
+                        skipped.append((root_path / d, "symbolic link to a directory, not followed"))
+                    continue
+                kept.append(d)
+            dirs[:] = kept
+            for f in sorted(files):
+                if not f.endswith(SUFFIXES):
+                    continue
+                if (root_path / f).is_symlink():
+                    if skipped is not None:
+                        skipped.append((root_path / f, "symbolic link, not followed; name it explicitly to rewrite its target"))
+                    continue
+                found.append(root_path / f)
         ignored = _git_ignored(found)
         yield from (f for f in found if f not in ignored)
 
 
 def write_atomically(path: Path, data: bytes) -> None:
-    """Temp file in the same directory, same mode, then `os.replace`: never a half-written file."""
+    """Temp file in the same directory, same mode, then `os.replace`: never a half-written file.
+
+    A symlink is resolved first, so its target is replaced and the link kept. A read-only file
+    (no write bit) is refused with PermissionError rather than replaced behind the user's back.
+    """
+    path = Path(os.path.realpath(path))
     mode = path.stat().st_mode & 0o7777
+    if not mode & 0o222:
+        raise PermissionError(errno.EACCES, "file is read-only", str(path))
     fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
         with os.fdopen(fd, "wb") as handle:

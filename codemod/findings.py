@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CODES", "Finding"]
+__all__ = ["CODES", "FILE_LEVEL", "Finding"]
 
 # Stable codes -> one-line title. MIGRATION.md documents each one; tests check the two agree.
 CODES: dict[str, str] = {
@@ -25,19 +25,37 @@ CODES: dict[str, str] = {
 }
 
 
+# Whole-file problems: printed as `path: message [CODE]` (the message carries the position).
+FILE_LEVEL = frozenset({"MGPU501"})
+
+
 @dataclass(frozen=True, order=True)
 class Finding:
-    """One site for a human: `path:line:col: CODE message` (line and column 1-based)."""
+    """One site for a human: `path:line:col: CODE message` (line and column 1-based).
+
+    In a notebook `line` counts within the code cell `cell` (1-based, counting every cell of
+    the notebook, markdown included, as Jupyter shows them): `nb.ipynb:cell 3:line 2:col 5: CODE ...`.
+    """
 
     line: int
     col: int
     code: str
     message: str
     path: str = "<string>"
+    cell: int | None = None
 
     def __post_init__(self) -> None:
         if self.code not in CODES:
             raise ValueError(f"unknown finding code {self.code}")
 
+    def location(self, path: str | None = None, *, position: bool = True) -> str:
+        where = path or self.path
+        if self.cell is not None:
+            where = f"{where}:cell {self.cell}"
+            return f"{where}:line {self.line}:col {self.col}" if position else where
+        return f"{where}:{self.line}:{self.col}" if position else where
+
     def format(self, path: str | None = None) -> str:
-        return f"{path or self.path}:{self.line}:{self.col}: {self.code} {self.message}"
+        if self.code in FILE_LEVEL:
+            return f"{self.location(path, position=False)}: {self.message} [{self.code}]"
+        return f"{self.location(path)}: {self.code} {self.message}"

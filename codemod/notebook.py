@@ -1,0 +1,293 @@
+"""Jupyter notebooks: the code cells, rewritten as one module, spliced back into the JSON text.
+
+- All code cells are joined into one module (a strategy made in cell 2 serves cell 5), with a
+  boundary statement between cells; the rewrite may add lines to any cell.
+- IPython syntax (`%matplotlib inline`, `!nvidia-smi`, `x = !ls`, `obj?`, a `%%time` header) is
+  masked to placeholder statements before parsing and restored afterwards. Cells whose cell
+  magic runs something other than Python (`%%bash`, `%%writefile`...) are left out entirely.
+- The JSON text is never re-serialised: only the `source` value of edited cells is replaced,
+  written in the same shape (list of lines or one string), indentation and escaping as before.
+  Outputs, metadata, key order and the trailing newline are untouched.
+- A `with strategy.scope():` that the rewrite extends over a cell boundary is reopened at the
+  top of the later cell (each cell must compile on its own), which is the house style there.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+from dataclasses import dataclass
+
+from .core import TransformResult, transform_source, unparseable
+from .findings import Finding
+from .prefilter import may_contain_site
+
+__all__ = ["transform_notebook"]
+
+_PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "python", "python3", "tensorflow_version"}
+_BOUNDARY = "__multi_gpu_codemod_cell_boundary__"
+_MAGIC = "__multi_gpu_codemod_magic_{}__"
+_MAGIC_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<body>(?:[%!].*|\w+\s*=\s*[%!].*|[\w.]+\?{1,2}|\?{1,2}[\w.]+))$")
+_RESTORE = re.compile(r"__multi_gpu_codemod_magic_(\d+)__")
+_BOUNDARY_LINE = re.compile(r"^(?P<indent>[ \t]*)" + _BOUNDARY + r"\((?P<cell>\d+)\)[ \t]*$")
+
+
+@dataclass
+class _Cell:
+    index: int  # 0-based position among all cells
+    span: tuple[int, int]  # of the JSON value of "source"
+    raw: str  # that JSON value as written
+    value: list[str] | str
+    text: str  # the source joined into one string
+    masked: list[str]  # masked lines (no line ends)
+    magics: dict[int, str]  # placeholder id -> original body
+    header: str | None  # a Python cell magic line (`%%time`), kept out of the module
+
+
+def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult:
+    """Rewrites a notebook's code cells; findings carry `cell` (1-based) and the line in that cell."""
+    if not may_contain_site(data):
+        problem = _json_problem(data)
+        if problem is None:
+            return TransformResult(data, data, [])
+        return TransformResult(data, data, [unparseable(path, 1, 1, problem, _NOT_JSON)], failed=True)
+    try:
+        text = data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
+        cells = _code_cells(text)
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as error:
+        reason = f"not a readable notebook ({str(error).splitlines()[0] if str(error) else type(error).__name__})"
+        return TransformResult(data, data, [unparseable(path, 1, 1, reason, _NOT_JSON)], failed=True)
+
+    # One module: cell sources (masked), each preceded by a boundary statement.
+    lines: list[str] = []
+    origin: list[tuple[int, int]] = []  # module line -> (cell number, line in cell)
+    for cell in cells:
+        lines.append(f"{_BOUNDARY}({cell.index})")
+        origin.append((cell.index + 1, 0))
+        for number, line in enumerate(cell.masked, start=1 + (cell.header is not None)):
+            lines.append(line)
+            origin.append((cell.index + 1, number))
+    module = "\n".join(lines) + "\n"
+
+    findings: list[Finding] = []
+    for cell in cells:  # each cell on its own must be Python 3 (with magics masked)
+        try:
+            ast.parse("\n".join(cell.masked) + "\n")
+        except (SyntaxError, ValueError) as error:
+            line = (error.lineno or 1) + (cell.header is not None) if isinstance(error, SyntaxError) else 1
+            col = (error.offset or 1) if isinstance(error, SyntaxError) else 1
+            findings.append(unparseable(
+                path, line, col, str(getattr(error, "msg", error)),
+                "Port the cell to Python 3 (or fix it), then rerun the codemod.", cell.index + 1,
+            ))
+    if findings:
+        return TransformResult(data, data, findings, failed=True)
+
+    result = transform_source(module.encode("utf-8"), path)
+    mapped = [_map(f, origin, path) for f in result.findings]
+    if result.failed or not result.changed:
+        return TransformResult(data, data, mapped, failed=result.failed)
+
+    try:
+        new_sources = _split(result.output.decode("utf-8"), cells)
+    except ValueError as error:
+        return TransformResult(data, data, [*mapped, Finding(
+            1, 1, "MGPU502",
+            f"the rewrite could not be split back into cells ({error}); notebook left unchanged. "
+            "Please report this with the notebook; migrate it by hand meanwhile.", path,
+        )], failed=True)
+
+    edits = []
+    for cell in cells:
+        new_text = new_sources[cell.index]
+        if new_text != cell.text:
+            edits.append((cell.span, _encode_source(cell, new_text)))
+    out = text
+    for (start, end), raw in sorted(edits, reverse=True):
+        out = out[:start] + raw + out[end:]
+    output = (b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b"") + out.encode("utf-8")
+    json.loads(out)  # the splice keeps valid JSON by construction; make sure
+    return TransformResult(data, output, mapped)
+
+
+_NOT_JSON = "A .ipynb file must be notebook JSON: repair or re-save it in Jupyter, then rerun the codemod."
+
+
+def _json_problem(data: bytes) -> str | None:
+    try:
+        json.loads(data.decode("utf-8-sig"))
+    except (ValueError, UnicodeDecodeError) as error:
+        return f"not a readable notebook ({str(error).splitlines()[0]})"
+    return None
+
+
+def _map(finding: Finding, origin: list[tuple[int, int]], path: str) -> Finding:
+    if 1 <= finding.line <= len(origin):
+        cell, line = origin[finding.line - 1]
+        return Finding(max(line, 1), finding.col, finding.code, finding.message, path, cell)
+    return Finding(finding.line, finding.col, finding.code, finding.message, path)
+
+
+# ---------------------------------------------------------------- JSON scanning (spans, no re-dump)
+
+_DECODER = json.JSONDecoder()
+_WS = re.compile(r"[ \t\n\r]*")
+
+
+def _skip_ws(text: str, i: int) -> int:
+    return _WS.match(text, i).end()  # type: ignore[union-attr]
+
+
+def _object_members(text: str, i: int):  # type: ignore[no-untyped-def]
+    """Yields (key, value_start, value_end) of the JSON object starting at text[i] == '{'."""
+    if text[i] != "{":
+        raise ValueError(f"expected an object at offset {i}")
+    i = _skip_ws(text, i + 1)
+    if text[i] == "}":
+        return
+    while True:
+        key, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+        i = _skip_ws(text, i)
+        if text[i] != ":":
+            raise ValueError(f"expected ':' at offset {i}")
+        start = _skip_ws(text, i + 1)
+        _, end = _DECODER.raw_decode(text, start)
+        yield key, start, end
+        i = _skip_ws(text, end)
+        if text[i] == "}":
+            return
+        if text[i] != ",":
+            raise ValueError(f"expected ',' at offset {i}")
+        i = _skip_ws(text, i + 1)
+
+
+def _array_items(text: str, i: int) -> list[tuple[int, int]]:
+    if text[i] != "[":
+        raise ValueError(f"expected an array at offset {i}")
+    items = []
+    i = _skip_ws(text, i + 1)
+    if text[i] == "]":
+        return items
+    while True:
+        _, end = _DECODER.raw_decode(text, i)
+        items.append((i, end))
+        i = _skip_ws(text, end)
+        if text[i] == "]":
+            return items
+        if text[i] != ",":
+            raise ValueError(f"expected ',' at offset {i}")
+        i = _skip_ws(text, i + 1)
+
+
+def _code_cells(text: str) -> list[_Cell]:
+    start = _skip_ws(text, 0)
+    top = dict((k, (s, e)) for k, s, e in _object_members(text, start))
+    language = json.loads(text).get("metadata", {}).get("language_info", {}).get("name", "python")
+    if "cells" not in top or str(language).lower() not in ("python", "python3", "ipython"):
+        return []
+    cells = []
+    for index, (s, _e) in enumerate(_array_items(text, top["cells"][0])):
+        members = {k: (vs, ve) for k, vs, ve in _object_members(text, s)}
+        kind = json.loads(text[slice(*members["cell_type"])]) if "cell_type" in members else None
+        if kind != "code" or "source" not in members:
+            continue
+        span = members["source"]
+        raw = text[span[0]:span[1]]
+        value = json.loads(raw)
+        joined = "".join(value) if isinstance(value, list) else value
+        cell = _mask(index, span, raw, value, joined)
+        if cell is not None:
+            cells.append(cell)
+    return cells
+
+
+def _mask(index: int, span: tuple[int, int], raw: str, value: list[str] | str, text: str) -> _Cell | None:
+    lines = text.split("\n")
+    header = None
+    if lines and lines[0].startswith("%%"):
+        name = lines[0][2:].split(None, 1)[0] if lines[0][2:].strip() else ""
+        if name not in _PYTHON_CELL_MAGICS:
+            return None  # %%bash, %%writefile...: not Python
+        header, lines = lines[0], lines[1:]
+    magics: dict[int, str] = {}
+    masked = []
+    continued = False
+    for line in lines:
+        match = None if continued else _MAGIC_LINE.match(line.rstrip("\r"))
+        if match and not line.lstrip().startswith("#"):
+            number = len(magics) + 1000 * index
+            magics[number] = match["body"]
+            masked.append(match["indent"] + _MAGIC.format(number))
+            continued = line.rstrip().endswith("\\")
+        else:
+            masked.append(line)
+            continued = continued and line.rstrip().endswith("\\")
+    return _Cell(index, span, raw, value, text, masked, magics, header)
+
+
+# ---------------------------------------------------------------- back into cells
+
+def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
+    by_index = {cell.index: cell for cell in cells}
+    out: dict[int, list[str]] = {}
+    current: int | None = None
+    lines = module.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    for number, line in enumerate(lines):
+        match = _BOUNDARY_LINE.match(line)
+        if match:
+            current = int(match["cell"])
+            out[current] = []
+            if match["indent"]:  # the rewrite pulled this cell into a block of an earlier cell
+                out[current] += _reopen(lines[:number], len(match["indent"]))
+            continue
+        if current is None:
+            if line.strip():
+                raise ValueError("code before the first cell")
+            continue
+        out[current].append(line)
+    result = {}
+    for index, cell in by_index.items():
+        body = out.get(index, [])
+        if cell.magics:
+            body = [_RESTORE.sub(lambda m: cell.magics[int(m[1])], line) for line in body]
+        result[index] = "\n".join([cell.header, *body] if cell.header is not None else body)
+        masked = _mask(0, (0, 0), "", "", "\n".join(body))
+        ast.parse("\n".join(masked.masked if masked else body) + "\n")  # each cell compiles alone
+    return result
+
+
+def _reopen(before: list[str], indent: int) -> list[str]:
+    """The `with ...:` headers enclosing a line indented by `indent`, outermost first."""
+    headers = []
+    for line in reversed(before):
+        stripped = line.lstrip(" \t")
+        width = len(line) - len(stripped)
+        if stripped and not stripped.startswith("#") and width < indent:
+            if not (stripped.startswith("with ") and stripped.rstrip().endswith(":")):
+                raise ValueError(f"a cell would start inside `{stripped.strip()}`")
+            headers.append(line)
+            indent = width
+            if indent == 0:
+                break
+    return list(reversed(headers))
+
+
+def _encode_source(cell: _Cell, text: str) -> str:
+    ascii_only = "\\u" in cell.raw and not any(ord(c) > 127 for c in cell.raw)
+    dump = lambda s: json.dumps(s, ensure_ascii=ascii_only)  # noqa: E731
+    if isinstance(cell.value, str):
+        return dump(text)
+    items = text.splitlines(keepends=True)
+    if not items:
+        return "[]"
+    raw = cell.raw
+    positions = _array_items(raw, 0)
+    if not positions:
+        return "[" + ", ".join(dump(i) for i in items) + "]"
+    first_sep = raw[1:positions[0][0]]
+    last_sep = raw[positions[-1][1]:-1]
+    between = raw[positions[0][1]:positions[1][0]] if len(positions) > 1 else "," + first_sep
+    return "[" + first_sep + between.join(dump(i) for i in items) + last_sep + "]"

@@ -1,0 +1,29 @@
+"""Byte-level prefilter: files that cannot contain a site are never parsed by libcst.
+
+Every call the recogniser (recognise.py) and the checkpoint fixer act on is reached through
+a name that appears literally in the file: `multi_gpu_model` (also via a
+`...multi_gpu_utils` module or an alias, whose import names it), the copied helpers
+`make_parallel` / `to_multi_gpu`, the `ModelMGPU`-style wrapper classes (a local one calls
+`multi_gpu_model` in its `__init__`) and `AltModelCheckpoint`. Python sources are ASCII
+compatible (PEP 263), so a byte search is exact in every encoding a Python file may use.
+"""
+
+from __future__ import annotations
+
+__all__ = ["MARKERS", "may_contain_site"]
+
+MARKERS: tuple[bytes, ...] = (
+    b"multi_gpu",  # multi_gpu_model, keras.utils.multi_gpu_utils
+    b"make_parallel",
+    b"to_multi_gpu",
+    b"ModelMGPU",
+    b"MultiGPUModel",
+    b"ModelMultiGPU",
+    b"MultiGpuModel",
+    b"AltModelCheckpoint",
+)
+
+
+def may_contain_site(data: bytes) -> bool:
+    """False only when no marker occurs: such a file is left as it is, without a libcst parse."""
+    return any(marker in data for marker in MARKERS)

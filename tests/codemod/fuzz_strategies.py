@@ -1,0 +1,76 @@
+"""Hypothesis strategies and the property shared by the bounded fuzz test and benchmarks/fuzz_codemod.py."""
+
+from __future__ import annotations
+
+import ast
+import json
+
+import hypothesmith
+from hypothesis import strategies as st
+
+from codemod import transform_source
+from codemod.notebook import transform_notebook
+from codemod_fixtures import ROOT
+
+FIXTURES = sorted(p.read_bytes() for p in ROOT.glob("*/*.py") if p.parent.name != "hostile")
+_NOISE = [b"\r\n", b"\r", b"\t", b"\x00", b"\xe9", b"\xef\xbb\xbf", b"print ", b"    ", b"(", b":", b"#", b'"', b"\\",
+          b"multi_gpu_model(", b"with tf.device('/cpu:0'):\n", b"except ValueError, e:\n", b"%matplotlib inline\n"]
+
+
+@st.composite
+def mutated_fixture(draw: st.DrawFn) -> bytes:
+    """A fixture source with a few random byte edits, line deletions/duplications/swaps."""
+    data = draw(st.sampled_from(FIXTURES))
+    for _ in range(draw(st.integers(1, 4))):
+        lines = data.splitlines(keepends=True) or [b""]
+        kind = draw(st.sampled_from(["insert", "delete_byte", "drop_line", "dup_line", "swap", "indent"]))
+        i = draw(st.integers(0, max(0, len(lines) - 1)))
+        if kind == "insert":
+            pos = draw(st.integers(0, len(data)))
+            data = data[:pos] + draw(st.sampled_from(_NOISE) | st.binary(max_size=3)) + data[pos:]
+        elif kind == "delete_byte" and data:
+            pos = draw(st.integers(0, len(data) - 1))
+            data = data[:pos] + data[pos + 1:]
+        elif kind == "drop_line":
+            data = b"".join(lines[:i] + lines[i + 1:])
+        elif kind == "dup_line":
+            data = b"".join(lines[:i + 1] + lines[i:])
+        elif kind == "swap" and len(lines) > 1:
+            j = draw(st.integers(0, len(lines) - 1))
+            lines[i], lines[j] = lines[j], lines[i]
+            data = b"".join(lines)
+        elif kind == "indent":
+            lines[i] = b"    " + lines[i]
+            data = b"".join(lines)
+    return data
+
+
+def generated_program() -> st.SearchStrategy[bytes]:
+    """hypothesmith programs, optionally with a multi_gpu_model site spliced in."""
+    site = st.sampled_from([b"", b"from keras.utils import multi_gpu_model\nm = build()\np = multi_gpu_model(m, 2)\n"])
+    return st.tuples(hypothesmith.from_grammar(), site).map(lambda t: t[1] + t[0].encode("utf-8", "surrogatepass"))
+
+
+def check_contract(source: bytes) -> None:
+    """Never raises; failed -> untouched; output parses; a second run changes nothing."""
+    for prefilter in (True, False):
+        result = transform_source(source, "fuzz.py", prefilter=prefilter)
+        if result.failed:
+            assert result.output == source and result.findings
+            continue
+        if result.changed:
+            ast.parse(result.output)
+        again = transform_source(result.output, "fuzz.py", prefilter=prefilter)
+        assert again.output == result.output, "second run changed the output"
+
+
+def check_notebook_contract(sources: list[bytes]) -> None:
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": s.decode("latin-1").splitlines(keepends=True)} for s in sources]
+    data = (json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n").encode()
+    result = transform_notebook(data, "fuzz.ipynb")
+    if result.failed:
+        assert result.output == data
+        return
+    json.loads(result.output)
+    assert transform_notebook(result.output, "fuzz.ipynb").output == result.output

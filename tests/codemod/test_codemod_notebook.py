@@ -1,0 +1,101 @@
+"""codemod/notebook.py: cells as one module, magics kept, JSON layout kept, findings per cell."""
+
+import json
+
+from codemod.cli import main
+from codemod.notebook import transform_notebook
+from codemod_fixtures import ROOT
+
+BEFORE = (ROOT / "notebooks" / "train.before.ipynb").read_bytes()
+AFTER = (ROOT / "notebooks" / "train.after.ipynb").read_bytes()
+
+
+def _cells(data: bytes) -> list[dict]:
+    return json.loads(data)["cells"]
+
+
+def test_fixture_pair_and_idempotent():
+    result = transform_notebook(BEFORE, "train.ipynb")
+    assert result.output == AFTER and not result.failed
+    assert transform_notebook(AFTER, "train.ipynb").output == AFTER
+
+
+def test_only_edited_cells_source_changes():
+    before, after = _cells(BEFORE), _cells(AFTER)
+    assert [c.get("outputs") for c in before] == [c.get("outputs") for c in after]
+    assert [c["metadata"] for c in before] == [c["metadata"] for c in after]
+    assert [list(c) for c in before] == [list(c) for c in after]  # key order
+    assert before[0] == after[0] and before[4] == after[4]  # markdown, %%bash cell
+    assert json.loads(BEFORE)["metadata"] == json.loads(AFTER)["metadata"]
+    assert AFTER.endswith(b"}\n")
+    # lines outside the edited cells' sources are byte-identical
+    a, b = BEFORE.decode().splitlines(), AFTER.decode().splitlines()
+    assert a[:15] == b[:15] and a[-23:] == b[-23:]
+
+
+def test_magics_and_cross_cell_scope():
+    cells = ["".join(c["source"]) if isinstance(c["source"], list) else c["source"] for c in _cells(AFTER)]
+    assert cells[1].startswith("%matplotlib inline\n!nvidia-smi\n")
+    assert "multi_gpu_model" not in cells[1]
+    assert cells[2].startswith("strategy = tf.distribute.MirroredStrategy(")
+    # the compile in a later `%%time` cell reopens the scope there (each cell compiles alone)
+    assert cells[3].startswith("%%time\nwith strategy.scope():\n    model.compile(")
+    assert "files = !ls\n" in cells[3] and cells[3].endswith("model.fit(x, y, epochs=1)  # café")
+    assert cells[4] == "%%bash\necho hi\n"
+
+
+def _notebook(sources, indent=1, as_string=False, trailing="\n"):
+    cells = [
+        {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+         "source": s if as_string else s.splitlines(keepends=True)}
+        for s in sources
+    ]
+    nb = {"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    return (json.dumps(nb, indent=indent) + trailing).encode()
+
+
+SCRIPT = [
+    "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n",
+    "model = build()\nparallel = multi_gpu_model(model, 2)\nparallel.compile('sgd', 'mse')\n",
+]
+
+
+def test_string_sources_and_other_layouts():
+    for indent, as_string, trailing in [(2, True, ""), (None, False, ""), (4, False, "\n")]:
+        data = _notebook(SCRIPT, indent, as_string, trailing)
+        result = transform_notebook(data, "nb.ipynb")
+        assert result.changed, (indent, as_string)
+        cells = _cells(result.output)
+        assert isinstance(cells[1]["source"], str) == as_string
+        out = result.output.decode()
+        assert out.endswith("}" + trailing)
+        reference = json.loads(result.output)
+        assert (json.dumps(reference, indent=indent) + trailing) == out  # same layout as json.dumps made it
+        assert transform_notebook(result.output).output == result.output
+
+
+def test_findings_name_cell_and_line(tmp_path, capsys):
+    nb = tmp_path / "nb.ipynb"
+    nb.write_bytes(_notebook(["%matplotlib inline\nimport os\n", "from keras.utils import multi_gpu_model\n\ndef f(m):\n    return multi_gpu_model(m, 2)\n"]))
+    assert main([str(tmp_path)]) == 1  # notebooks are found when walking
+    out = capsys.readouterr().out
+    assert f"{nb}:cell 2:line 4:col 12: MGPU101 " in out
+
+
+def test_python2_cell_reported_untouched():
+    data = _notebook(["from keras.utils import multi_gpu_model\n", "print 'hello'\n"])
+    result = transform_notebook(data, "nb.ipynb")
+    assert result.failed and result.output == data
+    [finding] = result.findings
+    assert finding.cell == 2 and finding.format().startswith("nb.ipynb:cell 2: cannot parse as Python 3: ")
+
+
+def test_broken_json_reported():
+    result = transform_notebook(b'{"cells": [multi_gpu', "nb.ipynb")
+    assert result.failed and result.findings[0].code == "MGPU501"
+    assert transform_notebook(b"{not json", "x.ipynb").failed
+
+
+def test_no_marker_notebook_untouched():
+    data = _notebook(["import os\n", "%time x = 1\n"])
+    assert transform_notebook(data).output == data
