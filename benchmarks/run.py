@@ -117,13 +117,13 @@ def main() -> int:
     def spread(s: dict) -> str:
         return f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f})"
 
-    print(f"\n{'measure':<22}{'model':<15}{'dev':>4}  {'shim':<22}{'native':<22}{'one device':<22}{'ratio':>6}")
+    print(f"\n{'measure':<26}{'model':<15}{'dev':>4}  {'shim':<27}{'native':<27}{'one device':<27}{'native/shim':>11}")
     for row in report["training"]:
         one = spread(row["one device"]) if "one device" in row else "-"
         # throughput ratio shim/native = native time / shim time (goal >= 0.98; for wrap: >= 1)
         ratio = row["native"]["median"] / row["shim"]["median"]
-        print(f"{row['what']:<22}{row['model']:<15}{row['devices']:>4}  {spread(row['shim']):<22}"
-              f"{spread(row['native']):<22}{one:<22}{ratio:>6.2f}")
+        print(f"{row['what']:<26}{row['model']:<15}{row['devices']:>4}  {spread(row['shim']):<27}"
+              f"{spread(row['native']):<27}{one:<27}{ratio:>11.2f}")
     print()
     for n in devices:
         native, shim = (next(r for r in report["memory"] if r["kind"] == k and str(r["devices"]) == n)
