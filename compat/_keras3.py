@@ -23,7 +23,7 @@ def _distribute_variable(variable: Any, strategy: Any) -> None:
         if old._distribute_strategy is strategy:
             return
         raise _devices.foreign_strategy_error(variable.path, old._distribute_strategy)
-    if _parallel.needs_mean_aggregation(variable.trainable, variable.dtype, variable.aggregation):
+    if not variable.trainable and variable.dtype.startswith("float") and variable.aggregation == "none":
         # Keras 3 creates BatchNormalization statistics with aggregation "none": each
         # replica would keep its own. MEAN keeps them identical on all replicas.
         variable._aggregation = "mean"
@@ -63,12 +63,7 @@ def distribute_template(template: Any, strategy: Any) -> None:
         distribute_optimizer(template.optimizer, strategy)
         distribute_variables(list(template.metrics_variables), strategy)
     template._distribute_strategy = strategy
-    _reset_compiled_functions(template)
-
-
-def _reset_compiled_functions(model: Any) -> None:
-    # Functions traced before the swap captured the old variables.
-    model.train_function = model.test_function = model.predict_function = None
+    _parallel.reset_compiled_functions(template)
 
 
 def _lists_to_tuples(structure: Any) -> Any:

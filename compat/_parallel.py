@@ -14,20 +14,17 @@ _SAVE_NOTICE = (
 )
 
 
-def needs_mean_aggregation(trainable: bool, dtype: Any, aggregation: str) -> bool:
-    """Non-trainable float state (BatchNormalization statistics) must stay in sync."""
-    return not trainable and str(dtype).startswith(("float", "<dtype: 'float")) and aggregation in (
-        "none",
-        None,
-    )
-
-
 def tensor_name(tensor: Any) -> str:
     """The name of the input layer that produced a symbolic tensor."""
     history = getattr(tensor, "_keras_history", None)
     if history is not None:
         return history[0].name
     return str(tensor.name).split(":")[0]
+
+
+def reset_compiled_functions(model: Any) -> None:
+    """Functions traced before the variables were mirrored captured the old ones."""
+    model.train_function = model.test_function = model.predict_function = None
 
 
 def output_names(template: Any, count: int) -> list[str]:

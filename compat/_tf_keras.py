@@ -76,11 +76,7 @@ def distribute_template(template: Any, strategy: Any) -> None:
                 if old_key in index and old_id in mapping:
                     index[optimizer._var_key(mapping[old_id])] = index.pop(old_key)
     template._distribution_strategy = strategy
-    _reset_compiled_functions(template)
-
-
-def _reset_compiled_functions(model: Any) -> None:
-    model.train_function = model.test_function = model.predict_function = None
+    _parallel.reset_compiled_functions(template)
 
 
 class ParallelModel(_parallel.ParallelMixin, Functional):
