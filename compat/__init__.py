@@ -17,6 +17,7 @@ __all__ = [
     "simulate_gpus",
     "load_legacy_model",
     "load_legacy_weights",
+    "MultiGPUCompatWarning",
 ]
 
 # Public name -> module that defines it, imported on first attribute access
@@ -26,6 +27,7 @@ _LAZY = {
     "simulate_gpus": "compat.simulation",
     "load_legacy_model": "compat.legacy_models",
     "load_legacy_weights": "compat.legacy_models",
+    "MultiGPUCompatWarning": "compat.notices",
 }
 
 

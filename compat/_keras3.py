@@ -102,7 +102,9 @@ class ParallelModel(_parallel.ParallelMixin, Functional):
         return value
 
     def _distributed_batch(self, *parts: Any) -> Any:
-        data = _lists_to_tuples(parts if len(parts) > 1 else parts[0])
+        # Always a tuple of (x,), (x, y) or (x, y, sample_weight): a bare list of
+        # inputs would be read as (x, y).
+        data = _lists_to_tuples(tuple(parts))
         rows = _row_count(data)
         if rows == 0:
             raise ValueError("Received an empty batch: pass at least one row.")

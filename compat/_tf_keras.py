@@ -12,6 +12,12 @@ from compat import _devices, _parallel
 
 
 def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
+    synchronization, aggregation = variable.synchronization, variable.aggregation
+    if not variable.trainable and variable.dtype.is_floating and synchronization == tf.VariableSynchronization.ON_READ:
+        # tf_keras keeps BatchNormalization statistics per replica (ON_READ): predictions
+        # would depend on the replica a row lands on. Mirrored with MEAN, every update
+        # is averaged across replicas and all replicas hold the same statistics.
+        synchronization, aggregation = tf.VariableSynchronization.ON_WRITE, tf.VariableAggregation.MEAN
     with strategy.scope():
         # The full name is kept: tf_keras matches .h5 weights by it.
         return tf.Variable(
@@ -19,8 +25,8 @@ def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
             dtype=variable.dtype,
             trainable=variable.trainable,
             name=variable.name.split(":")[0],
-            aggregation=variable.aggregation,
-            synchronization=variable.synchronization,
+            aggregation=aggregation,
+            synchronization=synchronization,
         )
 
 

@@ -1,0 +1,208 @@
+"""The start-up hook (issue 3): legacy import paths work in a fresh interpreter with nothing added
+to the script; it can be switched off, never breaks an import, costs nothing at start-up, and
+ships in the built wheel."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from compat_helpers import ROOT, SITE_PACKAGES, child_env, run
+
+PATHS_CODE = """
+import json, sys
+results = {}
+def check(label, fn):
+    try:
+        results[label] = fn()
+    except Exception as err:
+        results[label] = f"{type(err).__name__}: {err}"
+
+def from_import(module):
+    def fn():
+        ns = {}
+        exec(f"from {module} import multi_gpu_model", ns)
+        return ns["multi_gpu_model"].__module__ + "." + ns["multi_gpu_model"].__qualname__
+    return fn
+
+def attr(expr):
+    def fn():
+        ns = {}
+        exec(f"import tensorflow as tf, keras\\nf = {expr}", ns)
+        return ns["f"].__module__ + "." + ns["f"].__qualname__
+    return fn
+
+for module in ["keras.utils", "keras.utils.training_utils", "keras.utils.multi_gpu_utils",
+               "tensorflow.keras.utils", "tensorflow.python.keras.utils",
+               "tensorflow.python.keras.utils.multi_gpu_utils", "tensorflow._api.v1.keras.utils",
+               "tf_keras.utils"]:
+    check("from " + module, from_import(module))
+for expr in ["keras.utils.multi_gpu_model", "tf.keras.utils.multi_gpu_model",
+             "tf.compat.v1.keras.utils.multi_gpu_model", "tf.compat.v2.keras.utils.multi_gpu_model"]:
+    check(expr, attr(expr))
+
+def fallback():
+    try:
+        from keras.utils import multi_gpu_model
+    except ImportError:
+        from tensorflow.keras.utils import multi_gpu_model
+    return multi_gpu_model.__module__ + "." + multi_gpu_model.__qualname__
+check("try/except fallback", fallback)
+
+def use():
+    # The legacy script: tf.keras model, tf.keras attribute call, 2 simulated GPUs, fit.
+    import numpy as np, tensorflow as tf
+    inp = tf.keras.Input((3,))
+    model = tf.keras.Model(inp, tf.keras.layers.Dense(2)(inp))
+    parallel = tf.keras.utils.multi_gpu_model(model, gpus=2)
+    parallel.compile(optimizer="sgd", loss="mse")
+    before = model.get_weights()[0].copy()
+    parallel.fit(np.ones((4, 3), "float32"), np.zeros((4, 2), "float32"), batch_size=4, verbose=0)
+    return [parallel.distribute_strategy.num_replicas_in_sync,
+            bool((model.get_weights()[0] != before).any())]
+check("use", use)
+print("RESULTS" + json.dumps(results))
+"""
+
+SHIM = "compat.multi_gpu.multi_gpu_model"
+ALL_PATHS = ["from keras.utils", "from keras.utils.training_utils", "from keras.utils.multi_gpu_utils",
+             "from tensorflow.keras.utils", "from tensorflow.python.keras.utils",
+             "from tensorflow.python.keras.utils.multi_gpu_utils", "from tensorflow._api.v1.keras.utils",
+             "from tf_keras.utils", "keras.utils.multi_gpu_model", "tf.keras.utils.multi_gpu_model",
+             "tf.compat.v1.keras.utils.multi_gpu_model", "tf.compat.v2.keras.utils.multi_gpu_model",
+             "try/except fallback"]
+
+
+def _results(proc):
+    return json.loads(proc.stdout.split("RESULTS", 1)[1].splitlines()[0])
+
+
+def test_every_legacy_import_path_in_fresh_interpreter(legacy_keras):
+    results = _results(run(PATHS_CODE, env={"MULTI_GPU_COMPAT_SIMULATE_GPUS": "2"}, timeout=150))
+    wrong = {p: results.get(p) for p in ALL_PATHS if results.get(p) != SHIM}
+    assert not wrong, f"paths not served by the shim ({'tf_keras' if legacy_keras else 'keras 3'}): {wrong}"
+    assert results["use"] == [2, True], results["use"]
+
+
+def test_disable_env_var_turns_hook_off():
+    results = _results(run(PATHS_CODE + """
+import sys
+assert not [m for m in sys.modules if m.split(".")[0] == "compat"], "project imported although disabled"
+""", env={"MULTI_GPU_COMPAT_DISABLE": "1"}, timeout=150))
+    served = {p: results[p] for p in ALL_PATHS if not str(results[p]).startswith(("ImportError", "ModuleNotFoundError", "AttributeError"))}
+    assert not served, f"still served with MULTI_GPU_COMPAT_DISABLE=1: {served}"
+    assert results["from keras.utils"].startswith("ImportError")
+    assert results["from tensorflow.keras.utils"].startswith("ImportError")
+
+
+def test_disable_env_var_imports_nothing_from_project():
+    proc = run("import sys; print(sorted(m for m in sys.modules if m.split('.')[0] == 'compat'))",
+               env={"MULTI_GPU_COMPAT_DISABLE": "1"})
+    assert proc.stdout.strip() == "[]", f"project modules imported at start-up although disabled: {proc.stdout}"
+
+
+def test_startup_imports_nothing_heavy():
+    proc = run("""
+import sys
+heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras", "tf_keras", "numpy", "h5py"))
+from compat import import_hook
+print("STARTUP" + repr((heavy, import_hook.is_installed())))
+""")
+    heavy, installed = eval(proc.stdout.split("STARTUP", 1)[1])
+    assert installed, "the .pth start-up hook did not install the import hook"
+    assert heavy == [], f"imported at start-up: {heavy}"
+
+
+def test_hook_failure_never_breaks_an_import(tmp_path):
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "multi_gpu.py").write_text("raise RuntimeError('simulated broken installation')\n")
+    code = f"""
+import compat
+compat.__path__.insert(0, {str(broken)!r})  # compat.multi_gpu now fails on import
+import keras
+from keras.utils import multi_gpu_model, to_categorical   # the import itself works
+assert to_categorical([0, 1], 2).shape == (2, 2)           # the module is intact
+import tensorflow as tf
+from tensorflow.keras.utils import multi_gpu_model as tf_mgm
+inp = keras.Input((3,))
+try:
+    multi_gpu_model(keras.Model(inp, keras.layers.Dense(2)(inp)), gpus=2)
+except ImportError as err:
+    assert "simulated broken installation" in str(err) and "doctor" in str(err), err
+else:
+    raise AssertionError("broken shim did not surface on use")
+print("BROKEN-OK")
+"""
+    assert "BROKEN-OK" in run(code, timeout=120).stdout
+    # A module that cannot be imported at all (None in sys.modules) behaves the same.
+    code2 = """
+import sys
+sys.modules["compat.multi_gpu"] = None
+import tensorflow as tf
+from tensorflow.keras.utils import multi_gpu_model
+try:
+    multi_gpu_model(None, gpus=2)
+except ImportError as err:
+    assert "could not load" in str(err), err
+else:
+    raise AssertionError("no error on use")
+print("NONE-OK")
+"""
+    assert "NONE-OK" in run(code2, timeout=120).stdout
+
+
+@pytest.mark.slow
+def test_built_wheel_ships_working_startup_hook(tmp_path):
+    wheels = tmp_path / "wheels"
+    build = subprocess.run(
+        [sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "-q", "-w", str(wheels)],
+        capture_output=True, text=True, timeout=300, env=child_env(),
+    )
+    assert build.returncode == 0, build.stderr[-3000:]
+    [wheel] = list(wheels.glob("multi_gpu_compat-*.whl"))
+    names = zipfile.ZipFile(wheel).namelist()
+    assert "multi_gpu_compat.pth" in names, "the .pth must be at the top level of the wheel"
+    assert "compat/import_hook.py" in names and "compat/multi_gpu.py" in names
+    # A fresh venv that sees the dependencies (TensorFlow, Keras) but not this checkout.
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=180)
+    site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "deps.pth").write_text(SITE_PACKAGES + "\n")  # dependencies only: their .pth files are not run
+    py = venv / "bin" / "python"
+    install = subprocess.run(
+        [str(py), "-m", "pip", "install", "--no-deps", "--no-index", "-q", str(wheel)],
+        capture_output=True, text=True, timeout=300, env=child_env(),
+    )
+    assert install.returncode == 0, install.stderr[-3000:]
+    assert (site / "multi_gpu_compat.pth").exists()
+    check = """
+import sys, compat
+assert compat.__file__.startswith(sys.argv[1]), compat.__file__
+from keras.utils import multi_gpu_model
+import tensorflow as tf
+inp = tf.keras.Input((3,))
+parallel = tf.keras.utils.multi_gpu_model(tf.keras.Model(inp, tf.keras.layers.Dense(2)(inp)), gpus=2)
+assert parallel.distribute_strategy.num_replicas_in_sync == 2
+print("WHEEL-OK")
+"""
+    proc = subprocess.run([str(py), "-c", check, str(site)], capture_output=True, text=True, cwd=tmp_path,
+                          timeout=150, env=child_env({"MULTI_GPU_COMPAT_SIMULATE_GPUS": "2"}))
+    assert "WHEEL-OK" in proc.stdout, proc.stderr[-3000:]
+    # pip uninstall: the hook vanishes with the project.
+    subprocess.run([str(py), "-m", "pip", "uninstall", "-y", "-q", "multi-gpu-compat"], check=True,
+                   timeout=120, capture_output=True, env=child_env())
+    assert not (site / "multi_gpu_compat.pth").exists()
+    gone = subprocess.run([str(py), "-c", "from keras.utils import multi_gpu_model"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120, env=child_env())
+    assert gone.returncode != 0 and "ImportError" in gone.stderr
+
+
+def test_editable_install_uses_checkout():
+    proc = run("import compat; print('FILE' + compat.__file__)", cwd=Path("/"))
+    assert Path(proc.stdout.split("FILE", 1)[1].strip()).resolve().parent == ROOT / "compat"
