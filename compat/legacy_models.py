@@ -373,6 +373,19 @@ def _normalize_config(config: Any, name: str | None = None) -> Any:
     return out
 
 
+def _dicts_bottom_up(config: Any) -> list[dict]:
+    """Every dict nested in a JSON config, innermost first (edits to one don't affect the walk)."""
+    found: list[dict] = []
+    if isinstance(config, list):
+        for item in config:
+            found += _dicts_bottom_up(item)
+    elif isinstance(config, dict):
+        for value in config.values():
+            found += _dicts_bottom_up(value)
+        found.append(config)
+    return found
+
+
 def _reindex_nested_model_nodes(config: Any) -> Any:
     """Renumbers the calls of nested models for Keras 3, in place.
 
@@ -381,17 +394,15 @@ def _reindex_nested_model_nodes(config: Any) -> Any:
     them from 0; left alone, Keras 3 fails with "nodes failed to be resolved". The offset
     is the smallest node index the config uses for that layer (0 for deferred Sequentials).
     """
-    if isinstance(config, list):
-        for item in config:
-            _reindex_nested_model_nodes(item)
-        return config
-    if not isinstance(config, dict):
-        return config
-    for value in config.values():
-        _reindex_nested_model_nodes(value)
+    for item in _dicts_bottom_up(config):
+        _reindex_one(item)
+    return config
+
+
+def _reindex_one(config: dict) -> None:
     inner = config.get("config")
     if config.get("class_name") not in _FUNCTIONAL_CLASSES or not isinstance(inner, dict):
-        return config
+        return
     nested = {
         layer["name"] for layer in inner.get("layers") or [] if layer.get("class_name") in _MODEL_CLASSES
     }
@@ -401,7 +412,6 @@ def _reindex_nested_model_nodes(config: Any) -> Any:
         for ref in refs:
             if ref[0] == name:
                 ref[1] -= offset
-    return config
 
 
 def _add_sequential_inputs(config: Any) -> Any:
@@ -411,14 +421,12 @@ def _add_sequential_inputs(config: Any) -> Any:
     Keras 3's legacy loader turns that into `input_shape` *with* the batch axis and
     builds a wrong, rank+1 model. An explicit InputLayer (what tf.keras wrote) does not.
     """
-    if isinstance(config, list):
-        for item in config:
-            _add_sequential_inputs(item)
-        return config
-    if not isinstance(config, dict):
-        return config
-    for value in config.values():
-        _add_sequential_inputs(value)
+    for item in _dicts_bottom_up(config):
+        _add_one_sequential_input(item)
+    return config
+
+
+def _add_one_sequential_input(config: dict) -> None:
     layers = (config.get("config") or {}).get("layers") if config.get("class_name") == "Sequential" else None
     if layers and layers[0].get("class_name") != "InputLayer":
         first = layers[0].get("config", {})
@@ -428,7 +436,6 @@ def _add_sequential_inputs(config: Any) -> Any:
             if "dtype" in first:
                 input_config["dtype"] = first["dtype"]
             layers.insert(0, {"class_name": "InputLayer", "config": input_config})
-    return config
 
 
 def _node_refs(inner: dict) -> list[list]:
