@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+from functools import partial
+from types import MethodType
 from typing import Any
 
 import keras
 import numpy as np
 import tensorflow as tf
+from keras.src.backend.tensorflow.trainer import TensorFlowTrainer, pythonify_logs
 from keras.src.models.functional import Functional
 
 from compat import _devices, _parallel
@@ -45,6 +48,9 @@ def distribute_variables(variables: list[Any], strategy: Any) -> None:
 
 def distribute_optimizer(optimizer: Any, strategy: Any) -> None:
     """Moves an optimizer (and any state it has built) onto `strategy`."""
+    inner = getattr(optimizer, "inner_optimizer", None)  # LossScaleOptimizer (mixed precision)
+    if inner is not None:
+        distribute_optimizer(inner, strategy)
     distribute_variables(list(optimizer.variables), strategy)
     # Keras 3's TF optimizer remembers the strategy it was created under.
     optimizer._distribution_strategy = strategy
@@ -79,12 +85,12 @@ def _row_count(structure: Any) -> int:
     return int(np.shape(tf.nest.flatten(structure)[0])[0])
 
 
-class ParallelModel(_parallel.ParallelMixin, Functional):
-    """The model `multi_gpu_model` returns on Keras 3: the template as one layer,
-    run by a MirroredStrategy, with identity layers that keep its output names."""
+class _StrategyFixes:
+    """Keras 3 fixes for a model run by a MirroredStrategy (runtime notes).
 
-    def _distribute_optimizer(self, optimizer: Any) -> None:
-        distribute_optimizer(optimizer, self._compat_strategy)
+    The parallel model inherits them; the template gets them bound to the instance,
+    since it is a distributed model too and stays usable on its own.
+    """
 
     def _maybe_symbolic_build(self, iterator: Any = None, data_batch: Any = None) -> None:
         # Keras averages the first distributed batch across replicas just to learn its
@@ -92,55 +98,73 @@ class ParallelModel(_parallel.ParallelMixin, Functional):
         # replica's rows carry the same shapes.
         if iterator is not None:
             for _, _, it in iterator:
-                data_batch = tf.nest.map_structure(self._first_replica, next(it))
+                data_batch = tf.nest.map_structure(partial(_first_replica, self), next(it))
                 break
-        super()._maybe_symbolic_build(data_batch=data_batch)
+        TensorFlowTrainer._maybe_symbolic_build(self, data_batch=data_batch)
 
-    def _first_replica(self, value: Any) -> Any:
-        if isinstance(value, tf.distribute.DistributedValues):
-            return self._compat_strategy.experimental_local_results(value)[0]
-        return value
-
-    def _distributed_batch(self, *parts: Any) -> Any:
-        # Always a tuple of (x,), (x, y) or (x, y, sample_weight): a bare list of
-        # inputs would be read as (x, y).
-        data = _lists_to_tuples(tuple(parts))
-        rows = _row_count(data)
-        if rows == 0:
-            raise ValueError("Received an empty batch: pass at least one row.")
-        dataset = tf.data.Dataset.from_tensor_slices(data).batch(rows)
-        return next(iter(self.distribute_strategy.experimental_distribute_dataset(dataset)))
-
+    # Keras runs *_on_batch without distributing the batch: every replica got all rows.
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
-        self._assert_compile_called("train_on_batch")
         if class_weight is not None or (y is None and sample_weight is not None):
-            return super().train_on_batch(x, y, sample_weight, class_weight, return_dict)
-        parts = [p for p in (x, y, sample_weight) if p is not None]
+            return TensorFlowTrainer.train_on_batch(self, x, y, sample_weight, class_weight, return_dict)
+        self._assert_compile_called("train_on_batch")
         self.make_train_function()
         self.reset_metrics()
-        logs = self.train_function([self._distributed_batch(*parts)])
-        return self._batch_logs(logs, return_dict)
+        logs = self.train_function([_distributed_batch(self, x, y, sample_weight)])
+        return _batch_logs(self, logs, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
-        self._assert_compile_called("test_on_batch")
         if y is None and sample_weight is not None:
-            return super().test_on_batch(x, y, sample_weight, return_dict)
-        parts = [p for p in (x, y, sample_weight) if p is not None]
+            return TensorFlowTrainer.test_on_batch(self, x, y, sample_weight, return_dict)
+        self._assert_compile_called("test_on_batch")
         self.make_test_function()
         self.reset_metrics()
-        logs = self.test_function([self._distributed_batch(*parts)])
-        return self._batch_logs(logs, return_dict)
+        logs = self.test_function([_distributed_batch(self, x, y, sample_weight)])
+        return _batch_logs(self, logs, return_dict)
 
     def predict_on_batch(self, x):
         self.make_predict_function()
-        outputs = self.predict_function([self._distributed_batch(x)])
-        return tf.nest.map_structure(lambda t: np.asarray(t), outputs)
+        outputs = self.predict_function([_distributed_batch(self, x)])
+        return tf.nest.map_structure(np.asarray, outputs)
 
-    def _batch_logs(self, logs: Any, return_dict: bool) -> Any:
-        from keras.src.backend.tensorflow.trainer import pythonify_logs
 
-        logs = pythonify_logs(logs)
-        return logs if return_dict else self._flatten_metrics_in_order(logs)
+def _first_replica(model: Any, value: Any) -> Any:
+    if isinstance(value, tf.distribute.DistributedValues):
+        return model.distribute_strategy.experimental_local_results(value)[0]
+    return value
+
+
+def _distributed_batch(model: Any, x: Any, y: Any = None, sample_weight: Any = None) -> Any:
+    """One batch split across the replicas, as `fit` splits each batch."""
+    # Always a tuple (x,), (x, y) or (x, y, sample_weight): a bare list of inputs
+    # would be read as (x, y).
+    data = _lists_to_tuples(tuple(p for p in (x, y, sample_weight) if p is not None))
+    rows = _row_count(data)
+    if rows == 0:
+        raise ValueError("Received an empty batch: pass at least one row.")
+    dataset = tf.data.Dataset.from_tensor_slices(data).batch(rows)
+    return next(iter(model.distribute_strategy.experimental_distribute_dataset(dataset)))
+
+
+def _batch_logs(model: Any, logs: Any, return_dict: bool) -> Any:
+    logs = pythonify_logs(logs)
+    return logs if return_dict else model._flatten_metrics_in_order(logs)
+
+
+def _bind_fixes(template: Any) -> None:
+    """Gives the template the fixes, unless its class overrides those methods itself."""
+    for name in ("_maybe_symbolic_build", "train_on_batch", "test_on_batch", "predict_on_batch"):
+        if getattr(type(template), name) is getattr(TensorFlowTrainer, name):
+            template.__dict__[name] = MethodType(getattr(_StrategyFixes, name), template)
+
+
+class ParallelModel(_parallel.ParallelMixin, _StrategyFixes, Functional):
+    """The model `multi_gpu_model` returns on Keras 3: the template as one layer,
+    run by a MirroredStrategy, with identity layers that keep its output names."""
+
+    _carries_compile_state = False
+
+    def _distribute_optimizer(self, optimizer: Any) -> None:
+        distribute_optimizer(optimizer, self._compat_strategy)
 
 
 def _template_inputs(template: Any) -> tuple[list[Any], Any]:
@@ -219,5 +243,6 @@ def replicate(template: Any, strategy: Any, relocate: bool = False) -> ParallelM
     """Distributes `template` onto `strategy` and returns the parallel model."""
     del relocate  # Variables are mirrored on every replica device either way.
     distribute_template(template, strategy)
+    _bind_fixes(template)
     _guard_empty_batches(template)
     return build_parallel(template, strategy)

@@ -28,8 +28,14 @@ def reset_compiled_functions(model: Any) -> None:
 
 
 def output_names(template: Any, count: int) -> list[str]:
+    """The template's output names (Keras 3 Sequential has no `output_names`: use its layers)."""
     names = list(getattr(template, "output_names", None) or [])
     if len(names) != count:
+        try:
+            names = [t._keras_history[0].name for t in template.outputs]
+        except (AttributeError, TypeError, ValueError, IndexError):
+            names = []
+    if len(names) != count or len(set(names)) != count:
         names = [f"output_{i + 1}" for i in range(count)]
     return names
 
@@ -39,6 +45,10 @@ class ParallelMixin:
 
     _compat_template: Any
     _compat_strategy: Any
+    # Whether files saved through the parallel model carry its compile settings and
+    # optimizer state. Not on Keras 3: it cannot reload its own compiled .h5 files
+    # ("Could not deserialize 'keras.metrics.mse'"), so the template stays uncompiled.
+    _carries_compile_state = True
 
     def _init_parallel(self, template: Any, strategy: Any) -> None:
         # Stored in __dict__ directly: Keras would otherwise track the template a
@@ -57,6 +67,28 @@ class ParallelMixin:
             super().compile(*args, **kwargs)
         if getattr(self, "optimizer", None) is not None:
             self._distribute_optimizer(self.optimizer)
+        self.__dict__["_compat_compile_args"] = (args, kwargs)
+
+    def _compile_template_like_self(self) -> None:
+        """Before saving through the parallel model, give the template this model's
+        compile settings and (shared) optimizer, so that the file resumes training
+        like the compiled parallel-model files Keras 2.2+ wrote. A template the user
+        compiled differently is left as it is."""
+        template, compiled = self._compat_template, self.__dict__.get("_compat_compile_args")
+        if not self._carries_compile_state or compiled is None or getattr(template, "optimizer", None) is self.optimizer:
+            return
+        if getattr(template, "optimizer", None) is not None and not self.__dict__.get(
+            "_compat_compiled_template"
+        ):
+            return
+        args, kwargs = list(compiled[0]), dict(compiled[1])
+        if args:
+            args[0] = self.optimizer
+        else:
+            kwargs["optimizer"] = self.optimizer
+        with self._compat_strategy.scope():
+            template.compile(*args, **kwargs)
+        self.__dict__["_compat_compiled_template"] = True
 
     def _distribute_optimizer(self, optimizer: Any) -> None:
         raise NotImplementedError
@@ -64,6 +96,7 @@ class ParallelMixin:
     def save(self, filepath: Any, *args: Any, **kwargs: Any) -> Any:
         """Saves the template (the single-device model), as `multi_gpu_model` users were told to."""
         notify_once("save", _SAVE_NOTICE)
+        self._compile_template_like_self()
         return self._compat_template.save(filepath, *args, **kwargs)
 
     def save_weights(self, filepath: Any, *args: Any, **kwargs: Any) -> Any:

@@ -12,6 +12,12 @@ from compat import _devices, _parallel
 
 
 def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
+    from tf_keras.src.mixed_precision import autocast_variable
+
+    if isinstance(variable, autocast_variable.AutoCastVariable):
+        # Mixed precision: mirror the float32 variable inside, then wrap it again so
+        # layers keep reading it in their compute dtype.
+        return autocast_variable.create_autocast_variable(_mirror(variable._variable, strategy))
     synchronization, aggregation = variable.synchronization, variable.aggregation
     if not variable.trainable and variable.dtype.is_floating and synchronization == tf.VariableSynchronization.ON_READ:
         # tf_keras keeps BatchNormalization statistics per replica (ON_READ): predictions
@@ -30,13 +36,21 @@ def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
         )
 
 
-def _replace_in_lists(owner: Any, old: Any, new: Any) -> None:
-    for value in list(vars(owner).values()):
-        if isinstance(value, list):
-            storage = getattr(value, "_storage", value)  # ListWrapper keeps a plain list
-            for i, item in enumerate(storage):
-                if item is old:
-                    storage[i] = new
+def _replace_in(container: Any, old: Any, new: Any, depth: int = 2) -> None:
+    """Replaces `old` in lists and dicts (and one level of nesting: optimizer slots)."""
+    if isinstance(container, list):
+        storage = getattr(container, "_storage", container)  # ListWrapper keeps a plain list
+        items = enumerate(storage)
+    elif isinstance(container, dict):
+        storage = getattr(container, "_storage", container)  # and DictWrapper a plain dict
+        items = storage.items()
+    else:
+        return
+    for key, item in list(items):
+        if item is old:
+            storage[key] = new
+        elif depth > 1:
+            _replace_in(item, old, new, depth - 1)
 
 
 def _swap(owner: Any, old: Any, new: Any) -> None:
@@ -44,7 +58,17 @@ def _swap(owner: Any, old: Any, new: Any) -> None:
     for name, value in list(vars(owner).items()):
         if value is old and not name.startswith("_self_"):
             setattr(owner, name, new)  # tf_keras re-tracks it in the same position
-    _replace_in_lists(owner, old, new)
+        else:
+            _replace_in(value, old, new)
+    # [multi-worker/checkpoints] add_weight tracked `old` as a checkpoint dependency under
+    # the weight's name, which setattr does not replace: tf.train.Checkpoint (and so
+    # BackupAndRestore) would save and restore the old, unused variable.
+    # (_track_trackable is a no-op on tf_keras layers: `_manual_tracking` is off.)
+    dependencies = getattr(owner, "_self_unconditional_checkpoint_dependencies", None) or []
+    for i, ref in enumerate(dependencies):
+        if ref.ref is old:
+            dependencies[i] = type(ref)(name=ref.name, ref=new)
+            owner._self_unconditional_dependency_names[ref.name] = new
 
 
 def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: dict[int, Any]) -> None:
@@ -59,13 +83,41 @@ def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: 
         _swap(owner, variable, new)
 
 
+def _optimizer_variables(optimizer: Any) -> list[Any]:
+    # `variables` is a list on tf_keras optimizers and a method on the legacy ones.
+    variables = optimizer.variables
+    return list(variables() if callable(variables) else variables)
+
+
+def _slot_key(optimizer: Any, variable: Any) -> Any:
+    if hasattr(optimizer, "_var_key"):
+        return optimizer._var_key(variable)
+    from tf_keras.src.optimizers.legacy.optimizer_v2 import _var_key
+
+    return _var_key(variable)
+
+
+def _distribute_optimizer(optimizer: Any, strategy: Any, mapping: dict[int, Any], old_keys: dict[int, Any]) -> None:
+    """Moves an optimizer and its state onto `strategy`; slots follow their model variables."""
+    _distribute_owned(optimizer, _optimizer_variables(optimizer), strategy, mapping)
+    if hasattr(optimizer, "_distribution_strategy"):
+        optimizer._distribution_strategy = strategy
+    # Slots are found by the model variable's key (`_index_dict` on tf_keras optimizers,
+    # `_slots` on the legacy ones), which the swap changed.
+    for table in (getattr(optimizer, "_index_dict", None), getattr(optimizer, "_slots", None)):
+        if not table:
+            continue
+        for old_id, old_key in old_keys.items():
+            if old_key in table and old_id in mapping:
+                table[_slot_key(optimizer, mapping[old_id])] = table.pop(old_key)
+
+
 def distribute_template(template: Any, strategy: Any) -> None:
     """Makes the template itself a distributed model that shares its variables."""
     optimizer = getattr(template, "optimizer", None)
-    # Optimizer slots are found by the model variable's key, which the swap changes.
     old_keys = (
-        {id(v): optimizer._var_key(v) for v in template.trainable_variables}
-        if optimizer is not None and hasattr(optimizer, "_var_key")
+        {id(v): _slot_key(optimizer, v) for v in template.trainable_variables}
+        if optimizer is not None
         else {}
     )
     mapping: dict[int, Any] = {}
@@ -73,14 +125,7 @@ def distribute_template(template: Any, strategy: Any) -> None:
         own = list(layer._trainable_weights) + list(layer._non_trainable_weights)
         _distribute_owned(layer, own, strategy, mapping)
     if optimizer is not None:
-        _distribute_owned(optimizer, list(optimizer.variables), strategy, mapping)
-        if hasattr(optimizer, "_distribution_strategy"):
-            optimizer._distribution_strategy = strategy
-        index = getattr(optimizer, "_index_dict", None)
-        if index:
-            for old_id, old_key in old_keys.items():
-                if old_key in index and old_id in mapping:
-                    index[optimizer._var_key(mapping[old_id])] = index.pop(old_key)
+        _distribute_optimizer(optimizer, strategy, mapping, old_keys)
     template._distribution_strategy = strategy
     _parallel.reset_compiled_functions(template)
 
@@ -90,9 +135,7 @@ class ParallelModel(_parallel.ParallelMixin, Functional):
     run by a MirroredStrategy, with identity layers that keep its output names."""
 
     def _distribute_optimizer(self, optimizer: Any) -> None:
-        _distribute_owned(optimizer, list(optimizer.variables), self._compat_strategy, {})
-        if hasattr(optimizer, "_distribution_strategy"):
-            optimizer._distribution_strategy = self._compat_strategy
+        _distribute_optimizer(optimizer, self._compat_strategy, {}, {})
 
 
 def _template_inputs(template: Any) -> list[Any]:

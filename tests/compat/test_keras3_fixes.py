@@ -166,3 +166,43 @@ def test_plain_strategy_empty_replica_batch_gives_nan(keras_module, keras3_plain
     x, y = shifted_data(10)
     model.fit(x, y, batch_size=4, epochs=1, verbose=0, shuffle=False)
     assert not _all_finite(model)
+
+
+def test_template_keeps_the_fixes_on_its_own(keras_module):
+    """After wrapping, the template is a distributed model too: it must behave as well."""
+    K = keras_module
+    template = mlp(K, "alone", bn=True)
+    template.compile(K.optimizers.SGD(0.01), "mse")
+    compat.multi_gpu_model(template, gpus=N_REPLICAS)
+    x, y = data(rows=9)
+    assert template.predict_on_batch(x[:3]).shape == (3, 2)
+    template.evaluate(x, y, batch_size=9, verbose=0)  # uneven first batch
+    template.fit(x, y, batch_size=9, epochs=1, verbose=0)
+    assert np.isfinite(template.train_on_batch(x[:6], y[:6])).all()
+    assert _all_finite(template)
+
+
+def test_mixed_precision_with_an_optimizer_object(keras_module, legacy_keras):
+    K = keras_module
+    K.mixed_precision.set_global_policy("mixed_float16")
+    try:
+        inp = K.Input((3,))
+        template = K.Model(inp, K.layers.Dense(2, dtype="float32")(K.layers.Dense(4)(inp)))
+        parallel = compat.multi_gpu_model(template, gpus=2)
+        optimizer = K.optimizers.Adam(1e-3)  # made outside any scope, wrapped in loss scaling
+        parallel.compile(optimizer=optimizer, loss="mse")
+        x, y = data(rows=8)
+        history = parallel.fit(x, y, batch_size=4, epochs=2, verbose=0)
+        assert np.isfinite(history.history["loss"]).all()
+    finally:
+        K.mixed_precision.set_global_policy("float32")
+
+
+def test_sequential_output_name_keys_loss_dicts(keras_module):
+    K = keras_module
+    template = K.Sequential([K.Input((3,)), K.layers.Dense(4), K.layers.Dense(2, name="out")])
+    parallel = compat.multi_gpu_model(template, gpus=2)
+    assert list(parallel.output_names) == ["out"]
+    parallel.compile(loss={"out": "mse"}, optimizer="sgd")
+    x, y = data(rows=8)
+    parallel.fit(x, y, batch_size=4, verbose=0)
