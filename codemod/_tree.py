@@ -9,9 +9,7 @@ import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import (
     MetadataWrapper,
-    ParentNodeProvider,
     PositionProvider,
-    QualifiedNameProvider,
     ScopeProvider,
 )
 
@@ -19,6 +17,7 @@ Block = cst.Module | cst.IndentedBlock
 _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _CPU_DEVICE = re.compile(r"^/?(device:)?cpu(:0)?$", re.IGNORECASE)
 _TF_DEVICE = {"tensorflow.device", "tensorflow.compat.v1.device", "tensorflow.compat.v2.device"}
+_INDEXED = frozenset({cst.Call, cst.ClassDef, cst.FunctionDef, cst.Import, cst.ImportFrom})
 
 
 class Tree:
@@ -27,13 +26,43 @@ class Tree:
     def __init__(self, module: cst.Module) -> None:
         self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
         self.module = module
-        meta = self.wrapper.resolve_many(
-            [ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider]
-        )
-        self._parents = meta[ParentNodeProvider]
-        self._positions = meta[PositionProvider]
-        self._qnames = meta[QualifiedNameProvider]
-        self.scopes = meta[ScopeProvider]
+        # One walk gives parents and the nodes the fixers look for, in source (pre-)order:
+        # cheaper than ParentNodeProvider plus a findall pass per fixer.
+        self._parents: dict[cst.CSTNode, cst.CSTNode] = {}
+        self._indexed: list[cst.CSTNode] = []
+        parents, indexed = self._parents, self._indexed
+        self._order: dict[cst.CSTNode, int] = {}
+        order = self._order
+        stack: list[cst.CSTNode] = [module]
+        while stack:
+            node = stack.pop()
+            order[node] = len(order)
+            if type(node) in _INDEXED:
+                indexed.append(node)
+            children = node.children
+            for child in children:
+                parents[child] = node
+            stack.extend(reversed(children))
+        # QualifiedNameProvider only wraps `scope.get_qualified_names_for` in a lazy value for
+        # every node; asking the scope directly for the few nodes looked at skips that pass.
+        self.scopes = self.wrapper.resolve(ScopeProvider)
+        self._positions_cache = None
+
+    @property
+    def _positions(self):  # type: ignore[no-untyped-def]
+        """Positions are resolved on first use (a codegen pass over the module)."""
+        if self._positions_cache is None:
+            self._positions_cache = self.wrapper.resolve(PositionProvider)
+        return self._positions_cache
+
+    def all_nodes(self) -> Iterator[cst.CSTNode]:
+        """Every node but the module itself."""
+        return iter(self._parents)
+
+    def all(self, *types: type) -> list[cst.CSTNode]:
+        """Every node of these (exact, indexed) types, in source order."""
+        assert all(t in _INDEXED for t in types)
+        return [n for n in self._indexed if type(n) in types]
 
     def code(self, node: cst.CSTNode) -> str:
         return self.module.code_for_node(node).strip()
@@ -45,15 +74,19 @@ class Tree:
         while (node := self._parents.get(node)) is not None:
             yield node
 
+    def order(self, node: cst.CSTNode) -> int:
+        """The node's index in source (pre-)order: compares like positions without resolving them."""
+        return self._order[node]
+
     def position(self, node: cst.CSTNode) -> tuple[int, int]:
         start = self._positions[node].start
         return start.line, start.column + 1
 
     def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        value = self._qnames.get(node, ())
-        if callable(value):  # libcst hands qualified names out lazily
-            value = value()
-        return {q.name for q in value}
+        scope = self.scopes.get(node)
+        if not scope:  # as QualifiedNameProvider does
+            return set()
+        return {q.name for q in scope.get_qualified_names_for(node)}
 
     def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
         """The statement directly inside a block that contains `node`."""
@@ -184,19 +217,3 @@ def _dotted(node: cst.CSTNode) -> str:
     if isinstance(node, cst.Attribute):
         return f"{_dotted(node.value)}.{node.attr.value}"
     return ""
-
-
-def is_chatter(statement: cst.CSTNode) -> bool:
-    """`print(...)`, `logging.info(...)`, `logger.warning(...)`, `pass`: statements a fallback may drop."""
-    if not isinstance(statement, cst.SimpleStatementLine):
-        return False
-    for small in statement.body:
-        if isinstance(small, cst.Pass):
-            continue
-        if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
-            return False
-        func = _dotted(small.value.func)
-        root = func.split(".")[0]
-        if func != "print" and root not in {"logging", "logger", "log", "LOGGER", "_logger", "warnings"}:
-            return False
-    return True

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import libcst as cst
 from libcst.codemod import CodemodCommand
-from libcst.metadata import ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider
 
 from .core import transform_module
 
@@ -15,8 +14,9 @@ class MigrateMultiGpuCommand(CodemodCommand):
     """Rewrites Keras `multi_gpu_model` code into `tf.distribute.MirroredStrategy` scope code."""
 
     DESCRIPTION = "Rewrite Keras multi_gpu_model code into tf.distribute.MirroredStrategy scope code."
-    # Resolved by the core on the module it is given (the fixers share one resolution).
-    METADATA_DEPENDENCIES = (ParentNodeProvider, PositionProvider, QualifiedNameProvider, ScopeProvider)
+    # None declared: the core resolves what it needs once, on the module it is given
+    # (declaring them here would make libcst resolve them a second time for nothing).
+    METADATA_DEPENDENCIES = ()
 
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
         new, findings = transform_module(tree, self.context.filename or "<string>")

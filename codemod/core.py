@@ -48,8 +48,8 @@ def transform_module(module: cst.Module, path: str = "<string>") -> tuple[cst.Mo
         ctx.plan.add_imports = [i for i in ctx.plan.add_imports if i[0] != "tensorflow"]
     if ctx.plan.empty:
         return module, sorted(set(ctx.findings))
-    new = apply_plan(module, ctx.plan)
-    new = imports.finish(new, ctx.plan)
+    new = apply_plan(module, ctx.plan, tree)
+    new = imports.finish(new, ctx.plan, tree)
     return new, sorted(set(ctx.findings))
 
 

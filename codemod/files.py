@@ -27,8 +27,28 @@ def _skipped_dir(path: Path) -> bool:
     )
 
 
-def _git_ignored(files: list[Path]) -> set[Path]:
-    """Files `.gitignore` excludes, asked of git itself per directory (nothing when git is absent)."""
+def _git_ignored(files: list[Path], root: Path | None = None) -> set[Path]:
+    """Files `.gitignore` excludes, asked of git itself (nothing when git is absent).
+
+    With `root` (a walked tree holding no other repository below it) one `git check-ignore`
+    answers for the whole tree; otherwise git is asked per directory, so that nested
+    repositories answer for their own files.
+    """
+    if root is not None:
+        if not files:
+            return set()
+        try:
+            result = subprocess.run(
+                ["git", "-C", str(root), "check-ignore", "--stdin", "-z"],
+                input="\0".join(str(f.relative_to(root)) for f in files) + "\0",
+                capture_output=True, text=True, timeout=60, check=False,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return set()
+        if result.returncode in (0, 1):
+            return {root / name for name in result.stdout.split("\0") if name}
+        if result.returncode == 128 and "not a git repository" in result.stderr:
+            return set()  # not in a work tree, and no repository below it
     ignored: set[Path] = set()
     by_dir: dict[Path, list[Path]] = {}
     for file in files:
@@ -66,8 +86,11 @@ def iter_python_files(
             yield path
             continue
         found: list[Path] = []
+        nested_repo = False
         for root, dirs, files in os.walk(path):
             root_path = Path(root)
+            if root_path != path and (".git" in dirs or ".git" in files):
+                nested_repo = True
             kept = []
             for d in sorted(dirs):
                 if _skipped_dir(root_path / d):
@@ -86,7 +109,7 @@ def iter_python_files(
                         skipped.append((root_path / f, "symbolic link, not followed; name it explicitly to rewrite its target"))
                     continue
                 found.append(root_path / f)
-        ignored = _git_ignored(found)
+        ignored = _git_ignored(found, None if nested_repo else path)
         yield from (f for f in found if f not in ignored)
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ._tree import Block
+
+if TYPE_CHECKING:
+    from ._tree import Tree
 
 __all__ = ["Plan", "Region", "apply_plan"]
 
@@ -65,12 +69,17 @@ def _flat_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
 
 
 class _Applier(cst.CSTTransformer):
-    def __init__(self, plan: Plan) -> None:
+    def __init__(self, plan: Plan, paths: set[int] | None = None) -> None:
         super().__init__()
         self.plan = plan
+        self.paths = paths
         self.regions: dict[int, list[Region]] = {}
         for region in plan.regions:
             self.regions.setdefault(id(region.block), []).append(region)
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # Only nodes on the way to an edit are descended into: everything else stays as it is.
+        return self.paths is None or id(node) in self.paths
 
     def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
         replacement = self.plan.nodes.get(id(original_node))
@@ -155,5 +164,18 @@ class _Applier(cst.CSTTransformer):
         return [strategy, scope]
 
 
-def apply_plan(module: cst.Module, plan: Plan) -> cst.Module:
-    return module.visit(_Applier(plan))
+def apply_plan(module: cst.Module, plan: Plan, tree: "Tree | None" = None) -> cst.Module:
+    """Applies `plan`. Given the parsed `tree` (its parent map), only the paths from the module to
+    the edited nodes and region blocks are visited; everything else is reused as it is."""
+    paths: set[int] | None = None
+    if tree is not None:
+        keys = set(plan.statements) | plan.unwrap | set(plan.nodes)
+        targets: list[cst.CSTNode] = [r.block for r in plan.regions]
+        targets += [n for n in tree.all_nodes() if id(n) in keys]
+        paths = {id(module)}
+        for node in targets:
+            current: cst.CSTNode | None = node
+            while current is not None and id(current) not in paths:
+                paths.add(id(current))
+                current = tree.parent(current)
+    return module.visit(_Applier(plan, paths))

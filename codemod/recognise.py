@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from typing import Literal
 
 import libcst as cst
-import libcst.matchers as m
 
 from ._tree import Tree, walk_same_scope
 
@@ -65,7 +64,7 @@ class Site:
 def _local_wrapper_classes(tree: Tree) -> dict[str, cst.ClassDef]:
     """Classes whose `__init__` calls `multi_gpu_model`: the `ModelMGPU` recipe."""
     found = {}
-    for node in m.findall(tree.module, m.ClassDef()):
+    for node in tree.all(cst.ClassDef):
         if isinstance(node, cst.ClassDef):
             for item in node.body.body:
                 if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
@@ -108,13 +107,13 @@ def find_sites(tree: Tree) -> tuple[list[Site], list[Helper]]:
     wrappers = _local_wrapper_classes(tree)
     helper_defs = {
         id(node)
-        for node in m.findall(tree.module, m.FunctionDef() | m.ClassDef())
+        for node in tree.all(cst.FunctionDef, cst.ClassDef)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef))
         and (node.name.value in _HELPER_FUNCTIONS or node.name.value in wrappers)
     }
     helpers: dict[int, Helper] = {}
     sites = []
-    for node in _all_calls(tree.module):
+    for node in tree.all(cst.Call):
         kind_name = _classify(tree, node, wrappers)
         if kind_name is None:
             continue
@@ -131,17 +130,6 @@ def find_sites(tree: Tree) -> tuple[list[Site], list[Helper]]:
         _shape(tree, site)
         sites.append(site)
     return sites, list(helpers.values())
-
-
-def _all_calls(module: cst.Module) -> list[cst.Call]:
-    calls: list[cst.Call] = []
-
-    class _Collect(cst.CSTVisitor):
-        def visit_Call(self, node: cst.Call) -> None:
-            calls.append(node)
-
-    module.visit(_Collect())
-    return calls
 
 
 def _shape(tree: Tree, site: Site) -> None:

@@ -25,7 +25,7 @@ def fix(ctx: FixContext) -> None:
     tree = ctx.tree
     templates = {tree.code(s.template) for s in ctx.rewritten if s.template is not None}
     parallels = {tree.code(s.target) for s in ctx.rewritten if s.target is not None}
-    for call in m.findall(tree.module, m.Call()):
+    for call in tree.all(cst.Call):
         assert isinstance(call, cst.Call)
         module = _alt_checkpoint_module(tree, call)
         if module is None:
@@ -76,7 +76,7 @@ def _import_names(tree: Tree, call: cst.Call) -> list[tuple[str, str | None]]:
 
 def _report_set_model_swaps(ctx: FixContext) -> None:
     """Callbacks whose `set_model` swapped in `model.layers[-2]` now receive the template itself."""
-    for function in m.findall(ctx.tree.module, m.FunctionDef(name=m.Name("set_model"))):
+    for function in (f for f in ctx.tree.all(cst.FunctionDef) if f.name.value == "set_model"):  # type: ignore[attr-defined]
         assert isinstance(function, cst.FunctionDef)
         for subscript in m.findall(function.body, m.Subscript(value=m.Attribute(attr=m.Name("layers")))):
             ctx.report(subscript, "MGPU302", (

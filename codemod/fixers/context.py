@@ -100,11 +100,16 @@ class FixContext:
         while isinstance(template_root, cst.Attribute):
             template_root = template_root.value
         root = cst.ensure_type(template_root, cst.Name).value
-        site_line = self.tree.position(site.call)[0]
+        site_order = self.tree.order(site.call)
         template_code = self.tree.code(site.template)
         # The template must not be rebound after the site (it would stop being the parallel model's twin).
+        # Source order stands in for lines: the site is alone on its line (recognise.py checks).
         for node in _same_scope_targets(self.tree, self.tree.enclosing_scope_node(site.call)):
-            if self.tree.code(node) == template_code and self.tree.position(node)[0] > site_line:
+            if (
+                self.tree.code(node) == template_code
+                and self.tree.order(node) > site_order
+                and not _inside(self.tree, node, site.call)
+            ):
                 return None
         accesses: list[cst.Name] = []
         for access in assignment.references:

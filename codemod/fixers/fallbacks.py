@@ -3,6 +3,10 @@
 MirroredStrategy also runs on one GPU or on the CPU, so a fallback whose only job is to
 use the template on such machines is the strategy code itself. `if` guards stay visible:
 their condition caps the strategy at one device where the old code did not parallelise.
+
+Only a fallback made of nothing but the call, its assignment, the `parallel = model` branch,
+a local `multi_gpu_model` import and `pass` is collapsed. Anything else in a branch (a
+`print`, logging, any user statement) keeps the whole try/if: only the call is rewritten.
 """
 
 from __future__ import annotations
@@ -11,7 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .._tree import Tree, is_chatter
+from .._tree import Tree
 
 __all__ = ["Fallback", "collapse"]
 
@@ -38,17 +42,33 @@ def _is_alias(statement: cst.CSTNode, target: str, template: str, tree: Tree) ->
     )
 
 
+def _droppable(statement: cst.CSTNode) -> bool:
+    """`pass` or a local `from ... import multi_gpu_model`: the only statements a collapse may drop."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Pass):
+            continue
+        if not (
+            isinstance(small, cst.ImportFrom)
+            and not isinstance(small.names, cst.ImportStar)
+            and all(isinstance(a.name, cst.Name) and a.name.value == "multi_gpu_model" for a in small.names)
+        ):
+            return False
+    return True
+
+
 def _only(body: cst.BaseSuite, anchor: cst.BaseStatement) -> bool:
-    """The block holds `anchor` plus prints/logging only."""
+    """The block holds `anchor` plus `pass` / the local `multi_gpu_model` import only."""
     return isinstance(body, cst.IndentedBlock) and any(s is anchor for s in body.body) and all(
-        s is anchor or is_chatter(s) for s in body.body
+        s is anchor or _droppable(s) for s in body.body
     )
 
 
 def _fallback_branch_ok(body: cst.BaseSuite, target: str, template: str, tree: Tree) -> bool:
     if not isinstance(body, cst.IndentedBlock):
         return False
-    statements = [s for s in body.body if not is_chatter(s)]
+    statements = [s for s in body.body if not _droppable(s)]
     if target == template:
         return not statements or (len(statements) == 1 and _is_alias(statements[0], target, template, tree))
     return len(statements) == 1 and _is_alias(statements[0], target, template, tree)

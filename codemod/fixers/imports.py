@@ -7,10 +7,15 @@ except ImportError: ...` pair left empty is removed whole.
 
 from __future__ import annotations
 
+import ast
+import re
+
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
+from libcst.codemod.visitors._add_imports import _skip_first
 
+from .._tree import Tree
 from ..plan import Plan
 from ..recognise import MULTI_GPU_MODEL_NAMES
 from .context import FixContext
@@ -24,7 +29,7 @@ def fix(ctx: FixContext) -> None:
     if not ctx.rewritten:
         return
     code = cst.Module(body=[]).code_for_node
-    for node in _all(ctx.tree.module, (cst.ImportFrom, cst.Import)):
+    for node in ctx.tree.all(cst.ImportFrom, cst.Import):
         if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
             module = code(node.module)
             if module in _MODULES and not isinstance(node.names, cst.ImportStar):
@@ -38,35 +43,136 @@ def fix(ctx: FixContext) -> None:
                     ctx.plan.remove_imports.append((code(alias.name), None, alias.asname.name.value))  # type: ignore[union-attr]
 
 
-def _all(module: cst.Module, types: tuple[type, ...]) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
+def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Module:
+    """Applies the import changes to the rewritten module: one RemoveImportsVisitor and one
+    AddImportsVisitor pass, both scheduled through one CodemodContext.
 
-    class _Collect(cst.CSTVisitor):
-        def on_visit(self, node: cst.CSTNode) -> bool:
-            if isinstance(node, types):
-                found.append(node)
-            return True
-
-    module.visit(_Collect())
-    return found
-
-
-def finish(module: cst.Module, plan: Plan) -> cst.Module:
-    """Applies the import changes to the rewritten module."""
+    Neither runs libcst's metadata machinery: RemoveImportsVisitor's own scope analysis (a deep
+    copy and a full ScopeProvider resolution of the whole module) is replaced by a precise
+    answer for the few names scheduled (`_still_used`), and both visitors only descend where
+    imports can be (statements, never expressions; given the parsed `tree`, only the paths to
+    its imports and the nodes the rewrite created).
+    """
+    prune = _Prune(tree) if tree is not None else None
     context = CodemodContext()
     for entry in plan.remove_imports:
         RemoveImportsVisitor.remove_unused_import(context, entry[0], entry[1], entry[2])
+    for entry in plan.add_imports:
+        AddImportsVisitor.add_needed_import(context, entry[0], entry[1], entry[2])
     if plan.remove_imports:
-        before = module
-        module = RemoveImportsVisitor(context).transform_module(module)
-        if module is not before:
-            module = module.visit(_DropEmptyImportFallbacks())
+        names = {entry[2] or entry[1] or entry[0].split(".")[0] for entry in plan.remove_imports}
+        unused = names - _still_used(module, names)
+        if unused:
+            before = module
+            module = module.visit(_RemoveImports(context, unused, prune))
+            if module is not before:
+                module = module.visit(_DropEmptyImportFallbacks(prune))
     if plan.add_imports:
-        context = CodemodContext()
-        for entry in plan.add_imports:
-            AddImportsVisitor.add_needed_import(context, entry[0], entry[1], entry[2])
-        module = AddImportsVisitor(context).transform_module(module)
+        module = module.visit(_AddImports(context))
     return module
+
+
+def _still_used(module: cst.Module, names: set[str]) -> set[str]:
+    """Which of `names` the rewritten module still reads: a Name anywhere (any scope, so a local
+    shadowing counts too: conservative), a string in `__all__`, or a word of a string annotation."""
+    used: set[str] = set()
+    strings: list[str] = []
+    tree = ast.parse(module.code)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            if node.id in names:
+                used.add(node.id)
+        elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
+                strings += [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+        if isinstance(node, (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef)):
+            annotation = node.annotation if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else node.returns
+            if annotation is not None:
+                strings += [c.value for c in ast.walk(annotation) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+    for text in strings:
+        used |= names & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
+    return used
+
+
+def _statements_only(node: cst.CSTNode) -> bool:
+    """Descend into statements and blocks; a simple statement only when it imports something."""
+    if isinstance(node, cst.SimpleStatementLine):
+        return any(isinstance(s, (cst.Import, cst.ImportFrom)) for s in node.body)
+    return not isinstance(node, (cst.BaseExpression, cst.Import, cst.ImportFrom, cst.BaseSmallStatement))
+
+
+class _Prune:
+    """True for a node that may hold an import: a node the rewrite created (not in the parsed
+    tree; the parsed tree is alive, so ids cannot be reused), or an original node on the way
+    from the module to one of its imports. Untouched subtrees are the parsed nodes themselves."""
+
+    def __init__(self, tree: Tree) -> None:
+        self.original = {id(n) for n in tree.all_nodes()}
+        self.paths: set[int] = set()
+        for node in tree.all(cst.Import, cst.ImportFrom):
+            current: cst.CSTNode | None = node
+            while current is not None and id(current) not in self.paths:
+                self.paths.add(id(current))
+                current = tree.parent(current)
+
+    def __call__(self, node: cst.CSTNode) -> bool:
+        key = id(node)
+        return key in self.paths or key not in self.original
+
+
+class _AliasesOf:
+    """Stands in for RemoveImportsVisitor's scope-analysed set of unused import aliases."""
+
+    def __init__(self, names: set[str]) -> None:
+        self.names = names
+
+    def __contains__(self, alias: object) -> bool:
+        if not isinstance(alias, cst.ImportAlias):
+            return False
+        bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
+        return bound in self.names
+
+
+class _RemoveImports(RemoveImportsVisitor):
+    """RemoveImportsVisitor with its usage analysis answered by `_still_used`."""
+
+    METADATA_DEPENDENCIES = ()
+
+    def __init__(self, context: CodemodContext, unused: set[str], prune: _Prune | None = None) -> None:
+        super().__init__(context)
+        self._unused_names = unused
+        self._prune = prune
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._unused_imports = _AliasesOf(self._unused_names)  # type: ignore[assignment]
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return super().on_visit(node) and _statements_only(node) and (self._prune is None or self._prune(node))
+
+
+class _AddImports(AddImportsVisitor):
+    """AddImportsVisitor touching only the module's top-level import lines (all it edits)."""
+
+    def visit_Module(self, node: cst.Module) -> None:
+        # Its gatherer only reads the imports at the top of the module: hand it just those.
+        start = 1 if _skip_first(node) else 0
+        end = start
+        while end < len(node.body) and _is_import_line(node.body[end]):
+            end += 1
+        super().visit_Module(node.with_changes(body=node.body[:end + 1]))
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        keep = isinstance(node, cst.Module) or (
+            isinstance(node, cst.SimpleStatementLine) and _is_import_line(node)
+        )
+        return super().on_visit(node) and keep
+
+
+def _is_import_line(statement: cst.CSTNode) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) > 0 and isinstance(
+        statement.body[0], (cst.Import, cst.ImportFrom)
+    )
 
 
 def _only_pass(body: cst.BaseSuite) -> bool:
@@ -77,6 +183,15 @@ def _only_pass(body: cst.BaseSuite) -> bool:
 
 class _DropEmptyImportFallbacks(cst.CSTTransformer):
     """`try: pass / except ImportError: pass` left by removing both halves of an import fallback."""
+
+    def __init__(self, prune: _Prune | None = None) -> None:
+        super().__init__()
+        self._prune = prune
+
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        return isinstance(node, (cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.Else,
+                                 cst.ExceptHandler, cst.ExceptStarHandler, cst.Finally)) and (
+            self._prune is None or self._prune(node))
 
     def leave_Try(self, original_node: cst.Try, updated_node: cst.Try) -> cst.Try | cst.RemovalSentinel:
         if (

@@ -226,7 +226,7 @@ def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
 
 
 def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: cst.CSTNode) -> list[cst.Call]:
-    line = tree.position(after)[0]
+    start = tree.order(after)  # source order, as lines would: `after` starts its own line
     found = []
     for node in walk_same_scope(scope_node if not isinstance(scope_node, cst.FunctionDef) else scope_node.body):
         if (
@@ -234,7 +234,7 @@ def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: c
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value == "compile"
             and tree.code(node.func.value) in receivers
-            and tree.position(node)[0] >= line
+            and tree.order(node) >= start
         ):
             found.append(node)
     return found
