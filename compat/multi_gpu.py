@@ -6,7 +6,12 @@ import sys
 from typing import Any
 
 from compat import _devices, _gpus, backend
+from compat import multi_worker  # [multi-worker]
 from compat.notices import notify_once
+
+# [multi-worker] With TF_CONFIG / MULTI_GPU_COMPAT_STRATEGY asking for it, the strategy
+# must exist before TensorFlow initialises its context: arrange that now.
+multi_worker.install_early_creation()
 
 __all__ = ["multi_gpu_model"]
 
@@ -24,6 +29,7 @@ def multi_gpu_model(
     cpu_relocation: bool = False,
     *,
     cross_device_ops: Any = None,
+    strategy: Any = None,
 ) -> Any:
     """Replicates a model on different GPUs.
 
@@ -75,20 +81,30 @@ def multi_gpu_model(
         TypeError: if `gpus` is neither an integer nor a list of integers.
     """
     del cpu_merge  # MirroredStrategy has no output merge to place.
+    # [multi-worker] Created before any device query: MWMS must configure TensorFlow first.
+    use_multi_worker = multi_worker.wants_multi_worker(strategy)
+    dist = multi_worker.get_strategy() if use_multi_worker else None
     if _gpus.is_unset(gpus):
         gpus = _devices.visible_gpu_count()
     gpu_ids = _gpus.target_gpu_ids(gpus)
     _check_devices(gpus, gpu_ids)
     _check_model(model)
 
-    devices = _devices.replica_devices(gpu_ids)
-    strategy = _devices.strategy_for(devices, cross_device_ops)
+    if dist is not None:  # [multi-worker]
+        multi_worker.check_gpus(gpu_ids, dist)
+        notify_once("served", multi_worker.served_notice(dist))
+    else:
+        devices = _devices.replica_devices(gpu_ids)
+        dist = _devices.strategy_for(devices, cross_device_ops)
     notify_once("served", _SERVED_NOTICE.format(devices=[f"/gpu:{i}" for i in gpu_ids]))
     if backend.is_tf_keras_model(model):
         from compat import _tf_keras as impl
     else:
         from compat import _keras3 as impl  # type: ignore[no-redef]
-    parallel = impl.replicate(model, strategy, relocate=cpu_relocation)
+    parallel = impl.replicate(model, dist, relocate=cpu_relocation)
+    if use_multi_worker:  # [multi-worker] template.save(path): the real file on the chief only
+        multi_worker.chief_aware_saving(model)
+        multi_worker.cluster_aware_fit(parallel)
     try:
         caller = sys._getframe(1)
     except ValueError:  # called straight from C (reticulate, threads): no Python caller
