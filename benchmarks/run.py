@@ -22,6 +22,7 @@ import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+PARTS = ("training", "memory", "startup", "codemod")
 ROOT = HERE.parent
 
 
@@ -95,53 +96,68 @@ def main() -> int:
     parser.add_argument("--quick", action="store_true", help="fewer steps and runs (a smoke run)")
     parser.add_argument("--devices", type=int, nargs="+", default=[2, 4])
     parser.add_argument("--json", default=str(HERE / "results" / "latest.json"))
+    parser.add_argument("--parts", nargs="+", choices=PARTS, default=list(PARTS),
+                        help="run only these parts (default: all)")
     args = parser.parse_args()
     steps, runs, files = ("15", "10", "600") if args.quick else ("40", "40", "3000")
     devices = [str(d) for d in args.devices]
 
     report: dict = {"machine": _machine()}
     print("machine:", ", ".join(f"{k}={v}" for k, v in report["machine"].items()), flush=True)
-    report["training"] = _rows("training.py", "--devices", *devices, "--steps", steps)
-    report["memory"] = [
-        row for n in devices for kind in ("native", "shim")
-        for row in _rows("memory.py", "--kind", kind, "--devices", n, "--steps", steps)
-    ]
-    report["startup"] = _rows("startup.py", "--runs", runs)
-    report["codemod_latency"] = _codemod_latency()
-    codemod = subprocess.run(
-        [sys.executable, str(HERE / "codemod_throughput.py"), "--files", files],
-        capture_output=True, text=True, cwd=ROOT,
-    )
-    report["codemod_throughput"] = codemod.stdout
+    if "training" in args.parts:
+        report["training"] = _rows("training.py", "--devices", *devices, "--steps", steps)
+    if "memory" in args.parts:
+        report["memory"] = [
+            row for n in devices for kind in ("native", "shim")
+            for row in _rows("memory.py", "--kind", kind, "--devices", n, "--steps", steps)
+        ]
+    if "startup" in args.parts:
+        report["startup"] = _rows("startup.py", "--runs", runs)
+    if "codemod" in args.parts:
+        report["codemod_latency"] = _codemod_latency()
+        codemod = subprocess.run(
+            [sys.executable, str(HERE / "codemod_throughput.py"), "--files", files],
+            capture_output=True, text=True, cwd=ROOT,
+        )
+        report["codemod_throughput"] = codemod.stdout
 
-    def spread(s: dict) -> str:
-        return f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f})"
-
-    print(f"\n{'measure':<26}{'model':<15}{'dev':>4}  {'shim':<27}{'native':<27}{'one device':<27}{'native/shim':>11}")
-    for row in report["training"]:
-        one = spread(row["one device"]) if "one device" in row else "-"
-        # throughput ratio shim/native = native time / shim time (goal >= 0.98; for wrap: >= 1)
-        ratio = row["native"]["median"] / row["shim"]["median"]
-        print(f"{row['what']:<26}{row['model']:<15}{row['devices']:>4}  {spread(row['shim']):<27}"
-              f"{spread(row['native']):<27}{one:<27}{ratio:>11.2f}")
-    print()
-    for n in devices:
-        native, shim = (next(r for r in report["memory"] if r["kind"] == k and str(r["devices"]) == n)
-                        for k in ("native", "shim"))
-        print(f"peak memory, {n} devices: shim {shim['peak_bytes'] / 2**20:.0f} MiB, native "
-              f"{native['peak_bytes'] / 2**20:.0f} MiB, shim/native {shim['peak_bytes'] / native['peak_bytes']:.3f}"
-              f" ({shim['unit']})")
-    for row in report["startup"]:
-        print(f"start-up {row['command']}: {row['with_hook_ms']:.2f} ms with the hook, "
-              f"{row['without_ms']:.2f} ms without, cost {row['cost_ms']:+.2f} ms (median of {row['runs']})")
-    lat = report["codemod_latency"]
-    print(f"codemod on one {lat['lines']}-line script: {lat['in_process_ms']:.1f} ms in process, "
-          f"{lat['cli_ms']:.0f} ms through the CLI (interpreter start included)")
-    print("\n" + report["codemod_throughput"])
+    _print_table(report, devices)
     Path(args.json).parent.mkdir(parents=True, exist_ok=True)
     Path(args.json).write_text(json.dumps(report, indent=2) + "\n")
     print(f"wrote {args.json}")
     return 0
+
+
+def _spread(s: dict) -> str:
+    return f"{s['median']:.3f} ({s['min']:.3f}-{s['max']:.3f})"
+
+
+def _print_table(report: dict, devices: list[str]) -> None:
+    if "training" in report:
+        print(f"\n{'measure':<26}{'model':<15}{'dev':>4}  {'shim':<27}{'native':<27}"
+              f"{'one device':<27}{'native/shim':>11}")
+        for row in report["training"]:
+            one = _spread(row["one device"]) if "one device" in row else "-"
+            # native time / shim time: the shim's relative throughput (goal >= 0.98; wrap >= 1)
+            ratio = row["native"]["median"] / row["shim"]["median"]
+            print(f"{row['what']:<26}{row['model']:<15}{row['devices']:>4}  {_spread(row['shim']):<27}"
+                  f"{_spread(row['native']):<27}{one:<27}{ratio:>11.2f}")
+        print()
+    for n in devices if "memory" in report else []:
+        native, shim = (next(r for r in report["memory"] if r["kind"] == k and str(r["devices"]) == n)
+                        for k in ("native", "shim"))
+        print(f"peak memory, {n} devices: shim {shim['peak_bytes'] / 2**20:.0f} MiB, native "
+              f"{native['peak_bytes'] / 2**20:.0f} MiB, shim/native "
+              f"{shim['peak_bytes'] / native['peak_bytes']:.3f} ({shim['unit']})")
+    for row in report.get("startup", []):
+        print(f"start-up {row['command']}: {row['with_hook_ms']:.2f} ms with the hook, "
+              f"{row['without_ms']:.2f} ms without, cost {row['cost_ms']:+.2f} ms "
+              f"(median of {row['runs']})")
+    if "codemod_latency" in report:
+        lat = report["codemod_latency"]
+        print(f"codemod on one {lat['lines']}-line script: {lat['in_process_ms']:.1f} ms in process, "
+              f"{lat['cli_ms']:.0f} ms through the CLI (interpreter start included)")
+        print("\n" + report["codemod_throughput"])
 
 
 if __name__ == "__main__":
