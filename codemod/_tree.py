@@ -23,8 +23,16 @@ _INDEXED = frozenset({cst.Call, cst.ClassDef, cst.FunctionDef, cst.Import, cst.I
 class Tree:
     """A parsed module with the metadata every fixer needs, resolved once."""
 
-    def __init__(self, module: cst.Module) -> None:
-        self.wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    def __init__(self, module: cst.Module, keep: list[bool] | None = None) -> None:
+        """`keep`: top-level statements the scope analysis sees (None: all). The others are
+        neither walked nor analysed: their nodes have no scope, parent map entries stop at them."""
+        skipped: set[int] = set()
+        analysed = module
+        if keep is not None and not all(keep):
+            skipped = {id(s) for s, k in zip(module.body, keep, strict=True) if not k}
+            analysed = module.with_changes(body=[s for s, k in zip(module.body, keep, strict=True) if k])
+        self.wrapper = MetadataWrapper(analysed, unsafe_skip_copy=True)
+        self._full_wrapper = self.wrapper if analysed is module else None
         self.module = module
         # One walk gives parents and the nodes the fixers look for, in source (pre-)order:
         # cheaper than ParentNodeProvider plus a findall pass per fixer.
@@ -37,6 +45,8 @@ class Tree:
         while stack:
             node = stack.pop()
             order[node] = len(order)
+            if skipped and id(node) in skipped:
+                continue
             if type(node) in _INDEXED:
                 indexed.append(node)
             children = node.children
@@ -52,7 +62,9 @@ class Tree:
     def _positions(self):  # type: ignore[no-untyped-def]
         """Positions are resolved on first use (a codegen pass over the module)."""
         if self._positions_cache is None:
-            self._positions_cache = self.wrapper.resolve(PositionProvider)
+            if self._full_wrapper is None:
+                self._full_wrapper = MetadataWrapper(self.module, unsafe_skip_copy=True)
+            self._positions_cache = self._full_wrapper.resolve(PositionProvider)
         return self._positions_cache
 
     def all_nodes(self) -> Iterator[cst.CSTNode]:

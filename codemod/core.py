@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import ast
 import io
+import os
+import re
 import tokenize
 import warnings
 from dataclasses import dataclass, field
@@ -34,9 +36,12 @@ class TransformResult:
         return not self.failed and self.output != self.source
 
 
-def transform_module(module: cst.Module, path: str = "<string>") -> tuple[cst.Module, list[Finding]]:
-    """Runs every fixer over a parsed module; returns the new module and the findings."""
-    tree = Tree(module)
+def transform_module(module: cst.Module, path: str = "<string>", keep: list[bool] | None = None) -> tuple[cst.Module, list[Finding]]:
+    """Runs every fixer over a parsed module; returns the new module and the findings.
+
+    `keep` (one flag per top-level statement, see `relevant_statements`) limits the scope
+    analysis to the statements that can matter; None analyses everything."""
+    tree = Tree(module, keep)
     sites, helpers = find_sites(tree)
     ctx = FixContext(tree, sites, helpers, path)
     for site in sites:
@@ -44,7 +49,7 @@ def transform_module(module: cst.Module, path: str = "<string>") -> tuple[cst.Mo
             ctx.report(site.call, *site.problem)
     for fixer in FIXERS:
         fixer(ctx)
-    if not ctx.plan.regions:  # nothing uses TensorFlow then
+    if not (ctx.plan.regions or ctx.plan.nodes or ctx.plan.statements):  # nothing uses TensorFlow then
         ctx.plan.add_imports = [i for i in ctx.plan.add_imports if i[0] != "tensorflow"]
     if ctx.plan.empty:
         return module, sorted(set(ctx.findings))
@@ -59,7 +64,7 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
     Every file is checked to be valid Python 3 (decoding with its PEP 263 encoding, then `ast`);
     only files that may contain a site (see prefilter.py) are then parsed with libcst.
     """
-    problem = check_python3(source)
+    problem, checked = _check(source)
     if problem is not None:
         line, col, reason, advice = problem
         return TransformResult(source, source, [unparseable(path, line, col, reason, advice)], failed=True)
@@ -80,7 +85,8 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
     if roundtrip != source and not lost_final_cr:
         return TransformResult(source, source, [_internal(path, ValueError("libcst does not reproduce this file byte for byte"))], failed=True)
     try:
-        new, findings = transform_module(module, path)
+        keep = relevant_statements(module, *checked) if checked is not None and _REDUCE else None
+        new, findings = transform_module(module, path, keep)
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
             output += b"\r"
@@ -106,12 +112,17 @@ _PY2_HINTS = (
 
 def check_python3(source: bytes) -> tuple[int, int, str, str] | None:
     """None for a valid Python 3 file, else (line, col, reason, what to do)."""
+    return _check(source)[0]
+
+
+def _check(source: bytes) -> tuple[tuple[int, int, str, str] | None, tuple[ast.Module, str] | None]:
+    """check_python3's answer, plus the `ast` tree and decoded text of a valid file."""
     if b"\0" in source:
         line = source.count(b"\n", 0, source.index(b"\0")) + 1
-        return line, 1, "null bytes (a binary or UTF-16 file?)", (
+        return (line, 1, "null bytes (a binary or UTF-16 file?)", (
             "If this is not Python source, rename it or exclude it from the paths given; "
             "if it is UTF-16, re-save it as UTF-8."
-        )
+        )), None
     encoding, bad = "utf-8", None
     try:
         encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
@@ -122,19 +133,19 @@ def check_python3(source: bytes) -> tuple[int, int, str, str] | None:
         except UnicodeDecodeError as decode_error:
             bad = decode_error
         else:
-            return 1, 1, _first_line(error), "Fix the `# -*- coding: ... -*-` line, then rerun the codemod."
+            return (1, 1, _first_line(error), "Fix the `# -*- coding: ... -*-` line, then rerun the codemod."), None
     except UnicodeDecodeError as decode_error:
         bad = decode_error
     if bad is not None:
         line = source.count(b"\n", 0, bad.start) + 1
-        return line, 1, f"byte 0x{source[bad.start]:02x} is not valid {encoding}", (
+        return (line, 1, f"byte 0x{source[bad.start]:02x} is not valid {encoding}", (
             "Declare the file's encoding on its first or second line (`# -*- coding: latin-1 -*-`) "
             "or re-save it as UTF-8, then rerun the codemod."
-        )
+        )), None
     try:
         with warnings.catch_warnings():  # SyntaxWarnings about the user's code are not ours to print
             warnings.simplefilter("ignore")
-            ast.parse(text)
+            tree = ast.parse(text)
     except (SyntaxError, ValueError) as error:
         line, col = _error_position(error)
         reason = _first_line(error)
@@ -142,8 +153,79 @@ def check_python3(source: bytes) -> tuple[int, int, str, str] | None:
             advice = "This looks like Python 2: port it first (e.g. `2to3 -w FILE`), then rerun the codemod."
         else:
             advice = "Fix the syntax error (or port the file to Python 3), then rerun the codemod."
-        return line, col, reason, advice
-    return None
+        return (line, col, reason, advice), None
+    return None, (tree, text)
+
+
+_REDUCE = os.environ.get("MULTI_GPU_CODEMOD_FULL_SCOPES") != "1"  # "1": analyse every statement (A/B checks)
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_ALWAYS = frozenset({"tf", "tensorflow", "strategy", "mirrored_strategy", "distribute_strategy", "global", "nonlocal"})
+
+
+def relevant_statements(module: cst.Module, tree: ast.Module, text: str) -> list[bool] | None:
+    """Which top-level statements the scope analysis must see (a flag per `module.body` item).
+
+    Every statement but a def/class is kept. A def/class is kept when its text holds a
+    prefilter marker, `global`/`nonlocal`, a name the codemod may choose (`tf`, `strategy`...),
+    a name bound at module level by a kept statement, or when a kept statement mentions its
+    name; repeated until nothing changes. A def/class left out reads no name the kept code
+    binds and binds none it reads, so it cannot change any answer about the kept code; it is
+    still in the module, untouched. None when the ast and libcst statements do not line up.
+    """
+    items: list[list[ast.stmt]] = []
+    statements = iter(tree.body)
+    try:
+        for statement in module.body:
+            count = len(statement.body) if isinstance(statement, cst.SimpleStatementLine) else 1
+            items.append([next(statements) for _ in range(count)])
+    except StopIteration:
+        return None
+    if next(statements, None) is not None:
+        return None
+    lines = text.splitlines(keepends=True)
+    defs = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    keep = [not (len(group) == 1 and isinstance(group[0], defs)) for group in items]
+    if all(keep):
+        return None
+    words: list[set[str]] = []
+    for group, kept in zip(items, keep, strict=True):
+        if kept:
+            words.append(set())
+            continue
+        node = group[0]
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        segment = "".join(lines[first - 1:node.end_lineno])
+        words.append(set(_IDENT.findall(segment)))
+        if _ALWAYS & words[-1] or may_contain_site(segment.encode("utf-8", "surrogatepass")):
+            keep[len(words) - 1] = True
+    bound: set[str] = set()
+    mentioned: set[str] = set()
+    seen: set[int] = set()
+    changed = True
+    while changed:
+        changed = False
+        for index, (group, kept) in enumerate(zip(items, keep, strict=True)):
+            if not kept or index in seen:
+                continue
+            seen.add(index)
+            for node in group:
+                for sub in ast.walk(node):
+                    if isinstance(sub, ast.Name):
+                        mentioned.add(sub.id)
+                        if isinstance(sub.ctx, (ast.Store, ast.Del)):
+                            bound.add(sub.id)
+                    elif isinstance(sub, ast.alias):
+                        bound.add((sub.asname or sub.name).split(".")[0])
+                    elif isinstance(sub, (*defs,)):
+                        bound.add(sub.name)
+                        mentioned.add(sub.name)
+                    elif isinstance(sub, ast.Attribute):
+                        mentioned.add(sub.attr)
+        for index, group in enumerate(items):
+            if not keep[index] and (group[0].name in mentioned or words[index] & bound):  # type: ignore[attr-defined]
+                keep[index] = True
+                changed = True
+    return keep
 
 
 def unparseable(path: str, line: int, col: int, reason: str, advice: str, cell: int | None = None) -> Finding:

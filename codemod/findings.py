@@ -22,6 +22,9 @@ CODES: dict[str, str] = {
     "MGPU501": "file is not valid Python 3",
     "MGPU502": "rewrite did not parse; file left unchanged",
     "MGPU503": "file could not be read or written",
+    "MGPU601": "tf.contrib / TF 1.x strategy without an exact current equivalent",
+    "MGPU602": "model_to_estimator pattern not rewritten",
+    "MGPU603": "hand-placed GPU towers (model parallelism) left as they are",
 }
 
 

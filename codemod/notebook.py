@@ -232,6 +232,9 @@ def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
     by_index = {cell.index: cell for cell in cells}
     out: dict[int, list[str]] = {}
     current: int | None = None
+    # Lines the rewrite put before the first boundary (`import tensorflow as tf` added to a
+    # notebook with no imports ahead of the first cell's code) open the first code cell.
+    preamble: list[str] = []
     lines = module.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -240,12 +243,19 @@ def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
         if match:
             current = int(match["cell"])
             out[current] = []
+            if preamble and not match["indent"]:
+                if any(line.startswith((" ", "\t")) for line in preamble):
+                    raise ValueError("code before the first cell")
+                while preamble and not preamble[-1].strip():  # the cell's own code follows directly
+                    preamble.pop()
+                out[current] += preamble
+                preamble = []
             if match["indent"]:  # the rewrite pulled this cell into a block of an earlier cell
                 out[current] += _reopen(lines[:number], len(match["indent"]))
             continue
         if current is None:
-            if line.strip():
-                raise ValueError("code before the first cell")
+            if line.strip() or preamble:
+                preamble.append(line)
             continue
         out[current].append(line)
     result = {}

@@ -43,14 +43,26 @@ class Plan:
 
 
 def _comment_lines(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
-    """The comments a removed statement carried (leading lines and its trailing comment)."""
-    lines = list(statement.leading_lines)
-    trailing = None
-    if isinstance(statement, cst.SimpleStatementLine):
-        trailing = statement.trailing_whitespace.comment
-    if trailing is not None:
-        lines.append(cst.EmptyLine(comment=trailing))
-    return lines
+    """The comments a removed statement carried: its leading lines, then every comment inside
+    it (`gpus=n,  # how many` in a multi-line call, `except ValueError:  # one GPU`), in order,
+    each as a line of its own where the statement was."""
+    return [*statement.leading_lines, *_inner_comments(statement)]
+
+
+def _inner_comments(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
+    """Every comment inside `statement` but its leading lines, as standalone comment lines."""
+    skip = {id(line) for line in statement.leading_lines}
+    found: list[cst.EmptyLine] = []
+    stack: list[cst.CSTNode] = [statement]
+    while stack:
+        node = stack.pop()
+        if id(node) in skip:
+            continue
+        if isinstance(node, cst.Comment):
+            found.append(cst.EmptyLine(comment=node))
+            continue
+        stack.extend(reversed(node.children))
+    return found
 
 
 def _with_leading(statement: cst.BaseStatement, lines: list[cst.EmptyLine]) -> cst.BaseStatement:
@@ -99,7 +111,8 @@ class _Applier(cst.CSTTransformer):
             replacement = self.plan.statements[key]
             if replacement is None:
                 return [], _comment_lines(updated)
-            return [replacement.with_changes(leading_lines=updated.leading_lines)], []
+            kept = replacement.with_changes(leading_lines=[*updated.leading_lines, *_inner_comments(updated)])
+            return [kept], []
         if key in self.plan.unwrap and isinstance(updated, cst.With):
             body = list(cst.ensure_type(updated.body, cst.IndentedBlock).body)
             lines = list(updated.leading_lines)

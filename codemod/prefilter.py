@@ -21,6 +21,12 @@ MARKERS: tuple[bytes, ...] = (
     b"ModelMultiGPU",
     b"MultiGpuModel",
     b"AltModelCheckpoint",
+    # issue 11 fixers: contrib strategies, TF 1.x num_gpus, Estimator, hand-placed towers
+    b"contrib",
+    b"num_gpus",
+    b"model_to_estimator",
+    b"gpu:",
+    b"GPU:",
 )
 
 

@@ -62,16 +62,45 @@ class Site:
 
 
 def _local_wrapper_classes(tree: Tree) -> dict[str, cst.ClassDef]:
-    """Classes whose `__init__` calls `multi_gpu_model`: the `ModelMGPU` recipe."""
+    """Classes following the `ModelMGPU` recipe: their instances ARE the parallel model.
+
+    `__init__` passes one of its own parameters straight to `multi_gpu_model` as the template,
+    and the class either subclasses a `...Model` or copies the parallel model's `__dict__`.
+    A "trainer" class that merely calls `multi_gpu_model` in `__init__` is not one: its call
+    is an ordinary site (`self.p = multi_gpu_model(self.m, ...)`).
+    """
     found = {}
     for node in tree.all(cst.ClassDef):
-        if isinstance(node, cst.ClassDef):
-            for item in node.body.body:
-                if isinstance(item, cst.FunctionDef) and item.name.value == "__init__":
-                    calls = [c for c in walk_same_scope(item.body) if isinstance(c, cst.Call)]
-                    if any(tree.qualified_names(c.func) & MULTI_GPU_MODEL_NAMES for c in calls):
-                        found[node.name.value] = node
+        if not isinstance(node, cst.ClassDef):
+            continue
+        model_base = any(_dotted_name(b.value).rsplit(".", 1)[-1].endswith("Model") for b in node.bases)
+        for item in node.body.body:
+            if not (isinstance(item, cst.FunctionDef) and item.name.value == "__init__"):
+                continue
+            params = {p.name.value for p in item.params.params[1:]}
+            nodes = list(walk_same_scope(item.body))
+            copies_dict = any(
+                isinstance(n, cst.Attribute) and n.attr.value == "__dict__" for n in nodes
+            )
+            if not (model_base or copies_dict):
+                continue
+            for call in nodes:
+                if not (isinstance(call, cst.Call) and tree.qualified_names(call.func) & MULTI_GPU_MODEL_NAMES):
+                    continue
+                first = call.args[0] if call.args and call.args[0].keyword is None else next(
+                    (a for a in call.args if a.keyword is not None and a.keyword.value == "model"), None
+                )
+                if first is not None and isinstance(first.value, cst.Name) and first.value.value in params:
+                    found[node.name.value] = node
     return found
+
+
+def _dotted_name(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return f"{_dotted_name(node.value)}.{node.attr.value}"
+    return ""
 
 
 def _classify(tree: Tree, call: cst.Call, wrappers: dict[str, cst.ClassDef]) -> tuple[Kind, str] | None:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import checkpoints, helpers, imports, strategy_scope, template_recovery
+from . import checkpoints, contrib_strategy, device_towers, estimator, helpers, imports, strategy_scope, template_recovery
 from .context import FixContext
 
 __all__ = ["FIXERS", "FixContext"]
@@ -15,5 +15,8 @@ FIXERS: tuple[Callable[[FixContext], None], ...] = (
     template_recovery.fix,
     checkpoints.fix,
     helpers.fix,
+    contrib_strategy.fix,  # the era's other idioms (issue 11): tf.contrib strategies,
+    estimator.fix,  # model_to_estimator + train, hand-placed towers
+    device_towers.fix,
     imports.fix,
 )

@@ -8,9 +8,11 @@ initialise the runtime) and uses at most the requested ones; with none present i
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
 
-__all__ = ["strategy_expression", "dropped_notes"]
+__all__ = ["strategy_expression", "dropped_notes", "surely_int"]
 
 _WHY_DROPPED = {
     "cpu_merge": "MirroredStrategy merges nothing on a device, it all-reduces gradients",
@@ -22,7 +24,7 @@ def _code(node: cst.BaseExpression) -> str:
     return cst.Module(body=[]).code_for_node(node)
 
 
-def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[str]) -> str:
+def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[str], *, known_int: bool = False) -> str:
     """Source of the `tf.distribute.MirroredStrategy(...)` call for a `gpus` argument.
 
     `guards` are conditions under which the legacy code used the parallel model; when one
@@ -40,11 +42,39 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
     count = "None" if gpus is None else _code(gpus)
     if isinstance(gpus, (cst.List, cst.Tuple)):
         count = f"len({count})"
+    elif gpus is not None and not known_int and not surely_int(gpus):
+        # A variable (`gpus=GPU_IDS`, `args.gpus`) may hold a count or a list of ids: the
+        # emitted code takes either, evaluating the expression once.
+        value = f"{count} if {guard} else 1" if guard else count
+        return (
+            f'{tf}.distribute.MirroredStrategy([f"/gpu:{{i}}" for g in [{value}] '
+            f"for i in (g if isinstance(g, (list, tuple)) else range(g)) if i < len({present})] or None)"
+        )
     if guard:
         count = f"{count} if {guard} else 1"
     return (
         f'{tf}.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in range(len({present}))][:{count}] or None)'
     )
+
+
+_INT_CALLS = frozenset({"int", "len", "round"})
+
+
+def surely_int(node: cst.BaseExpression, resolve: Callable[[cst.BaseExpression], bool] | None = None) -> bool:
+    """An int whatever the script's variables hold: a literal, `int(...)`/`len(...)`, or
+    arithmetic with an int (`n - 1`, `n // 2`: a list there fails in the old script too;
+    `*` excepted, `[0] * 2` is a list)."""
+    if isinstance(node, cst.Integer):
+        return True
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name):
+        if node.func.value in {"min", "max"}:
+            return any(surely_int(a.value, resolve) for a in node.args)
+        return node.func.value in _INT_CALLS
+    if isinstance(node, cst.UnaryOperation):
+        return surely_int(node.expression, resolve)
+    if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.Multiply):
+        return surely_int(node.left, resolve) or surely_int(node.right, resolve)
+    return resolve is not None and resolve(node)
 
 
 def dropped_notes(dropped: list[str]) -> list[str]:

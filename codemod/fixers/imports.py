@@ -32,15 +32,21 @@ def fix(ctx: FixContext) -> None:
     for node in ctx.tree.all(cst.ImportFrom, cst.Import):
         if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
             module = code(node.module)
-            if module in _MODULES and not isinstance(node.names, cst.ImportStar):
-                for alias in node.names:
-                    if code(alias.name) == "multi_gpu_model":
-                        asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
-                        ctx.plan.remove_imports.append((module, "multi_gpu_model", asname))
+            if isinstance(node.names, cst.ImportStar):
+                continue
+            for alias in node.names:
+                name = code(alias.name)
+                # `from keras.utils import multi_gpu_model`, `from keras import utils as ku`
+                if (module in _MODULES and name == "multi_gpu_model") or f"{module}.{name}" in _MODULES:
+                    asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
+                    ctx.plan.remove_imports.append((module, name, asname))
         elif isinstance(node, cst.Import):
             for alias in node.names:
                 if code(alias.name) in _MODULES and alias.asname is not None:
                     ctx.plan.remove_imports.append((code(alias.name), None, alias.asname.name.value))  # type: ignore[union-attr]
+                elif code(alias.name) in _MODULES and "." in code(alias.name):
+                    # `import keras.utils.training_utils`: unused when no `keras.utils.training_utils...` is left
+                    ctx.plan.remove_imports.append((code(alias.name), None, None))
 
 
 def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Module:
@@ -60,7 +66,7 @@ def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Modu
     for entry in plan.add_imports:
         AddImportsVisitor.add_needed_import(context, entry[0], entry[1], entry[2])
     if plan.remove_imports:
-        names = {entry[2] or entry[1] or entry[0].split(".")[0] for entry in plan.remove_imports}
+        names = {entry[2] or entry[1] or entry[0] for entry in plan.remove_imports}
         unused = names - _still_used(module, names)
         if unused:
             before = module
@@ -78,10 +84,14 @@ def _still_used(module: cst.Module, names: set[str]) -> set[str]:
     used: set[str] = set()
     strings: list[str] = []
     tree = ast.parse(module.code)
+    dotted = {name for name in names if "." in name}
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
             if node.id in names:
                 used.add(node.id)
+        elif dotted and isinstance(node, ast.Attribute):
+            chain = _dotted_chain(node)
+            used |= {name for name in dotted if chain == name or chain.startswith(name + ".")}
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
@@ -93,6 +103,16 @@ def _still_used(module: cst.Module, names: set[str]) -> set[str]:
     for text in strings:
         used |= names & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
     return used
+
+
+def _dotted_chain(node: ast.AST) -> str:
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name):
+        return ""
+    return ".".join([node.id, *reversed(parts)])
 
 
 def _statements_only(node: cst.CSTNode) -> bool:
@@ -130,8 +150,11 @@ class _AliasesOf:
     def __contains__(self, alias: object) -> bool:
         if not isinstance(alias, cst.ImportAlias):
             return False
-        bound = alias.evaluated_alias or alias.evaluated_name.split(".")[0]
-        return bound in self.names
+        if alias.evaluated_alias is not None:
+            return alias.evaluated_alias in self.names
+        if alias.evaluated_name in self.names:  # `import keras.utils.training_utils`, `from keras import utils`
+            return True
+        return "." not in alias.evaluated_name and alias.evaluated_name in self.names
 
 
 class _RemoveImports(RemoveImportsVisitor):

@@ -94,19 +94,26 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         ))
         return None
 
-    # Guards on the way from the site to the construction block cap the device count too.
-    guards += _path_guards(tree, anchor, block0)
-
     scope_node = tree.enclosing_scope_node(anchor)
     start0 = _construction_start(tree, block0, j)
     members: list[cst.CSTNode] = [block0.body[start0], anchor]
-    compiles = _compiles(tree, scope_node, {template, target} - {None}, block0.body[start0])
+    compiles = _compiles(tree, scope_node, {template, target} - {None}, block0.body[start0], site.call)
     for call in compiles:
         statement = tree.statement_of(call)
         assert statement is not None
         members.append(statement)
         members.extend(_dependency_statements(tree, statement, call))
     block, start, end = _common_range(tree, members)
+    # Every `if` between the site and the block the scope goes in guards the site: where its
+    # condition is false the old script ran on one device, so it caps the count (kept structure too).
+    guards += _path_guards(tree, anchor, block)
+
+    if not fallback.collapsed and target == template and _empties_block(tree, site.statement):
+        ctx.report(site.call, "MGPU103", (
+            f"removing `{site.name}(...)` would leave its branch empty; restructure the `if`/`try` so the "
+            "branch has other code (or drop the branch) and rerun, or migrate by hand."
+        ))
+        return None
 
     # The strategy line goes before the construction: its inputs must exist there.
     needed = set()
@@ -127,7 +134,8 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         return None
 
     notes = gpus.dropped_notes(site.dropped)
-    expression = gpus.strategy_expression(ctx.tf_name(), site.gpus, guards)
+    known_int = site.gpus is not None and gpus.surely_int(site.gpus, _IntResolver(tree, site.gpus))
+    expression = gpus.strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
     region = block.body[start:end + 1]
     unwrap = [
         node
@@ -170,6 +178,90 @@ def _path_guards(tree: Tree, anchor: cst.CSTNode, block0: Block) -> list[str]:
                 guards.append(f"not ({tree.code(ancestor.test)})")
         previous = ancestor
     return guards
+
+
+class _IntResolver:
+    """Proves a `gpus` variable holds an int: every binding of the name assigns an int
+    (`n_gpus = 2`, `G = args["gpus"]`, a parameter annotated `int`), or it is an argparse
+    option declared `type=int` (`args.gpus`, `args["gpus"]`). Anything else may be a list."""
+
+    def __init__(self, tree: Tree, root: cst.BaseExpression) -> None:
+        self.tree = tree
+        self.root = root
+        self.seen: set[str] = set()
+        self._int_options: set[str] | None = None
+
+    def __call__(self, node: cst.BaseExpression) -> bool:
+        if isinstance(node, cst.Name):
+            return self._name(node)
+        option = None
+        if isinstance(node, cst.Attribute):
+            option = node.attr.value
+        elif isinstance(node, cst.Subscript) and len(node.slice) == 1:
+            index = node.slice[0].slice
+            if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+                option = index.value.evaluated_value
+        return option is not None and option in self.int_options()
+
+    def _name(self, node: cst.Name) -> bool:
+        if node.value in self.seen or len(self.seen) > 8:
+            return False
+        self.seen.add(node.value)
+        scope = self.tree.scopes.get(node) or self.tree.scopes.get(self.root)
+        if scope is None:
+            return False
+        assignments = list(scope.assignments[node.value])
+        if not assignments:
+            return False
+        for assignment in assignments:
+            target = getattr(assignment, "node", None)
+            parent = self.tree.parent(target) if target is not None else None
+            if isinstance(parent, cst.Param):
+                annotation = parent.annotation
+                if not (annotation is not None and isinstance(annotation.annotation, cst.Name) and annotation.annotation.value == "int"):
+                    return False
+                continue
+            if isinstance(parent, cst.AssignTarget):
+                assign = self.tree.parent(parent)
+                if isinstance(assign, cst.Assign) and gpus.surely_int(assign.value, self):
+                    continue
+            return False
+        return True
+
+    def int_options(self) -> set[str]:
+        if self._int_options is None:
+            found = set()
+            for call in self.tree.all(cst.Call):
+                assert isinstance(call, cst.Call)
+                if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
+                    continue
+                keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+                kind = keywords.get("type")
+                if not (isinstance(kind, cst.Name) and kind.value == "int") or "nargs" in keywords or "action" in keywords:
+                    continue
+                dest = keywords.get("dest")
+                names = [a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+                if isinstance(dest, cst.SimpleString):
+                    found.add(dest.evaluated_value)
+                elif names:
+                    longs = [n for n in names if isinstance(n, str) and n.startswith("--")]
+                    chosen = (longs or names)[0]
+                    if isinstance(chosen, str):
+                        found.add(chosen.lstrip("-").replace("-", "_"))
+            self._int_options = found
+        return self._int_options
+
+
+def _sibling_branch(tree: Tree, node: cst.CSTNode, site_call: cst.CSTNode) -> bool:
+    """`node` is in an `if`/`try` that also holds the site (`except: parallel = model`)."""
+    site_ancestors = {id(a) for a in tree.ancestors(site_call) if isinstance(a, (cst.If, cst.Try))}
+    return any(id(a) in site_ancestors for a in tree.ancestors(node))
+
+
+def _empties_block(tree: Tree, statement: cst.CSTNode) -> bool:
+    """The site is the only statement of its (kept) branch: removing it would need a `pass`."""
+    block = tree.parent(statement)
+    return isinstance(block, cst.IndentedBlock) and all(s is statement for s in block.body)
 
 
 def _loaded(statement: cst.CSTNode) -> bool:
@@ -225,16 +317,38 @@ def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
     return bool(m.findall(root, m.Attribute(value=m.Name(name.value))))
 
 
-def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: cst.CSTNode) -> list[cst.Call]:
+def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: cst.CSTNode,
+              site_call: cst.Call | None = None) -> list[cst.Call]:
+    """Compiles of `receivers` after `after`, up to where the receiver's name is bound again
+    after the site (`model = Sequential(...)  # another model`: its compile is not ours)."""
     start = tree.order(after)  # source order, as lines would: `after` starts its own line
+    body = scope_node if not isinstance(scope_node, cst.FunctionDef) else scope_node.body
+    limits: dict[str, int] = {}
+    if site_call is not None:
+        site_order = tree.order(site_call)
+        for node in walk_same_scope(body):
+            if isinstance(node, (cst.AssignTarget, cst.AnnAssign, cst.AugAssign)):
+                target_node = node.target
+                code = tree.code(target_node)
+                order = tree.order(target_node)
+                if (
+                    code in receivers
+                    and order > site_order
+                    and not _contains(tree, site_call, target_node)
+                    and not _sibling_branch(tree, target_node, site_call)
+                ):
+                    statement = tree.statement_of(target_node)
+                    stop = tree.order(statement) if statement is not None else order
+                    limits[code] = min(limits.get(code, stop), stop)
     found = []
-    for node in walk_same_scope(scope_node if not isinstance(scope_node, cst.FunctionDef) else scope_node.body):
+    for node in walk_same_scope(body):
         if (
             isinstance(node, cst.Call)
             and isinstance(node.func, cst.Attribute)
             and node.func.attr.value == "compile"
             and tree.code(node.func.value) in receivers
             and tree.order(node) >= start
+            and tree.order(node) < limits.get(tree.code(node.func.value), 1 << 62)
         ):
             found.append(node)
     return found
@@ -282,8 +396,10 @@ def _kept_fallback(tree: Tree, statement: cst.CSTNode, anchor: cst.CSTNode) -> c
 
 
 def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned]:
-    """Sites sharing a construction share one strategy; nested or conflicting ones are reported."""
+    """Sites sharing a construction share one strategy; nested or conflicting ones are reported
+    and left untouched, all of them (rewriting one half of an `if/elif` would change behaviour)."""
     kept: list[_Planned] = []
+    dropped: set[int] = set()
     for item in planned:
         clash = None
         for other in kept:
@@ -303,15 +419,20 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
         if clash == "merged":
             continue
         if clash is not None:
-            ctx.report(item.site.call, "MGPU104", (
-                f"another `multi_gpu_model` site with different GPU settings shares this code (line "
-                f"{ctx.tree.position(clash.site.call)[0]}); use one `tf.distribute.MirroredStrategy` for both "
-                "models and build them under its scope by hand."
-            ))
+            assert isinstance(clash, _Planned)
+            for this, that in ((item, clash), *((p, item) for p in [clash, *clash.site_followers])):  # type: ignore[attr-defined]
+                if id(this) in dropped and this is not item:
+                    continue
+                dropped.add(id(this))
+                ctx.report(this.site.call, "MGPU104", (
+                    f"another `multi_gpu_model` site with different GPU settings shares this code (line "
+                    f"{ctx.tree.position(that.site.call)[0]}); use one `tf.distribute.MirroredStrategy` for both "
+                    "models and build them under its scope by hand."
+                ))
             continue
         item.site_followers = []  # type: ignore[attr-defined]
         kept.append(item)
-    return kept
+    return [item for item in kept if id(item) not in dropped]
 
 
 def _nested(tree: Tree, outer: _Planned, inner: _Planned) -> bool:
@@ -348,6 +469,8 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         ctx.references[id(site)] = ctx.references_of(site)
         return
     accesses = ctx.safe_rename(site, item.anchor) if isinstance(site.target, cst.Name) else None
+    if accesses is not None and _empties_block(tree, item.anchor):
+        accesses = None  # the alias keeps the kept branch non-empty (never a `pass`)
     ctx.references[id(site)] = ctx.references_of(site)
     if accesses is not None:
         ctx.plan.statements[id(item.anchor)] = None

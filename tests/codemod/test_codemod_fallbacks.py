@@ -4,6 +4,7 @@ import ast
 
 import pytest
 
+from codemod import transform_source
 from codemod_fixtures import ROOT, check_pair, check_unchanged, pairs, unchanged
 
 
@@ -54,3 +55,28 @@ def test_no_user_statement_is_dropped(before):
     kept = _plain_calls(after)
     lost = [s for s in _plain_calls(before.read_bytes()) if s not in kept]
     assert not lost, f"statements dropped: {lost}"
+
+
+def test_kept_structure_carries_the_guard_into_the_count():
+    out = (ROOT / "fallbacks" / "kept_guard_in_count.after.py").read_text()
+    assert '[:G if not (G <= 1) else 1] or None)' in out
+    # G = 0 (the CPU) and G = 1 must select at most one device, as the old script used
+    for g in (0, 1):
+        assert [f"/gpu:{i}" for i in range(4)][:g if not (g <= 1) else 1] == ["/gpu:0"]
+
+
+@pytest.mark.parametrize("name,code", [("elif_two_sites.unchanged.py", "MGPU103"),
+                                       ("elif_two_sites_with_code.unchanged.py", "MGPU104")])
+def test_if_elif_sites_are_left_whole_and_each_reported(name, code):
+    source = (ROOT / "fallbacks" / name).read_bytes()
+    result = transform_source(source)
+    assert result.output == source
+    assert [f.code for f in result.findings] == [code, code]
+
+
+def test_no_branch_is_left_as_pass():
+    out = transform_source(
+        b"from keras.utils import multi_gpu_model\nm = make()\ntry:\n    p = multi_gpu_model(m, 2)\n"
+        b"except ValueError:\n    print('one')\np.compile('a', 'b')\n"
+    ).output.decode()
+    assert "pass" not in out and "    p = m\n" in out.replace("        p = m\n", "    p = m\n")

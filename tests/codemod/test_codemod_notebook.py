@@ -99,3 +99,14 @@ def test_broken_json_reported():
 def test_no_marker_notebook_untouched():
     data = _notebook(["import os\n", "%time x = 1\n"])
     assert transform_notebook(data).output == data
+
+
+def test_notebook_without_tensorflow_import_gets_it_in_its_first_code_cell():
+    before = (ROOT / "notebooks" / "no_tf_import.before.ipynb").read_bytes()
+    after = (ROOT / "notebooks" / "no_tf_import.after.ipynb").read_bytes()
+    result = transform_notebook(before, "nb.ipynb")
+    assert not result.failed and result.output == after
+    assert transform_notebook(after, "nb.ipynb").output == after
+    cells = ["".join(c["source"]) for c in _cells(after)]
+    assert cells[1].startswith("import tensorflow as tf\n%matplotlib inline\n")
+    assert [f.format().split(": ")[0] for f in result.findings] == ["nb.ipynb:cell 4:line 2:col 12"]

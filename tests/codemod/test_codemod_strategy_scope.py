@@ -84,3 +84,45 @@ def test_two_sites_sharing_a_construction_share_one_strategy():
         "pg = multi_gpu_model(g, 2)\npd = multi_gpu_model(d, 2)\npg.compile('a', 'b')\npd.compile('a', 'b')\n"
     )
     assert out.count("MirroredStrategy(") == 1 and "multi_gpu_model" not in out
+
+
+def test_trainer_class_is_not_a_wrapper_its_init_site_is_rewritten():
+    from codemod_fixtures import ROOT
+
+    result = transform_source((ROOT / "strategy_scope" / "trainer_class_init.before.py").read_bytes())
+    out = result.output.decode()
+    assert "trainer = Trainer(2, 0.1)\ntrainer.train(" in out and "len(trainer.history)" in out
+    assert "multi_gpu_model" not in out and not [f for f in result.findings if f.code == "MGPU401"]
+
+
+def test_class_taking_a_built_model_is_reported_and_its_callers_left_alone():
+    from codemod_fixtures import ROOT
+
+    source = (ROOT / "strategy_scope" / "trainer_class_model_param.unchanged.py").read_bytes()
+    result = transform_source(source)
+    assert result.output == source and [f.code for f in result.findings] == ["MGPU101"]
+
+
+def test_model_mgpu_recipe_still_a_wrapper():
+    out = _run(
+        "from keras.models import Model\nfrom keras.utils import multi_gpu_model\n"
+        "class Wrap(Model):\n    def __init__(self, ser, gpus):\n        p = multi_gpu_model(ser, gpus)\n"
+        "        self.__dict__.update(p.__dict__)\n\nm = make()\npm = Wrap(m, 2)\npm.compile('a', 'b')\n"
+    )
+    assert "pm = Wrap" not in out and "    m.compile('a', 'b')" in out
+
+
+def test_scope_ends_before_the_template_is_rebound():
+    out = _run(
+        "from keras.utils import multi_gpu_model\nmodel = make()\np = multi_gpu_model(model, 2)\n"
+        "p.compile('adam', 'mse')\nmodel = other()\nmodel.compile('sgd', 'mse')\n"
+    )
+    assert out.endswith("    p.compile('adam', 'mse')\nmodel = other()\nmodel.compile('sgd', 'mse')\n")
+
+
+def test_comments_inside_a_removed_call_become_comment_lines():
+    out = _run(
+        "from keras.utils import multi_gpu_model\nmodel = make()\np = multi_gpu_model(\n    model,  # the template\n"
+        "    gpus=2,  # two\n)\np.compile('adam', 'mse')\nq = p\n"
+    )
+    assert "# the template\n" in out and "# two\n" in out and "multi_gpu_model" not in out

@@ -49,8 +49,6 @@ def test_script_the_codemod_leaves_fails_verification_with_its_finding(name):
     assert NEEDS_A_HUMAN[name] in text
 
 
-@pytest.mark.xfail(strict=True, reason="codemod bug: `gpus=GPU_IDS` (a list held in a variable) "
-                   "becomes `[...][:GPU_IDS]`, a TypeError at run time; literal lists are handled")
 def test_gpus_list_variable_is_migrated_to_a_valid_device_slice():
     output = transform_source((SCRIPTS / "tf_keras_attribute_call.py").read_bytes()).output.decode()
     assert "[:GPU_IDS]" not in output

@@ -1,0 +1,76 @@
+"""Reports hand-placed GPU towers (`with tf.device('/gpu:N'):` in model code), once per function.
+
+That is model parallelism: MirroredStrategy (data parallelism) is no replacement, so nothing is
+rewritten. Manual placement still works on real GPUs; Keras 3 offers `keras.distribution.ModelParallel`
+(layouts, on JAX). A `/cpu:0` template block, or a `/gpu:N` block that only wraps a
+`multi_gpu_model` site, is not this (the strategy fixers handle those).
+"""
+
+from __future__ import annotations
+
+import re
+
+import libcst as cst
+
+from .._tree import walk_same_scope
+from .context import FixContext
+
+__all__ = ["fix", "SECTION"]
+
+SECTION = "Hand-placed GPU towers (model parallelism)"
+_TF_DEVICE = {"tensorflow.device", "tensorflow.compat.v1.device", "tensorflow.compat.v2.device"}
+_GPU = re.compile(r"(^|/)(device:)?gpu(:|$)", re.IGNORECASE)
+
+
+def _gpu_device_call(ctx: FixContext, statement: cst.With) -> bool:
+    for item in statement.items:
+        call = item.item
+        if not isinstance(call, cst.Call) or not call.args:
+            continue
+        if not ctx.tree.qualified_names(call.func) & _TF_DEVICE:
+            continue
+        arg = call.args[0].value
+        if isinstance(arg, cst.SimpleString) and _GPU.search(str(arg.evaluated_value).strip()):
+            return True
+        if isinstance(arg, cst.FormattedString) and any(
+            isinstance(p, cst.FormattedStringText) and _GPU.search(p.value) for p in arg.parts
+        ):
+            return True
+        if isinstance(arg, (cst.BinaryOperation, cst.Call)) and _GPU.search(ctx.tree.code(arg).strip("'\"")):
+            return True  # '/gpu:%d' % i, '/gpu:{}'.format(i)
+    return False
+
+
+def fix(ctx: FixContext) -> None:
+    site_calls = {id(site.call) for site in ctx.sites}
+    towers: dict[int, list[cst.With]] = {}
+    for statement in _withs(ctx):
+        if not _gpu_device_call(ctx, statement):
+            continue
+        calls = [n for n in walk_same_scope(statement.body) if isinstance(n, cst.Call)]
+        if any(id(c) in site_calls for c in calls):
+            continue  # wraps a multi_gpu_model site: the strategy fixers' business
+        if not calls:
+            continue  # nothing is built or run there
+        scope = ctx.tree.enclosing_scope_node(statement)
+        towers.setdefault(id(scope), []).append(statement)
+    for blocks in towers.values():
+        first = blocks[0]
+        lines = sorted({ctx.tree.position(b)[0] for b in blocks})
+        where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
+        ctx.report(first, "MGPU603", (
+            f"hand-placed GPU devices ({where}) split one model across GPUs (model parallelism); left as it is: "
+            "MirroredStrategy is data parallelism and does not replace it. Manual `tf.device` placement still "
+            "works on real GPUs (it fails where those GPUs are missing); for Keras 3 on JAX use "
+            "`keras.distribution.ModelParallel` with a `LayoutMap`; or drop the placement and train replicas "
+            f"under `tf.distribute.MirroredStrategy`. See MIGRATION.md, \"{SECTION}\"."
+        ))
+
+
+def _withs(ctx: FixContext) -> list[cst.With]:
+    found = []
+    for node in ctx.tree.all_nodes():
+        if isinstance(node, cst.With):
+            found.append(node)
+    found.sort(key=ctx.tree.order)
+    return found

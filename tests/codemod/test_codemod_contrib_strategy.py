@@ -1,0 +1,48 @@
+"""codemod/fixers/contrib_strategy.py: before/after pairs and left-unchanged-but-reported cases."""
+
+import os
+import shutil
+import subprocess
+import sys
+
+import pytest
+
+from codemod import transform_source
+from codemod_fixtures import ROOT, check_pair, check_unchanged, pairs, unchanged
+
+
+@pytest.mark.parametrize("before", pairs("contrib_strategy"), ids=lambda p: p.name)
+def test_fixture_pairs(before):
+    assert check_pair(before) == []
+
+
+@pytest.mark.parametrize("path", unchanged("contrib_strategy"), ids=lambda p: p.name)
+def test_unchanged_but_reported(path):
+    assert set(check_unchanged(path)) == {"MGPU601"}
+
+
+def test_contrib_imports_dropped_and_tensorflow_imported():
+    out = (ROOT / "contrib_strategy" / "aliases.after.py").read_text()
+    assert "contrib" not in out and out.startswith("import tensorflow as tf\n")
+
+
+def test_current_strategy_without_num_gpus_is_left_alone():
+    source = b"import tensorflow as tf\nstrategy = tf.distribute.MirroredStrategy()  # gpu:0\n"
+    result = transform_source(source)
+    assert result.output == source and result.findings == []
+
+
+def run_on_two_simulated_gpus(after, tmp_path, extra=""):
+    script = tmp_path / "train.py"
+    shutil.copy(after, script)
+    script.write_text(script.read_text() + "\nprint('REPLICAS', strategy.num_replicas_in_sync)\n" + extra)
+    env = {**os.environ, "MULTI_GPU_COMPAT_SIMULATE_GPUS": "2", "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "REPLICAS 2" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+
+
+@pytest.mark.slow
+def test_migrated_contrib_script_runs_on_two_simulated_gpus(tmp_path):
+    run_on_two_simulated_gpus(ROOT / "contrib_strategy" / "num_gpus.after.py", tmp_path)

@@ -1,0 +1,69 @@
+"""codemod/fixers/estimator.py: before/after pairs and left-unchanged-but-reported cases."""
+
+import pytest
+
+from codemod import transform_source
+from codemod_fixtures import ROOT, check_pair, check_unchanged, pairs, unchanged
+from test_codemod_contrib_strategy import run_on_two_simulated_gpus
+
+
+@pytest.mark.parametrize("before", pairs("estimator"), ids=lambda p: p.name)
+def test_fixture_pairs(before):
+    assert check_pair(before) == []
+
+
+@pytest.mark.parametrize("path", unchanged("estimator"), ids=lambda p: p.name)
+def test_unchanged_but_reported(path):
+    assert set(check_unchanged(path)) == {"MGPU602"}
+
+
+def test_steps_map_to_one_epoch_and_batch_scales_with_replicas():
+    out = (ROOT / "estimator" / "train_evaluate.after.py").read_text()
+    assert "model.fit(train_input_fn(), steps_per_epoch=10, epochs=1)" in out
+    assert ".batch(8 * strategy.num_replicas_in_sync)" in out
+    assert "model.evaluate(eval_input_fn())" in out  # eval batch unchanged: Estimator evaluated on one device
+    assert "estimator" not in out.replace("Estimator", "")
+
+
+TEMPLATE = """import tensorflow as tf
+
+
+def input_fn():
+    return tf.data.Dataset.from_tensor_slices(([[1.0]], [[2.0]])).batch(1)
+
+
+model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,))])
+model.compile("sgd", "mse")
+strategy = tf.distribute.MirroredStrategy()
+estimator = tf.keras.estimator.model_to_estimator(keras_model=model, config=tf.estimator.RunConfig(train_distribute=strategy))
+{call}
+"""
+
+
+@pytest.mark.parametrize("call, why", [
+    ("estimator.train(input_fn=input_fn, hooks=[])", "hooks"),
+    ("estimator.train(input_fn=input_fn)\nestimator.train(input_fn=input_fn, max_steps=5)", "max_steps"),
+    ("estimator.train(input_fn=input_fn)\nestimator.evaluate(input_fn=input_fn, steps=2)", "shares its input function"),
+    ("estimator.train(input_fn=lambda: input_fn())", "lambda"),
+    ("metrics = estimator.evaluate(input_fn=input_fn)", "result"),
+    ("estimator.train(input_fn=input_fn)\nestimator.export_saved_model('out', None)", "export_saved_model"),
+    ("print(strategy)\nestimator.train(input_fn=input_fn)", "used elsewhere"),
+])
+def test_not_simple_is_reported_not_rewritten(call, why):
+    source = TEMPLATE.format(call=call).encode()
+    result = transform_source(source)
+    assert result.output == source
+    assert [f.code for f in result.findings] == ["MGPU602"]
+    assert why in result.findings[0].message
+
+
+def test_train_until_input_ends():
+    source = TEMPLATE.format(call="estimator.train(input_fn)").encode()
+    out = transform_source(source).output.decode()
+    assert out.endswith("model.fit(input_fn(), epochs=1)\n")
+    assert "with strategy.scope():\n    model = tf.keras.Sequential" in out
+
+
+@pytest.mark.slow
+def test_migrated_estimator_script_runs_on_two_simulated_gpus(tmp_path):
+    run_on_two_simulated_gpus(ROOT / "estimator" / "train_evaluate.after.py", tmp_path)
