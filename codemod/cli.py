@@ -10,6 +10,7 @@ import sys
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
@@ -39,19 +40,24 @@ class Outcome:
         return self.output is not None and not self.failed
 
 
-def process_file(path: str) -> Outcome:
+def process_file(path: str, strategy: str = "mirrored") -> Outcome:
     """Reads and transforms one file (a worker's job); never raises."""
     try:
         source = Path(path).read_bytes()
     except OSError as error:
         reason = error.strerror or type(error).__name__
         return Outcome(path, [Finding(1, 1, "MGPU503", f"cannot read the file ({reason}); check the path and permissions.", path)], failed=True)
+    if path.endswith(".ipynb") and strategy == "multi-worker":
+        return Outcome(path, [Finding(1, 1, "MGPU703", (
+            "notebooks are not rewritten with --strategy multi-worker: every worker runs the same script "
+            "with its own TF_CONFIG; export the notebook to a script (`jupyter nbconvert --to script`) and rerun."
+        ), path)])
     if path.endswith(".ipynb"):
         from .notebook import transform_notebook
 
         result = transform_notebook(source, path)
     else:
-        result = transform_source(source, path)
+        result = transform_source(source, path, strategy=strategy)
     if result.changed:
         return Outcome(path, result.findings, source, result.output)
     return Outcome(path, result.findings, failed=result.failed)
@@ -72,6 +78,9 @@ def _parser() -> argparse.ArgumentParser:
                         help="findings as text lines, one JSON document, or GitHub Actions annotations")
     parser.add_argument("--report", metavar="FILE",
                         help="write the findings report to FILE instead of the terminal")
+    parser.add_argument("--strategy", choices=("mirrored", "multi-worker"), default="mirrored",
+                        help="emit MirroredStrategy (one machine, default) or MultiWorkerMirroredStrategy code "
+                             "with chief-aware saving (several machines, TF_CONFIG)")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="progress line on stderr (auto: only when stderr is a terminal and many files)")
     return parser
@@ -86,13 +95,14 @@ def _diff(path: str, outcome: Outcome) -> str:
     return "".join(difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True), f"a/{path}", f"b/{path}"))
 
 
-def _outcomes(paths: list[str], jobs: int) -> Iterator[Outcome]:
+def _outcomes(paths: list[str], jobs: int, strategy: str = "mirrored") -> Iterator[Outcome]:
+    work = partial(process_file, strategy=strategy)
     if jobs <= 1 or len(paths) < 8:
-        yield from map(process_file, paths)
+        yield from map(work, paths)
         return
     chunk = max(1, min(64, len(paths) // (jobs * 8)))
     with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(process_file, paths, chunksize=chunk)
+        yield from pool.map(work, paths, chunksize=chunk)
 
 
 class _Progress:
@@ -170,7 +180,7 @@ def _run(args: argparse.Namespace, jobs: int, stream: TextIO, summary_stream: Te
             print(f"{link}: skipped: {reason}", file=stream)
         elif args.format == "github":
             print(f"::notice file={_escape_property(str(link))},title=skipped::{_escape_data(reason)}", file=stream)
-    for outcome in _outcomes(paths, jobs):
+    for outcome in _outcomes(paths, jobs, args.strategy):
         progress.step(outcome.path)
         scanned += 1
         if outcome.changed:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import argparse
+
 import libcst as cst
-from libcst.codemod import CodemodCommand
+from libcst.codemod import CodemodCommand, CodemodContext
 
 from .core import transform_module
 
@@ -18,8 +20,19 @@ class MigrateMultiGpuCommand(CodemodCommand):
     # (declaring them here would make libcst resolve them a second time for nothing).
     METADATA_DEPENDENCIES = ()
 
+    def __init__(self, context: CodemodContext, strategy: str = "mirrored") -> None:
+        super().__init__(context)
+        self.strategy = strategy
+
+    @staticmethod
+    def add_args(arg_parser: argparse.ArgumentParser) -> None:
+        arg_parser.add_argument(
+            "--strategy", choices=("mirrored", "multi-worker"), default="mirrored",
+            help="emit MirroredStrategy (default) or MultiWorkerMirroredStrategy code with chief-aware saving",
+        )
+
     def transform_module_impl(self, tree: cst.Module) -> cst.Module:
-        new, findings = transform_module(tree, self.context.filename or "<string>")
+        new, findings = transform_module(tree, self.context.filename or "<string>", strategy=self.strategy)
         for finding in findings:
             self.warn(f"{finding.line}:{finding.col}: {finding.code} {finding.message}")
         return new

@@ -14,7 +14,7 @@ import libcst as cst
 
 from ._tree import Tree
 from .findings import Finding
-from .fixers import FIXERS, FixContext, imports
+from .fixers import FIXERS, FixContext, imports, multi_worker
 from .plan import apply_plan
 from .prefilter import may_contain_site
 from .recognise import find_sites
@@ -36,11 +36,14 @@ class TransformResult:
         return not self.failed and self.output != self.source
 
 
-def transform_module(module: cst.Module, path: str = "<string>", keep: list[bool] | None = None) -> tuple[cst.Module, list[Finding]]:
+def transform_module(module: cst.Module, path: str = "<string>", keep: list[bool] | None = None,
+                     *, strategy: str = "mirrored") -> tuple[cst.Module, list[Finding]]:
     """Runs every fixer over a parsed module; returns the new module and the findings.
 
     `keep` (one flag per top-level statement, see `relevant_statements`) limits the scope
-    analysis to the statements that can matter; None analyses everything."""
+    analysis to the statements that can matter; None analyses everything. `strategy`:
+    "mirrored" (MirroredStrategy) or "multi-worker" (fixers/multi_worker.py)."""
+    _check_strategy(strategy)
     tree = Tree(module, keep)
     sites, helpers = find_sites(tree)
     ctx = FixContext(tree, sites, helpers, path)
@@ -49,21 +52,32 @@ def transform_module(module: cst.Module, path: str = "<string>", keep: list[bool
             ctx.report(site.call, *site.problem)
     for fixer in FIXERS:
         fixer(ctx)
+    pending = multi_worker.fix(ctx) if strategy == "multi-worker" else None
     if not (ctx.plan.regions or ctx.plan.nodes or ctx.plan.statements):  # nothing uses TensorFlow then
         ctx.plan.add_imports = [i for i in ctx.plan.add_imports if i[0] != "tensorflow"]
     if ctx.plan.empty:
         return module, sorted(set(ctx.findings))
     new = apply_plan(module, ctx.plan, tree)
     new = imports.finish(new, ctx.plan, tree)
+    if pending is not None:
+        new = multi_worker.finish(new, pending)
     return new, sorted(set(ctx.findings))
 
 
-def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool = True) -> TransformResult:
+def _check_strategy(strategy: str) -> None:
+    if strategy not in multi_worker.STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(multi_worker.STRATEGIES)}, not {strategy!r}")
+
+
+def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool = True,
+                     strategy: str = "mirrored") -> TransformResult:
     """Rewrites one Python file's bytes. Never raises for bad input: failures become findings.
 
     Every file is checked to be valid Python 3 (decoding with its PEP 263 encoding, then `ast`);
     only files that may contain a site (see prefilter.py) are then parsed with libcst.
+    `strategy="multi-worker"` emits MultiWorkerMirroredStrategy code (fixers/multi_worker.py).
     """
+    _check_strategy(strategy)
     problem, checked = _check(source)
     if problem is not None:
         line, col, reason, advice = problem
@@ -86,7 +100,7 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
         return TransformResult(source, source, [_internal(path, ValueError("libcst does not reproduce this file byte for byte"))], failed=True)
     try:
         keep = relevant_statements(module, *checked) if checked is not None and _REDUCE else None
-        new, findings = transform_module(module, path, keep)
+        new, findings = transform_module(module, path, keep, strategy=strategy)
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
             output += b"\r"

@@ -18,15 +18,15 @@ def unchanged(fixer: str) -> list[Path]:
     return sorted((ROOT / fixer).glob("*.unchanged.py"))
 
 
-def check_pair(before: Path) -> list[str]:
+def check_pair(before: Path, strategy: str = "mirrored") -> list[str]:
     """Rewrites `before`, compares with `after`, checks the contract; returns the finding codes."""
     source = before.read_bytes()
-    result = transform_source(source, before.name)
+    result = transform_source(source, before.name, strategy=strategy)
     expected = before.with_name(before.name.replace(".before.py", ".after.py")).read_bytes()
     assert result.output == expected
     assert result.changed and not result.failed
     ast.parse(result.output)
-    again = transform_source(result.output, before.name)
+    again = transform_source(result.output, before.name, strategy=strategy)
     assert again.output == result.output, "a second run must change nothing"
     assert_comments_kept(source, result.output)
     return [f.code for f in result.findings]

@@ -1,0 +1,170 @@
+"""codemod/fixers/multi_worker.py: `--strategy multi-worker` (MultiWorkerMirroredStrategy, chief-aware saving)."""
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+import libcst as cst
+import pytest
+
+from codemod import transform_source
+from codemod.cli import main
+from codemod.fixers.multi_worker import _HELPER
+from codemod_fixtures import ROOT, check_pair, pairs
+
+EXPECTED = {
+    "hoist_after_imports.before.py": [],
+    "in_function.before.py": ["MGPU701", "MGPU702"],
+    "runs_single_worker.before.py": [],
+}
+
+
+def mw(source: str) -> tuple[str, list[str]]:
+    result = transform_source(source.encode(), strategy="multi-worker")
+    assert not result.failed, result.findings
+    return result.output.decode(), [f.code for f in result.findings]
+
+
+@pytest.mark.parametrize("before", pairs("multi_worker"), ids=lambda p: p.name)
+def test_fixture_pairs(before):
+    assert sorted(check_pair(before, strategy="multi-worker")) == EXPECTED[before.name]
+
+
+@pytest.mark.parametrize("before", pairs("multi_worker"), ids=lambda p: p.name)
+def test_default_is_still_mirrored(before):
+    source = before.read_bytes()
+    default = transform_source(source).output
+    assert transform_source(source, strategy="mirrored").output == default
+    assert b"MultiWorkerMirroredStrategy" not in default and b"_chief_path" not in default
+    assert b"tf.distribute.MirroredStrategy(" in default
+
+
+def test_unknown_strategy_is_refused():
+    with pytest.raises(ValueError, match="multi-worker"):
+        transform_source(b"x = 1\n", strategy="multiworker")
+
+
+def test_strategy_hoisted_past_tf_ops_but_not_past_environment_setup():
+    out, codes = mw(
+        "import os\nimport tensorflow as tf\nfrom keras.utils import multi_gpu_model\n"
+        'os.environ["TF_CONFIG"] = "{}"\n'
+        "data = tf.ones((4, 2))\n"
+        "model = build()\nmodel = multi_gpu_model(model)\nmodel.compile('sgd', 'mse')\n"
+    )
+    assert codes == []
+    lines = out.splitlines()
+    assert lines.index("strategy = tf.distribute.MultiWorkerMirroredStrategy()") > lines.index('os.environ["TF_CONFIG"] = "{}"')
+    assert lines.index("strategy = tf.distribute.MultiWorkerMirroredStrategy()") < lines.index("data = tf.ones((4, 2))")
+    assert "dropped `gpus" not in out  # no count given: nothing dropped
+    compile(out, "<out>", "exec")
+
+
+def test_no_hoist_when_nothing_runs_before():
+    out, _ = mw("import tensorflow as tf\nfrom keras.utils import multi_gpu_model\nEPOCHS = 3\n"
+                "model = build()\nmodel = multi_gpu_model(model, gpus=2)\nmodel.compile('sgd', 'mse')\n")
+    assert "EPOCHS = 3\n# multi-gpu-codemod: dropped `gpus=2`" in out
+    assert "right after the imports" not in out
+
+
+def test_guard_only_is_noted_and_second_strategy_is_reported():
+    out, codes = mw(
+        "from keras.utils import multi_gpu_model\nG = 2\n"
+        "a = build()\nif G > 1:\n    a = multi_gpu_model(a)\na.compile('sgd', 'mse')\n"
+        "b = build()\nb = multi_gpu_model(b, gpus=2)\nb.compile('sgd', 'mse')\n"
+    )
+    assert "dropped the one-device guard" in out
+    assert out.count("MultiWorkerMirroredStrategy()") == 2
+    assert codes == ["MGPU701"]
+
+
+def test_unreadable_save_is_reported_and_helper_name_is_free():
+    out, codes = mw(
+        "from keras.utils import multi_gpu_model\n_chief_path = 'taken'\n"
+        "model = build()\nmodel = multi_gpu_model(model, gpus=2)\nmodel.compile('sgd', 'mse')\n"
+        "model.save(**options)\nmodel.save_weights(_chief_path)\n"
+    )
+    assert codes == ["MGPU702"]
+    assert "def _chief_path_2(path):" in out and "model.save_weights(_chief_path_2(_chief_path))" in out
+    assert "model.save(**options)" in out
+
+
+def test_multiline_gpus_becomes_one_comment_line():
+    out, _ = mw("from keras.utils import multi_gpu_model\nmodel = build()\n"
+                "model = multi_gpu_model(model, gpus=min(\n    8,\n    4))\nmodel.compile('sgd', 'mse')\n")
+    assert "# multi-gpu-codemod: dropped `gpus=min( 8, 4)`: MultiWorkerMirroredStrategy" in out
+
+
+def _run_helper(tmp_path, tf_config):
+    script = tmp_path / "helper.py"
+    script.write_text(_HELPER.format(name="_chief_path") + (
+        "import os, sys\n"
+        "p = _chief_path(sys.argv[1])\n"
+        "os.makedirs(os.path.dirname(p) or '.', exist_ok=True)\n"
+        "open(p, 'w').write('x')\n"
+        "print(p)\n"
+    ))
+    env = {k: v for k, v in os.environ.items() if k != "TF_CONFIG"}
+    if tf_config is not None:
+        env["TF_CONFIG"] = json.dumps(tf_config)
+    done = subprocess.run([sys.executable, str(script), "out/model.keras"], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("config, chief", [
+    (None, True),
+    ({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 0}}, True),
+    ({"cluster": {"worker": ["a:1", "b:1"]}, "task": {"type": "worker", "index": 1}}, False),
+    ({"cluster": {"chief": ["c:1"], "worker": ["a:1"]}, "task": {"type": "chief", "index": 0}}, True),
+    ({"cluster": {"chief": ["c:1"], "worker": ["a:1"]}, "task": {"type": "worker", "index": 0}}, False),
+])
+def test_chief_path_helper(tmp_path, config, chief):
+    written = _run_helper(tmp_path, config)
+    if chief:
+        assert written == "out/model.keras" and (tmp_path / written).exists()
+    else:
+        assert written.endswith("model.keras") and os.path.isabs(written)
+        assert not os.path.exists(os.path.dirname(written)), "a non-chief's scratch directory is removed at exit"
+        assert not (tmp_path / "out" / "model.keras").exists()
+
+
+def test_cli_option(tmp_path, capsys):
+    script = tmp_path / "train.py"
+    shutil.copy(ROOT / "multi_worker" / "in_function.before.py", script)
+    notebook = tmp_path / "nb.ipynb"
+    notebook.write_text(json.dumps({"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}))
+    assert main(["--strategy", "multi-worker", "-j", "1", str(script), str(notebook)]) == 1
+    assert script.read_bytes() == (ROOT / "multi_worker" / "in_function.after.py").read_bytes()
+    out = capsys.readouterr().out
+    assert "MGPU701" in out and "MGPU702" in out and "MGPU703" in out
+    shutil.copy(ROOT / "multi_worker" / "in_function.before.py", script)
+    assert main(["--diff", str(script)]) == 1
+    assert "MultiWorkerMirroredStrategy" not in capsys.readouterr().out
+
+
+def test_libcst_command_takes_the_option():
+    from libcst.codemod import CodemodContext
+
+    from codemod.command import MigrateMultiGpuCommand
+
+    before = ROOT / "multi_worker" / "in_function.before.py"
+    command = MigrateMultiGpuCommand(CodemodContext(filename=before.name), strategy="multi-worker")
+    new = command.transform_module(cst.parse_module(before.read_bytes()))
+    assert new.bytes == (ROOT / "multi_worker" / "in_function.after.py").read_bytes()
+    assert MigrateMultiGpuCommand(CodemodContext()).strategy == "mirrored"
+
+
+@pytest.mark.slow
+def test_migrated_fixture_runs_as_one_worker_and_saves(tmp_path):
+    script = tmp_path / "train.py"
+    shutil.copy(ROOT / "multi_worker" / "runs_single_worker.after.py", script)
+    env = {k: v for k, v in os.environ.items() if k not in ("TF_CONFIG", "MULTI_GPU_COMPAT_SIMULATE_GPUS")}
+    env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="")
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "LOADED ['input_layer', 'dense']" in done.stdout, done.stdout[-2000:]
+    assert (tmp_path / "final.keras").exists() and (tmp_path / "best.keras").exists()
