@@ -146,12 +146,12 @@ def test_full_harness(name, tmp_path):
 
 @pytest.mark.slow
 def test_shim_matches_the_original_slicing_algorithm_on_a_second_fixture(tmp_path):
-    # tf_keras_attribute_call.py: `gpus=[0, 1]`, `cpu_merge=False`; its migration is the xfail above.
-    report = harness.verify(SCRIPTS / "tf_keras_attribute_call.py", modes=("shim", "single"),
+    # tf_keras_attribute_call.py: `gpus=GPU_IDS` (a list in a variable), `cpu_merge=False`.
+    report = harness.verify(SCRIPTS / "tf_keras_attribute_call.py", modes=("shim", "migrated", "single"),
                             original=True, workdir=tmp_path)
     text = harness.format_report(report)
     assert report.passed, text
-    assert [c.status for c in report.comparisons if c.left == "original"] == ["ok"] * 3, text
+    assert [c.status for c in report.comparisons if c.left == "original"] == ["ok"] * 6, text
 
 
 @pytest.mark.slow
