@@ -6,6 +6,7 @@ import ast
 import io
 import os
 import re
+import symtable
 import tokenize
 import warnings
 from dataclasses import dataclass, field
@@ -99,7 +100,9 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
     if roundtrip != source and not lost_final_cr:
         return TransformResult(source, source, [_internal(path, ValueError("libcst does not reproduce this file byte for byte"))], failed=True)
     try:
-        keep = relevant_statements(module, *checked) if checked is not None and _REDUCE else None
+        # --strategy multi-worker reports saves in every function (MGPU702): it needs them all.
+        reduce = checked is not None and _REDUCE and strategy == "mirrored"
+        keep = relevant_statements(module, *checked) if reduce else None
         new, findings = transform_module(module, path, keep, strategy=strategy)
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
@@ -176,12 +179,34 @@ _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _ALWAYS = frozenset({"tf", "tensorflow", "strategy", "mirrored_strategy", "distribute_strategy", "global", "nonlocal"})
 
 
+def _module_level_reads(segment: str) -> set[str] | None:
+    """Names a top-level def/class reads from module scope (symtable), None if it can't tell.
+
+    Its decorators, defaults, annotations and bases are read at module level; inside it, only
+    names that resolve to globals. A loop variable `x` in a function is its own local and says
+    nothing about a module-level `x`.
+    """
+    try:
+        top = symtable.symtable(segment, "<def>", "exec")
+    except (SyntaxError, ValueError):
+        return None
+    names: set[str] = set()
+    tables = [top]
+    while tables:
+        table = tables.pop()
+        for symbol in table.get_symbols():
+            if symbol.is_referenced() and (table is top or symbol.is_global()):
+                names.add(symbol.get_name())
+        tables.extend(table.get_children())
+    return names
+
+
 def relevant_statements(module: cst.Module, tree: ast.Module, text: str) -> list[bool] | None:
     """Which top-level statements the scope analysis must see (a flag per `module.body` item).
 
     Every statement but a def/class is kept. A def/class is kept when its text holds a
     prefilter marker, `global`/`nonlocal`, a name the codemod may choose (`tf`, `strategy`...),
-    a name bound at module level by a kept statement, or when a kept statement mentions its
+    a name it reads from module scope that a kept statement binds, or when a kept statement mentions its
     name; repeated until nothing changes. A def/class left out reads no name the kept code
     binds and binds none it reads, so it cannot change any answer about the kept code; it is
     still in the module, untouched. None when the ast and libcst statements do not line up.
@@ -209,9 +234,11 @@ def relevant_statements(module: cst.Module, tree: ast.Module, text: str) -> list
         node = group[0]
         first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
         segment = "".join(lines[first - 1:node.end_lineno])
-        words.append(set(_IDENT.findall(segment)))
-        if _ALWAYS & words[-1] or may_contain_site(segment.encode("utf-8", "surrogatepass")):
-            keep[len(words) - 1] = True
+        names = set(_IDENT.findall(segment))
+        if _ALWAYS & names or may_contain_site(segment.encode("utf-8", "surrogatepass")):
+            keep[len(words)] = True
+        reads = _module_level_reads(segment)
+        words.append(names if reads is None else reads)
     bound: set[str] = set()
     mentioned: set[str] = set()
     seen: set[int] = set()
