@@ -214,7 +214,7 @@ def bound_names(statement: cst.CSTNode) -> set[str]:
                 if alias.asname is not None:
                     names.add(cst.ensure_type(alias.asname.name, cst.Name).value)
                 else:
-                    names.add(_dotted(alias.name).split(".")[0])
+                    names.add(dotted_name(alias.name).split(".")[0])
     return names
 
 
@@ -223,9 +223,10 @@ def used_names(node: cst.CSTNode) -> set[str]:
     return {n.value for n in m.findall(node, m.Name())}
 
 
-def _dotted(node: cst.CSTNode) -> str:
+def dotted_name(node: cst.CSTNode) -> str:
+    """`a.b.c` for a Name/Attribute chain, "" for anything else."""
     if isinstance(node, cst.Name):
         return node.value
     if isinstance(node, cst.Attribute):
-        return f"{_dotted(node.value)}.{node.attr.value}"
+        return f"{dotted_name(node.value)}.{node.attr.value}"
     return ""

@@ -7,7 +7,7 @@ from typing import Literal
 
 import libcst as cst
 
-from ._tree import Tree, walk_same_scope
+from ._tree import Tree, dotted_name, walk_same_scope
 
 __all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites"]
 
@@ -73,7 +73,7 @@ def _local_wrapper_classes(tree: Tree) -> dict[str, cst.ClassDef]:
     for node in tree.all(cst.ClassDef):
         if not isinstance(node, cst.ClassDef):
             continue
-        model_base = any(_dotted_name(b.value).rsplit(".", 1)[-1].endswith("Model") for b in node.bases)
+        model_base = any(dotted_name(b.value).rsplit(".", 1)[-1].endswith("Model") for b in node.bases)
         for item in node.body.body:
             if not (isinstance(item, cst.FunctionDef) and item.name.value == "__init__"):
                 continue
@@ -93,14 +93,6 @@ def _local_wrapper_classes(tree: Tree) -> dict[str, cst.ClassDef]:
                 if first is not None and isinstance(first.value, cst.Name) and first.value.value in params:
                     found[node.name.value] = node
     return found
-
-
-def _dotted_name(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted_name(node.value)}.{node.attr.value}"
-    return ""
 
 
 def _classify(tree: Tree, call: cst.Call, wrappers: dict[str, cst.ClassDef]) -> tuple[Kind, str] | None:
