@@ -60,9 +60,9 @@ def _swap(owner: Any, old: Any, new: Any) -> None:
             setattr(owner, name, new)  # tf_keras re-tracks it in the same position
         else:
             _replace_in(value, old, new)
-    # [multi-worker/checkpoints] add_weight tracked `old` as a checkpoint dependency under
-    # the weight's name, which setattr does not replace: tf.train.Checkpoint (and so
-    # BackupAndRestore) would save and restore the old, unused variable.
+    # add_weight tracked `old` as a checkpoint dependency under the weight's name, which
+    # setattr does not replace: tf.train.Checkpoint (and so BackupAndRestore) would save
+    # and restore the old, unused variable.
     # (_track_trackable is a no-op on tf_keras layers: `_manual_tracking` is off.)
     dependencies = getattr(owner, "_self_unconditional_checkpoint_dependencies", None) or []
     for i, ref in enumerate(dependencies):

@@ -5,12 +5,11 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from compat import _devices, _gpus, backend
-from compat import multi_worker  # [multi-worker]
+from compat import _devices, _gpus, backend, multi_worker
 from compat.notices import notify_once
 
-# [multi-worker] With TF_CONFIG / MULTI_GPU_COMPAT_STRATEGY asking for it, the strategy
-# must exist before TensorFlow initialises its context: arrange that now.
+# With TF_CONFIG / MULTI_GPU_COMPAT_STRATEGY asking for multi-worker training, the
+# strategy must exist before TensorFlow initialises its context: arrange that now.
 multi_worker.install_early_creation()
 
 __all__ = ["multi_gpu_model"]
@@ -81,7 +80,7 @@ def multi_gpu_model(
         TypeError: if `gpus` is neither an integer nor a list of integers.
     """
     del cpu_merge  # MirroredStrategy has no output merge to place.
-    # [multi-worker] Created before any device query: MWMS must configure TensorFlow first.
+    # Created before any device query: MultiWorkerMirroredStrategy configures TensorFlow first.
     use_multi_worker = multi_worker.wants_multi_worker(strategy)
     dist = multi_worker.get_strategy() if use_multi_worker else None
     if _gpus.is_unset(gpus):
@@ -90,7 +89,7 @@ def multi_gpu_model(
     _check_devices(gpus, gpu_ids)
     _check_model(model)
 
-    if dist is not None:  # [multi-worker]
+    if dist is not None:
         multi_worker.check_gpus(gpu_ids, dist)
         notify_once("served", multi_worker.served_notice(dist))
     else:
@@ -102,7 +101,7 @@ def multi_gpu_model(
     else:
         from compat import _keras3 as impl  # type: ignore[no-redef]
     parallel = impl.replicate(model, dist, relocate=cpu_relocation)
-    if use_multi_worker:  # [multi-worker] template.save(path): the real file on the chief only
+    if use_multi_worker:  # template.save(path) writes the real file on the chief only
         multi_worker.chief_aware_saving(model)
         multi_worker.cluster_aware_fit(parallel)
     try:
@@ -150,7 +149,8 @@ def _check_devices(gpus: Any, gpu_ids: list[int]) -> None:
 
 
 def _check_model(model: Any) -> None:
-    if not (hasattr(model, "variables") and callable(getattr(model, "fit", None))):
+    # `built` first: tf_keras raises (not AttributeError) for `variables` of an unbuilt model.
+    if not (hasattr(model, "built") and callable(getattr(model, "fit", None))):
         raise TypeError(
             "`multi_gpu_model` expects a Keras model instance as its first argument. "
             f"Received: model={model!r} of type {type(model).__name__}"
