@@ -1,17 +1,14 @@
-"""Session set-up shared by all tests: 4 simulated GPUs, and a fresh-interpreter runner."""
+"""Session set-up shared by all tests: 4 simulated GPUs and the backend under test.
+
+Subprocess runners live in tests/compat/compat_helpers.py (the shim) and the codemod tests.
+"""
 
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
-import textwrap
-from pathlib import Path
 
 import pytest
 
-ROOT = Path(__file__).resolve().parents[1]
-FIXTURES = ROOT / "fixtures"
 SIMULATED_GPUS = 4
 
 # Quiet TensorFlow's C++ start-up chatter in this process and in subprocesses.
@@ -47,31 +44,3 @@ def keras_module():
 
     return backend.keras_module()
 
-
-def run_python(
-    code: str,
-    *,
-    cwd: Path | None = None,
-    env: dict[str, str] | None = None,
-    timeout: float = 300,
-) -> subprocess.CompletedProcess[str]:
-    """Runs `code` in a fresh interpreter (own TensorFlow devices) and returns the result.
-
-    The child inherits this environment minus the session's simulation variable;
-    pass `env` to add or override variables (a value of None removes one).
-    """
-    child_env = dict(os.environ)
-    child_env.pop("MULTI_GPU_COMPAT_SIMULATE_GPUS", None)
-    for key, value in (env or {}).items():
-        if value is None:
-            child_env.pop(key, None)
-        else:
-            child_env[key] = value
-    return subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(code)],
-        cwd=cwd,
-        env=child_env,
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-    )
