@@ -16,6 +16,7 @@ import libcst as cst
 from ._tree import Tree
 from .findings import Finding
 from .fixers import FIXERS, FixContext, imports, multi_worker
+from .isolation import out_of_memory, too_deep
 from .plan import apply_plan
 from .prefilter import may_contain_site
 from .recognise import find_sites
@@ -79,7 +80,12 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
     `strategy="multi-worker"` emits MultiWorkerMirroredStrategy code (fixers/multi_worker.py).
     """
     _check_strategy(strategy)
-    problem, checked = _check(source)
+    try:
+        problem, checked = _check(source)
+    except (RecursionError, MemoryError) as error:  # CPython's parser gives up on very deep nesting
+        if prefilter and not may_contain_site(source):
+            return TransformResult(source, source, [])  # cannot hold a site: nothing to check further
+        return TransformResult(source, source, [too_deep(path, f"Python's parser: {type(error).__name__}")], failed=True)
     if problem is not None:
         line, col, reason, advice = problem
         return TransformResult(source, source, [unparseable(path, line, col, reason, advice)], failed=True)
@@ -87,6 +93,10 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
         return TransformResult(source, source, [])
     try:
         module = cst.parse_module(source)
+    except RecursionError:
+        return TransformResult(source, source, [too_deep(path, "libcst's parser: RecursionError")], failed=True)
+    except MemoryError:
+        return TransformResult(source, source, [out_of_memory(path)], failed=True)
     except (SyntaxError, ValueError, cst.ParserSyntaxError) as error:  # valid for ast, not for libcst
         line, col = _error_position(error)
         return TransformResult(source, source, [unparseable(
@@ -107,6 +117,10 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
             output += b"\r"
+    except RecursionError:
+        return TransformResult(source, source, [too_deep(path, "the rewrite: RecursionError")], failed=True)
+    except MemoryError:
+        return TransformResult(source, source, [out_of_memory(path)], failed=True)
     except Exception as error:  # a bug in a fixer must not cost the user their file
         return TransformResult(source, source, [_internal(path, error)], failed=True)
     if output != source:
@@ -114,6 +128,8 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 ast.parse(output)
+        except (RecursionError, MemoryError) as error:
+            return TransformResult(source, source, [too_deep(path, f"Python's parser: {type(error).__name__}")], failed=True)
         except (SyntaxError, ValueError) as error:
             return TransformResult(source, source, [_internal(path, error)], failed=True)
     return TransformResult(source, output, findings)
@@ -153,6 +169,10 @@ def _check(source: bytes) -> tuple[tuple[int, int, str, str] | None, tuple[ast.M
             return (1, 1, _first_line(error), "Fix the `# -*- coding: ... -*-` line, then rerun the codemod."), None
     except UnicodeDecodeError as decode_error:
         bad = decode_error
+    except LookupError:  # a codec that is not a text encoding: rot13, hex, base64...
+        return (1, 1, f"the coding cookie names `{encoding}`, which is not a text encoding", (
+            "Declare a text encoding (`# -*- coding: utf-8 -*-`) or decode the file first, then rerun the codemod."
+        )), None
     if bad is not None:
         line = source.count(b"\n", 0, bad.start) + 1
         return (line, 1, f"byte 0x{source[bad.start]:02x} is not valid {encoding}", (
