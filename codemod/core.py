@@ -92,11 +92,17 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
     if prefilter and not may_contain_site(source):
         return TransformResult(source, source, [])
     try:
-        module = cst.parse_module(source)
-    except RecursionError:
-        return TransformResult(source, source, [too_deep(path, "libcst's parser: RecursionError")], failed=True)
+        return _rewrite(source, path, strategy, checked)
+    except RecursionError:  # deep nesting: libcst's parser, code generation and visitors recurse per level
+        return TransformResult(source, source, [too_deep(path, "RecursionError while parsing or rewriting")], failed=True)
     except MemoryError:
         return TransformResult(source, source, [out_of_memory(path)], failed=True)
+
+
+def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module, str] | None) -> TransformResult:
+    """transform_source on a valid Python 3 file that may hold a site: libcst's part."""
+    try:
+        module = cst.parse_module(source)
     except (SyntaxError, ValueError, cst.ParserSyntaxError) as error:  # valid for ast, not for libcst
         line, col = _error_position(error)
         return TransformResult(source, source, [unparseable(
@@ -117,10 +123,8 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
             output += b"\r"
-    except RecursionError:
-        return TransformResult(source, source, [too_deep(path, "the rewrite: RecursionError")], failed=True)
-    except MemoryError:
-        return TransformResult(source, source, [out_of_memory(path)], failed=True)
+    except (RecursionError, MemoryError):
+        raise
     except Exception as error:  # a bug in a fixer must not cost the user their file
         return TransformResult(source, source, [_internal(path, error)], failed=True)
     if output != source:
@@ -128,8 +132,6 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore")
                 ast.parse(output)
-        except (RecursionError, MemoryError) as error:
-            return TransformResult(source, source, [too_deep(path, f"Python's parser: {type(error).__name__}")], failed=True)
         except (SyntaxError, ValueError) as error:
             return TransformResult(source, source, [_internal(path, error)], failed=True)
     return TransformResult(source, output, findings)
