@@ -19,10 +19,12 @@ from pathlib import Path
 from typing import TextIO
 
 from .core import TransformResult, transform_source
-from .files import FileChangedError, iter_python_files, write_atomically
+from .files import (
+    FileChangedError, NotRegularFileError, file_may_contain_site, iter_python_files, read_regular, write_atomically,
+)
 from .findings import Finding
 from .isolation import Limits, die_with_parent, parse_size, run_isolated, too_large, unexpected
-from .prefilter import MARKERS, may_contain_site
+from .prefilter import may_contain_site
 
 __all__ = ["main", "process_file", "Outcome"]
 
@@ -54,7 +56,7 @@ def process_file(path: str, strategy: str = "mirrored", limits: Limits = _DEFAUL
         return Outcome(path, [unexpected(path, f"{type(error).__name__}: {error}".splitlines()[0][:300])], failed=True)
 
 
-def _process(path: str, strategy: str, limits: Limits, retry: bool = True) -> Outcome:
+def _process(path: str, strategy: str, limits: Limits) -> Outcome:
     try:
         info = os.stat(path)
         if not stat.S_ISREG(info.st_mode):  # a FIFO would block the run forever once opened
@@ -62,14 +64,14 @@ def _process(path: str, strategy: str, limits: Limits, retry: bool = True) -> Ou
         limit = limits.for_path(path)
         if info.st_size > limit:
             return _oversized(path, info.st_size, limit)
-        source = _read_regular(path, limit)
+        source = read_regular(path, limit)
+        if source is None:  # grew past the limit since the stat
+            return _oversized(path, os.stat(path).st_size, limit)
+    except NotRegularFileError as error:
+        return Outcome(path, [_not_regular(path, error.mode)], failed=True)
     except OSError as error:
         reason = error.strerror or type(error).__name__
         return Outcome(path, [Finding(1, 1, "MGPU503", f"cannot read the file ({reason}); check the path and permissions.", path)], failed=True)
-    if source is None:  # replaced by something else, or grown past the limit, since the stat
-        if retry:
-            return _process(path, strategy, limits, retry=False)
-        return Outcome(path, [Finding(1, 1, "MGPU507", "the file kept changing while it was read; left unchanged. Rerun when it is quiet.", path)], failed=True)
     if path.endswith(".ipynb") and strategy == "multi-worker":
         return Outcome(path, [Finding(1, 1, "MGPU703", (
             "notebooks are not rewritten with --strategy multi-worker: every worker runs the same script "
@@ -106,39 +108,10 @@ def _not_regular(path: str, mode: int) -> Finding:
     ), path)
 
 
-def _read_regular(path: str, limit: int) -> bytes | None:
-    """The file's bytes; None if it is no longer a regular file within the limit (the caller looks again).
-
-    Opened non-blocking, so a FIFO swapped in after the stat cannot block the run.
-    """
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    try:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > limit:
-            return None
-        chunks, total = [], 0
-        while chunk := os.read(fd, 1 << 20):
-            chunks.append(chunk)
-            total += len(chunk)
-            if total > limit:
-                return None
-        return b"".join(chunks)
-    finally:
-        os.close(fd)
-
-
 def _oversized(path: str, size: int, limit: int) -> Outcome:
-    """Too large to parse: reported if it may hold a site, else left alone (read in chunks, never whole)."""
-    overlap = max(len(m) for m in MARKERS) - 1
-    with os.fdopen(os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0)), "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            return Outcome(path, [_not_regular(path, mode)], failed=True)
-        tail = b""
-        while chunk := handle.read(1 << 20):
-            if may_contain_site(tail + chunk):
-                return Outcome(path, [too_large(path, size, limit)], failed=True)
-            tail = chunk[-overlap:]
+    """Too large to parse: reported if it may hold a site, else left alone (it cannot hold one)."""
+    if file_may_contain_site(path):
+        return Outcome(path, [too_large(path, size, limit)], failed=True)
     return Outcome(path)
 
 

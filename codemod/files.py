@@ -1,4 +1,4 @@
-"""File walking and safe writing: which files to look at, and replacing them atomically."""
+"""Files: which to look at, reading them safely (regular files only, bounded), replacing them atomically."""
 
 from __future__ import annotations
 
@@ -10,7 +10,12 @@ import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
-__all__ = ["SUFFIXES", "FileChangedError", "iter_python_files", "write_atomically"]
+from .prefilter import MARKERS, may_contain_site
+
+__all__ = [
+    "SUFFIXES", "FileChangedError", "NotRegularFileError", "file_may_contain_site", "iter_python_files",
+    "read_regular", "write_atomically",
+]
 
 _SKIP_DIRS = {
     ".git", ".hg", ".svn", "__pycache__", "site-packages", "dist-packages", "build", "dist",
@@ -120,6 +125,53 @@ def iter_python_files(
                 found.append(root_path / f)
         ignored = _git_ignored(found, None if nested_repo else path)
         yield from (f for f in found if f not in ignored)
+
+
+class NotRegularFileError(OSError):
+    """A FIFO, socket or device where a file was expected: never read (a FIFO would block)."""
+
+    def __init__(self, path: str, mode: int) -> None:
+        super().__init__(errno.EINVAL, "not a regular file", path)
+        self.mode = mode
+
+
+def _open_regular(path: str) -> int:
+    """A read descriptor on a regular file. Non-blocking, so a FIFO swapped in after a stat cannot hang."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise NotRegularFileError(path, mode)
+    return fd
+
+
+def read_regular(path: str, limit: int) -> bytes | None:
+    """The file's bytes, or None when it is larger than `limit` bytes (never read further than that)."""
+    fd = _open_regular(path)
+    try:
+        if os.fstat(fd).st_size > limit:
+            return None
+        chunks, total = [], 0
+        while chunk := os.read(fd, 1 << 20):
+            chunks.append(chunk)
+            total += len(chunk)
+            if total > limit:
+                return None
+        return b"".join(chunks)
+    finally:
+        os.close(fd)
+
+
+def file_may_contain_site(path: str) -> bool:
+    """prefilter.may_contain_site on a file of any size, read in chunks (never whole)."""
+    overlap = max(len(m) for m in MARKERS) - 1
+    with os.fdopen(_open_regular(path), "rb") as handle:
+        tail = b""
+        while chunk := handle.read(1 << 20):
+            if may_contain_site(tail + chunk):
+                return True
+            tail = chunk[-overlap:]
+    return False
 
 
 class FileChangedError(OSError):

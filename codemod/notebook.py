@@ -127,8 +127,9 @@ def _notebook_problem(data: bytes, path: str) -> Finding | None:
         return unparseable(path, 1, 1, "not a readable notebook (its top level is not a JSON object)", _NOT_JSON)
     version = notebook.get("nbformat", 4)
     if "worksheets" in notebook or (isinstance(version, int) and version < 4):
+        version = version if isinstance(version, int) and version < 4 else 3
         return Finding(1, 1, "MGPU508", (
-            f"nbformat {version} notebook (cells under `worksheets`): not read, left unchanged. Convert it "
+            f"nbformat {version} notebook (before Jupyter 4): not read, left unchanged. Convert it "
             "with `jupyter nbconvert --to notebook --nbformat 4 --inplace FILE` (or open and save it in Jupyter), "
             "then rerun the codemod."
         ), path)

@@ -176,3 +176,20 @@ def test_workers_go_when_the_parent_is_killed(tmp_path):
     finally:
         if parent.poll() is None:
             parent.kill()
+
+
+def test_a_worker_killed_from_outside_does_not_cost_the_run(tmp_path, capsys, monkeypatch):
+    main_pid = os.getpid()
+    real = cli._process
+
+    def killed_in_a_worker(path, *args, **kwargs):  # forked workers see this patch
+        if path.endswith("train_3.py") and os.getpid() != main_pid:
+            os.kill(os.getpid(), signal.SIGKILL)  # the out-of-memory killer, or a user's kill
+        return real(path, *args, **kwargs)
+
+    monkeypatch.setattr(cli, "_process", killed_in_a_worker)
+    for n in range(10):
+        (tmp_path / f"train_{n}.py").write_bytes(LEGACY)
+    assert main(["-j", "2", str(tmp_path)]) == 1
+    assert capsys.readouterr().out == "10 files scanned, 10 rewritten, 0 need attention, 0 failed\n"
+    assert all(p.read_bytes() == MIGRATED for p in tmp_path.iterdir())
