@@ -23,7 +23,7 @@ from .files import (
     FileChangedError, NotRegularFileError, file_may_contain_site, iter_python_files, read_regular, write_atomically,
 )
 from .findings import Finding
-from .isolation import Limits, die_with_parent, parse_size, run_isolated, too_large, unexpected
+from .isolation import Limits, die_with_parent, memory_budget, parse_size, run_isolated, too_large, unexpected
 from .prefilter import may_contain_site
 
 __all__ = ["main", "process_file", "Outcome"]
@@ -284,7 +284,7 @@ def _run(args: argparse.Namespace, jobs: int, stream: TextIO, summary_stream: Te
     skipped: list[tuple[Path, str]] = []
     unreadable: list[tuple[Path, str]] = []
     paths = [str(p) for p in iter_python_files(args.paths, skipped, unreadable)]
-    limits = Limits(max_bytes=args.max_size, timeout=args.timeout)
+    limits = Limits(max_bytes=args.max_size, timeout=args.timeout, memory=memory_budget(jobs))
     enabled = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty() and len(paths) >= 50)
     progress = _Progress(len(paths), enabled)
     records: list[dict[str, object]] = []

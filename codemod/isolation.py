@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from .findings import Finding
 
 __all__ = [
-    "Limits", "die_with_parent", "out_of_memory", "parse_size", "run_isolated", "too_deep", "too_large", "unexpected",
+    "Limits", "die_with_parent", "memory_budget", "out_of_memory", "parse_size", "run_isolated", "too_deep", "too_large", "unexpected",
 ]
 
 _STACK_BYTES = 512 << 20  # reserved address space; only the pages used cost memory
@@ -45,6 +45,15 @@ class Limits:
 
     def for_path(self, path: str) -> int:
         return self.max_bytes * (self.NOTEBOOK_FACTOR if path.endswith(".ipynb") else 1)
+
+
+def memory_budget(jobs: int, cap: int = 4 << 30) -> int:
+    """Memory one file's child may add: `cap`, or less so `jobs` children fit in half the machine's RAM."""
+    try:
+        physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):
+        return cap
+    return max(256 << 20, min(cap, physical // (2 * max(jobs, 1))))
 
 
 def parse_size(text: str) -> int:

@@ -8,7 +8,7 @@ import pytest
 from codemod import cli
 from codemod.cli import main
 from codemod.core import transform_source
-from codemod.isolation import Limits, parse_size, run_isolated
+from codemod.isolation import Limits, memory_budget, parse_size, run_isolated
 from codemod_fixtures import ROOT
 
 LEGACY = (ROOT / "seed" / "xception_doc.before.py").read_bytes()  # 1213 bytes
@@ -118,3 +118,14 @@ def test_deep_code_gets_a_deep_stack_in_the_child():
     assert transform_source(source).failed  # in-process, the default recursion limit
     value, findings = run_isolated(lambda: transform_source(source), "t.py", Limits())
     assert findings == [] and value.changed and not value.failed
+
+
+def test_memory_budget_shares_half_the_machine_between_workers():
+    import os
+
+    physical = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    for jobs in (1, 2, 8, 64):
+        budget = memory_budget(jobs)
+        assert 256 << 20 <= budget <= 4 << 30
+        assert budget == 256 << 20 or budget * jobs <= physical // 2
+    assert memory_budget(1, cap=1 << 30) <= 1 << 30
