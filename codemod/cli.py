@@ -296,6 +296,7 @@ def _run(args: argparse.Namespace, jobs: int, stream: TextIO, summary_stream: Te
         elif args.format == "github":
             print(_safe(f"::notice file={_escape_property(str(link))},title=skipped::{_escape_data(reason)}"), file=stream)
     folders = [_unreadable_folder(folder, reason) for folder, reason in unreadable]
+    scanned -= len(folders)  # reported and counted as failed like files, but not scanned
     for outcome in itertools.chain(folders, _outcomes(paths, jobs, args.strategy, limits)):
         progress.step(_safe(outcome.path))
         scanned += 1

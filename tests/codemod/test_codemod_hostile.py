@@ -331,7 +331,7 @@ def test_unreadable_sub_folder_is_reported_and_the_rest_processed(tmp_path, caps
     code, out = _run_folder(tmp_path, capsys, "--check")
     assert code == 2
     assert f"{locked}:1:1: MGPU503 cannot read the folder (Permission denied); the files in it were not processed." in out
-    assert "1 would be rewritten" in out and "1 failed" in out
+    assert out.endswith("1 file scanned, 1 would be rewritten, 0 need attention, 1 failed\n")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads folders whatever their permissions")
