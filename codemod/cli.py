@@ -31,6 +31,7 @@ __all__ = ["main", "process_file", "Outcome"]
 EXIT_CLEAN, EXIT_CHANGES, EXIT_FAILED = 0, 1, 2
 REPORT_VERSION = 1
 _DEFAULT_LIMITS = Limits()
+_CHECK_IN_PROCESS_BELOW = 256 << 10  # Python's own check of a file without a marker: cheap below this
 
 
 @dataclass
@@ -78,12 +79,12 @@ def _process(path: str, strategy: str, limits: Limits) -> Outcome:
             "with its own TF_CONFIG; export the notebook to a script (`jupyter nbconvert --to script`) and rerun."
         ), path)])
     work = partial(_transform, source, path, strategy)
-    if may_contain_site(source):  # libcst will parse it: in a child process, bounded
+    if may_contain_site(source) or len(source) > _CHECK_IN_PROCESS_BELOW:  # libcst, or a big ast: bounded, in a child
         value, findings = run_isolated(work, path, limits)
         if not isinstance(value, TransformResult):
             return Outcome(path, findings, failed=True)
         result = value
-    else:  # only Python's own checks run: cheap, and they raise nothing uncaught
+    else:  # only Python's own checks run on a small file: cheap, and they raise nothing uncaught
         result = work()
     if result.changed:
         return Outcome(path, result.findings, source, result.output)

@@ -69,7 +69,7 @@ def parse_size(text: str) -> int:
 def _human(size: int) -> str:
     for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
         if size >= scale:
-            return f"{size / scale:g} {unit}"
+            return f"{size / scale:.3g} {unit}"
     return f"{size} bytes"
 
 
@@ -89,7 +89,7 @@ def too_deep(path: str, what: str) -> Finding:
 
 def _too_slow(path: str, limits: Limits) -> Finding:
     return Finding(1, 1, "MGPU504", (
-        f"the rewrite took longer than the time limit ({limits.timeout:g} s); left unchanged. "
+        f"processing the file took longer than the time limit ({limits.timeout:g} s); left unchanged. "
         "Rerun with a higher `--timeout`, or migrate it by hand."
     ), path)
 
@@ -97,7 +97,7 @@ def _too_slow(path: str, limits: Limits) -> Finding:
 def out_of_memory(path: str, limit: int | None = None) -> Finding:
     allowed = f"more memory than allowed ({_human(limit)} per file)" if limit else "more memory than there is"
     return Finding(1, 1, "MGPU504", (
-        f"the rewrite needed {allowed}; left unchanged. Migrate it by hand, or split the file."
+        f"processing the file needed {allowed}; left unchanged. Migrate it by hand, or split the file."
     ), path)
 
 

@@ -21,7 +21,7 @@ def test_file_over_the_size_limit_with_legacy_code_is_reported(tmp_path, capsys)
     assert main(["--max-size", "1K", str(script)]) == 2
     assert script.read_bytes() == LEGACY
     out = capsys.readouterr().out
-    assert f"{script}:1:1: MGPU504 file too large to rewrite safely (1.18457 KiB, limit 1 KiB)" in out
+    assert f"{script}:1:1: MGPU504 file too large to rewrite safely (1.18 KiB, limit 1 KiB)" in out
     assert "higher `--max-size`" in out
     assert main(["--max-size", "2K", str(script)]) == 1 and script.read_bytes() == MIGRATED
 
@@ -90,7 +90,7 @@ def test_rewrite_over_the_time_limit_is_reported_and_the_run_goes_on(tmp_path, c
     (tmp_path / "b_train.py").write_bytes(LEGACY)
     assert main(["--timeout", "3", str(tmp_path)]) == 2  # b_train.py needs a fraction of it
     out = capsys.readouterr().out
-    assert f"{tmp_path / 'a_slow.py'}:1:1: MGPU504 the rewrite took longer than the time limit (3 s)" in out
+    assert f"{tmp_path / 'a_slow.py'}:1:1: MGPU504 processing the file took longer than the time limit (3 s)" in out
     assert out.endswith("2 files scanned, 1 rewritten, 0 need attention, 1 failed\n")
     assert (tmp_path / "a_slow.py").read_bytes() == LEGACY and (tmp_path / "b_train.py").read_bytes() == MIGRATED
 
@@ -129,3 +129,11 @@ def test_memory_budget_shares_half_the_machine_between_workers():
         assert 256 << 20 <= budget <= 4 << 30
         assert budget == 256 << 20 or budget * jobs <= physical // 2
     assert memory_budget(1, cap=1 << 30) <= 1 << 30
+
+
+def test_raised_size_limit_still_bounds_a_big_file_without_legacy_code(tmp_path, capsys):
+    listing = tmp_path / "data.py"  # Python's own check of it runs in a child too, bounded in time
+    listing.write_text("DATA = [\n" + "0.123456789, " * 40_000 + "\n]\n")
+    assert main(["--max-size", "10M", str(listing)]) == 0
+    assert main(["--max-size", "10M", "--timeout", "0.001", str(listing)]) == 2
+    assert "MGPU504 processing the file took longer than the time limit (0.001 s)" in capsys.readouterr().out
