@@ -83,7 +83,7 @@ def too_large(path: str, size: int, limit: int) -> Finding:
 def too_deep(path: str, what: str) -> Finding:
     return Finding(1, 1, "MGPU505", (
         f"nested too deeply to parse safely ({what}); left unchanged. Generated code? Exclude it, "
-        "or split the long expression or `elif` chain, then rerun."
+        "or split the long expression, `elif` chain or nested data, then rerun."
     ), path)
 
 
