@@ -4,25 +4,34 @@ from __future__ import annotations
 
 import argparse
 import difflib
+import itertools
 import json
 import os
+import stat
 import sys
 import time
 from collections.abc import Iterator, Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from functools import partial
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TextIO
 
-from .core import transform_source
-from .files import iter_python_files, write_atomically
+from .core import TransformResult, transform_source
+from .files import (
+    FileChangedError, NotRegularFileError, file_may_contain_site, iter_python_files, read_regular, write_atomically,
+)
 from .findings import Finding
+from .isolation import Limits, die_with_parent, memory_budget, parse_size, run_isolated, too_large, unexpected
+from .prefilter import may_contain_site
 
 __all__ = ["main", "process_file", "Outcome"]
 
 EXIT_CLEAN, EXIT_CHANGES, EXIT_FAILED = 0, 1, 2
 REPORT_VERSION = 1
+_DEFAULT_LIMITS = Limits()
+_CHECK_IN_PROCESS_BELOW = 256 << 10  # Python's own check of a file without a marker: cheap below this
 
 
 @dataclass
@@ -40,10 +49,27 @@ class Outcome:
         return self.output is not None and not self.failed
 
 
-def process_file(path: str, strategy: str = "mirrored") -> Outcome:
+def process_file(path: str, strategy: str = "mirrored", limits: Limits = _DEFAULT_LIMITS) -> Outcome:
     """Reads and transforms one file (a worker's job); never raises."""
     try:
-        source = Path(path).read_bytes()
+        return _process(path, strategy, limits)
+    except Exception as error:  # noqa: BLE001 - the last line of defence: one file never ends the run
+        return Outcome(path, [unexpected(path, f"{type(error).__name__}: {error}".splitlines()[0][:300])], failed=True)
+
+
+def _process(path: str, strategy: str, limits: Limits) -> Outcome:
+    try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):  # a FIFO would block the run forever once opened
+            return Outcome(path, [_not_regular(path, info.st_mode)], failed=True)
+        limit = limits.for_path(path)
+        if info.st_size > limit:
+            return _oversized(path, info.st_size, limit)
+        source = read_regular(path, limit)
+        if source is None:  # grew past the limit since the stat
+            return _oversized(path, os.stat(path).st_size, limit)
+    except NotRegularFileError as error:
+        return Outcome(path, [_not_regular(path, error.mode)], failed=True)
     except OSError as error:
         reason = error.strerror or type(error).__name__
         return Outcome(path, [Finding(1, 1, "MGPU503", f"cannot read the file ({reason}); check the path and permissions.", path)], failed=True)
@@ -52,15 +78,42 @@ def process_file(path: str, strategy: str = "mirrored") -> Outcome:
             "notebooks are not rewritten with --strategy multi-worker: every worker runs the same script "
             "with its own TF_CONFIG; export the notebook to a script (`jupyter nbconvert --to script`) and rerun."
         ), path)])
-    if path.endswith(".ipynb"):
-        from .notebook import transform_notebook
-
-        result = transform_notebook(source, path)
-    else:
-        result = transform_source(source, path, strategy=strategy)
+    work = partial(_transform, source, path, strategy)
+    if may_contain_site(source) or len(source) > _CHECK_IN_PROCESS_BELOW:  # libcst, or a big ast: bounded, in a child
+        value, findings = run_isolated(work, path, limits)
+        if not isinstance(value, TransformResult):
+            return Outcome(path, findings, failed=True)
+        result = value
+    else:  # only Python's own checks run on a small file: cheap, and they raise nothing uncaught
+        result = work()
     if result.changed:
         return Outcome(path, result.findings, source, result.output)
     return Outcome(path, result.findings, failed=result.failed)
+
+
+def _transform(source: bytes, path: str, strategy: str) -> TransformResult:
+    if path.endswith(".ipynb"):
+        from .notebook import transform_notebook
+
+        return transform_notebook(source, path)
+    return transform_source(source, path, strategy=strategy)
+
+
+def _not_regular(path: str, mode: int) -> Finding:
+    kind = ("a FIFO" if stat.S_ISFIFO(mode) else "a socket" if stat.S_ISSOCK(mode)
+            else "a device" if stat.S_ISCHR(mode) or stat.S_ISBLK(mode) else "a directory" if stat.S_ISDIR(mode)
+            else "not a regular file")
+    return Finding(1, 1, "MGPU506", (
+        f"{kind}, not a regular file: never opened, left as it is. Leave it out of the paths given "
+        "(or rename it) if it is not Python source."
+    ), path)
+
+
+def _oversized(path: str, size: int, limit: int) -> Outcome:
+    """Too large to parse: reported if it may hold a site, else left alone (it cannot hold one)."""
+    if file_may_contain_site(path):
+        return Outcome(path, [too_large(path, size, limit)], failed=True)
+    return Outcome(path)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,7 +136,29 @@ def _parser() -> argparse.ArgumentParser:
                              "with chief-aware saving (several machines, TF_CONFIG)")
     parser.add_argument("--progress", choices=("auto", "always", "never"), default="auto",
                         help="progress line on stderr (auto: only when stderr is a terminal and many files)")
+    parser.add_argument("--max-size", type=_size, default=_DEFAULT_LIMITS.max_bytes, metavar="SIZE",
+                        help="largest file rewritten, e.g. 512K, 2M (default 1M; notebooks: 10 times that); "
+                             "a larger one that may hold a site is reported (MGPU504), never parsed")
+    parser.add_argument("--timeout", type=_seconds, default=_DEFAULT_LIMITS.timeout, metavar="SECONDS",
+                        help="time allowed to rewrite one file (default 300); beyond it the file is reported (MGPU504)")
     return parser
+
+
+def _size(text: str) -> int:
+    try:
+        return parse_size(text)
+    except (ValueError, IndexError):
+        raise argparse.ArgumentTypeError(f"not a size: {text!r} (bytes, or with K, M or G: 512K, 2M)") from None
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        value = -1.0
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"not a positive number of seconds: {text!r}")
+    return value
 
 
 def _diff(path: str, outcome: Outcome) -> str:
@@ -95,14 +170,22 @@ def _diff(path: str, outcome: Outcome) -> str:
     return "".join(difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True), f"a/{path}", f"b/{path}"))
 
 
-def _outcomes(paths: list[str], jobs: int, strategy: str = "mirrored") -> Iterator[Outcome]:
-    work = partial(process_file, strategy=strategy)
+def _outcomes(paths: list[str], jobs: int, strategy: str = "mirrored",
+              limits: Limits = _DEFAULT_LIMITS) -> Iterator[Outcome]:
+    work = partial(process_file, strategy=strategy, limits=limits)
     if jobs <= 1 or len(paths) < 8:
         yield from map(work, paths)
         return
     chunk = max(1, min(64, len(paths) // (jobs * 8)))
-    with ProcessPoolExecutor(max_workers=jobs) as pool:
-        yield from pool.map(work, paths, chunksize=chunk)
+    done = 0
+    # Workers end with this process, even when it is killed without a chance to stop them.
+    with ProcessPoolExecutor(max_workers=jobs, initializer=die_with_parent, initargs=(os.getpid(),)) as pool:
+        try:
+            for outcome in pool.map(work, paths, chunksize=chunk):
+                done += 1
+                yield outcome
+        except BrokenProcessPool:  # a worker was killed from outside: finish here, one file at a time
+            yield from map(work, paths[done:])
 
 
 class _Progress:
@@ -133,7 +216,7 @@ def _escape_property(text: str) -> str:
 
 
 def github_annotation(finding: Finding, fixed: bool) -> str:
-    level = "error" if finding.code in ("MGPU501", "MGPU502", "MGPU503") else "warning"
+    level = "error" if finding.code.startswith("MGPU5") else "warning"
     props = [f"file={_escape_property(finding.path)}"]
     message = finding.message
     if finding.cell is None:
@@ -155,7 +238,14 @@ def finding_record(finding: Finding, fixed: bool) -> dict[str, object]:
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     jobs = args.jobs if args.jobs > 0 else (os.cpu_count() or 1)
-    report_file: TextIO | None = open(args.report, "w", encoding="utf-8") if args.report else None  # noqa: SIM115
+    report_file: TextIO | None = None
+    if args.report:
+        try:
+            report_file = _open_report(Path(args.report))
+        except OSError as error:
+            print(f"multi-gpu-codemod: error: cannot write the report to {_safe(args.report)}: "
+                  f"{error.strerror or error}. Give a writable file path.", file=sys.stderr)
+            return EXIT_FAILED
     # Text and GitHub lines go to stdout, or stderr under --diff to keep the patch clean.
     stream: TextIO = report_file or (sys.stderr if args.diff else sys.stdout)
     # The summary line goes to the terminal: stdout, or stderr when stdout carries a patch or JSON.
@@ -167,9 +257,35 @@ def main(argv: Sequence[str] | None = None) -> int:
             report_file.close()
 
 
+def _open_report(path: Path) -> TextIO:
+    """The report file, its missing folders created (CI writes reports into fresh folders)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    return open(path, "w", encoding="utf-8", errors="backslashreplace")  # noqa: SIM115
+
+
+def _safe(text: str) -> str:
+    """Printable text: bytes of a non-UTF-8 file name (surrogate escapes) shown as `\\xNN`."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        try:
+            return text.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+        except UnicodeEncodeError:
+            return text.encode("utf-8", "backslashreplace").decode("utf-8")
+
+
+def _unreadable_folder(folder: Path, reason: str) -> Outcome:
+    return Outcome(str(folder), [Finding(1, 1, "MGPU503", (
+        f"cannot read the folder ({reason}); the files in it were not processed. Check its permissions and rerun."
+    ), str(folder))], failed=True)
+
+
 def _run(args: argparse.Namespace, jobs: int, stream: TextIO, summary_stream: TextIO) -> int:
     skipped: list[tuple[Path, str]] = []
-    paths = [str(p) for p in iter_python_files(args.paths, skipped)]
+    unreadable: list[tuple[Path, str]] = []
+    paths = [str(p) for p in iter_python_files(args.paths, skipped, unreadable)]
+    limits = Limits(max_bytes=args.max_size, timeout=args.timeout, memory=memory_budget(jobs))
     enabled = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty() and len(paths) >= 50)
     progress = _Progress(len(paths), enabled)
     records: list[dict[str, object]] = []
@@ -177,24 +293,35 @@ def _run(args: argparse.Namespace, jobs: int, stream: TextIO, summary_stream: Te
     scanned = rewritten = attention = failed = 0
     for link, reason in skipped:
         if args.format == "text":
-            print(f"{link}: skipped: {reason}", file=stream)
+            print(_safe(f"{link}: skipped: {reason}"), file=stream)
         elif args.format == "github":
-            print(f"::notice file={_escape_property(str(link))},title=skipped::{_escape_data(reason)}", file=stream)
-    for outcome in _outcomes(paths, jobs, args.strategy):
-        progress.step(outcome.path)
+            print(_safe(f"::notice file={_escape_property(str(link))},title=skipped::{_escape_data(reason)}"), file=stream)
+    folders = [_unreadable_folder(folder, reason) for folder, reason in unreadable]
+    scanned -= len(folders)  # reported and counted as failed like files, but not scanned
+    for outcome in itertools.chain(folders, _outcomes(paths, jobs, args.strategy, limits)):
+        progress.step(_safe(outcome.path))
         scanned += 1
         if outcome.changed:
             if args.diff:
-                sys.stdout.write(_diff(outcome.path, outcome))
+                sys.stdout.write(_safe(_diff(outcome.path, outcome)))
             elif not args.check:
                 try:
-                    write_atomically(Path(outcome.path), outcome.output or b"")
+                    write_atomically(Path(outcome.path), outcome.output or b"", expected=outcome.source)
+                except FileChangedError:
+                    outcome.findings.append(Finding(1, 1, "MGPU507", (
+                        "the file changed on disk while the codemod ran (edited or saved meanwhile?); "
+                        "not replaced, your version is kept. Rerun the codemod on it."
+                    ), outcome.path))
+                    outcome.failed = True
                 except OSError as error:
                     outcome.findings.append(Finding(
                         1, 1, "MGPU503",
                         f"cannot write the file ({error.strerror or error}); left unchanged. Make it writable and rerun.",
                         outcome.path,
                     ))
+                    outcome.failed = True
+                except Exception as error:  # noqa: BLE001 - one file never ends the run
+                    outcome.findings.append(unexpected(outcome.path, f"{type(error).__name__}: {error}".splitlines()[0]))
                     outcome.failed = True
             if not outcome.failed:
                 rewritten += 1
@@ -208,9 +335,9 @@ def _run(args: argparse.Namespace, jobs: int, stream: TextIO, summary_stream: Te
             if args.format == "text":
                 if enabled:
                     progress.close()
-                print(finding.format(outcome.path), file=stream)
+                print(_safe(finding.format(outcome.path)), file=stream)
             elif args.format == "github":
-                print(github_annotation(finding, fixed), file=stream)
+                print(_safe(github_annotation(finding, fixed)), file=stream)
             else:
                 records.append(finding_record(finding, fixed))
     progress.close()

@@ -16,6 +16,7 @@ import libcst as cst
 from ._tree import Tree
 from .findings import Finding
 from .fixers import FIXERS, FixContext, imports, multi_worker
+from .isolation import out_of_memory, too_deep
 from .plan import apply_plan
 from .prefilter import may_contain_site
 from .recognise import find_sites
@@ -79,12 +80,27 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
     `strategy="multi-worker"` emits MultiWorkerMirroredStrategy code (fixers/multi_worker.py).
     """
     _check_strategy(strategy)
-    problem, checked = _check(source)
+    try:
+        problem, checked = _check(source)
+    except (RecursionError, MemoryError) as error:  # CPython's parser gives up on very deep nesting
+        if prefilter and not may_contain_site(source):
+            return TransformResult(source, source, [])  # cannot hold a site: nothing to check further
+        return TransformResult(source, source, [too_deep(path, f"Python's parser: {type(error).__name__}")], failed=True)
     if problem is not None:
         line, col, reason, advice = problem
         return TransformResult(source, source, [unparseable(path, line, col, reason, advice)], failed=True)
     if prefilter and not may_contain_site(source):
         return TransformResult(source, source, [])
+    try:
+        return _rewrite(source, path, strategy, checked)
+    except RecursionError:  # deep nesting: libcst's parser, code generation and visitors recurse per level
+        return TransformResult(source, source, [too_deep(path, "RecursionError while parsing or rewriting")], failed=True)
+    except MemoryError:
+        return TransformResult(source, source, [out_of_memory(path)], failed=True)
+
+
+def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module, str] | None) -> TransformResult:
+    """transform_source on a valid Python 3 file that may hold a site: libcst's part."""
     try:
         module = cst.parse_module(source)
     except (SyntaxError, ValueError, cst.ParserSyntaxError) as error:  # valid for ast, not for libcst
@@ -107,6 +123,8 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
             output += b"\r"
+    except (RecursionError, MemoryError):
+        raise
     except Exception as error:  # a bug in a fixer must not cost the user their file
         return TransformResult(source, source, [_internal(path, error)], failed=True)
     if output != source:
@@ -153,6 +171,10 @@ def _check(source: bytes) -> tuple[tuple[int, int, str, str] | None, tuple[ast.M
             return (1, 1, _first_line(error), "Fix the `# -*- coding: ... -*-` line, then rerun the codemod."), None
     except UnicodeDecodeError as decode_error:
         bad = decode_error
+    except LookupError:  # a codec that is not a text encoding: rot13, hex, base64...
+        return (1, 1, f"the coding cookie names `{encoding}`, which is not a text encoding", (
+            "Declare a text encoding (`# -*- coding: utf-8 -*-`) or decode the file first, then rerun the codemod."
+        )), None
     if bad is not None:
         line = source.count(b"\n", 0, bad.start) + 1
         return (line, 1, f"byte 0x{source[bad.start]:02x} is not valid {encoding}", (

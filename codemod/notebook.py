@@ -21,6 +21,7 @@ from dataclasses import dataclass
 
 from .core import TransformResult, transform_source, unparseable
 from .findings import Finding
+from .isolation import too_deep
 from .prefilter import may_contain_site
 
 __all__ = ["transform_notebook"]
@@ -47,15 +48,15 @@ class _Cell:
 
 def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult:
     """Rewrites a notebook's code cells; findings carry `cell` (1-based) and the line in that cell."""
+    problem = _notebook_problem(data, path)
+    if problem is not None:
+        return TransformResult(data, data, [problem], failed=True)
     if not may_contain_site(data):
-        problem = _json_problem(data)
-        if problem is None:
-            return TransformResult(data, data, [])
-        return TransformResult(data, data, [unparseable(path, 1, 1, problem, _NOT_JSON)], failed=True)
+        return TransformResult(data, data, [])
     try:
         text = data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
         cells = _code_cells(text)
-    except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError) as error:
+    except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError, IndexError) as error:
         reason = f"not a readable notebook ({str(error).splitlines()[0] if str(error) else type(error).__name__})"
         return TransformResult(data, data, [unparseable(path, 1, 1, reason, _NOT_JSON)], failed=True)
 
@@ -114,11 +115,37 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
 _NOT_JSON = "A .ipynb file must be notebook JSON: repair or re-save it in Jupyter, then rerun the codemod."
 
 
-def _json_problem(data: bytes) -> str | None:
+def _notebook_problem(data: bytes, path: str) -> Finding | None:
+    """Why the notebook cannot be read (not JSON, too deep, nbformat 3, a cell without a type), or None."""
     try:
-        json.loads(data.decode("utf-8-sig"))
+        notebook = json.loads(data.decode("utf-8-sig"))
     except (ValueError, UnicodeDecodeError) as error:
-        return f"not a readable notebook ({str(error).splitlines()[0]})"
+        return unparseable(path, 1, 1, f"not a readable notebook ({str(error).splitlines()[0]})", _NOT_JSON)
+    except (RecursionError, MemoryError):  # valid JSON, nested deeper than the json module reads
+        return too_deep(path, "JSON nesting deeper than Python's json module reads") if may_contain_site(data) else None
+    if not isinstance(notebook, dict):
+        return unparseable(path, 1, 1, "not a readable notebook (its top level is not a JSON object)", _NOT_JSON)
+    version = notebook.get("nbformat", 4)
+    if "worksheets" in notebook or (isinstance(version, int) and version < 4):
+        version = version if isinstance(version, int) and version < 4 else 3
+        return Finding(1, 1, "MGPU508", (
+            f"nbformat {version} notebook (before Jupyter 4): not read, left unchanged. Convert it "
+            "with `jupyter nbconvert --to notebook --nbformat 4 --inplace FILE` (or open and save it in Jupyter), "
+            "then rerun the codemod."
+        ), path)
+    cells = notebook.get("cells", [])
+    if not isinstance(cells, list):
+        return Finding(1, 1, "MGPU508", (
+            "`cells` is not a list: not a notebook Jupyter reads; left unchanged. Re-save it in Jupyter, then rerun."
+        ), path)
+    untyped = [number for number, cell in enumerate(cells, 1) if not isinstance(cell, dict) or "cell_type" not in cell]
+    if untyped:
+        listed = ", ".join(map(str, untyped[:10])) + (", ..." if len(untyped) > 10 else "")
+        return Finding(1, 1, "MGPU508", (
+            f"cell{'s' if len(untyped) > 1 else ''} {listed} without a `cell_type` (Jupyter refuses such a notebook): "
+            'not read, left unchanged. Add `"cell_type": "code"` (or "markdown") to each, or repair it in Jupyter, '
+            "then rerun the codemod."
+        ), path, untyped[0])
     return None
 
 

@@ -184,3 +184,236 @@ def test_symlinks_skipped_when_walking_rewritten_when_named(tmp_path, capsys):
 def test_missing_file_reported(tmp_path, capsys):
     assert main([str(tmp_path / "nope.py")]) == 2
     assert "MGPU503 cannot read the file" in capsys.readouterr().out
+
+
+# ------------------------------------------------ one bad file never ends the run, nor lies with exit 1
+
+SMALL_LEGACY = (
+    b"from keras.utils import multi_gpu_model\n"
+    b"model = build()\n"
+    b"parallel = multi_gpu_model(model, gpus=2)\n"
+    b'parallel.compile("sgd", "mse")\n'
+)
+
+
+def _run_folder(folder, capsys, *args):
+    code = main([*args, str(folder)])
+    return code, capsys.readouterr().out
+
+
+@pytest.mark.parametrize("cookie", ["rot13", "hex", "base64", "klingon"])
+def test_coding_cookie_that_is_not_a_text_encoding(cookie, tmp_path, capsys):
+    bad = tmp_path / "bad.py"
+    bad.write_bytes(f"# coding: {cookie}\nx = 1\n".encode())
+    (tmp_path / "train.py").write_bytes(SMALL_LEGACY)
+    code, out = _run_folder(tmp_path, capsys, "--check")
+    assert code == 2
+    assert f"{bad}: cannot parse as Python 3: " in out and "[MGPU501]" in out and cookie in out
+    assert "Traceback" not in out and "2 files scanned, 1 would be rewritten" in out
+
+
+def test_deep_sum_without_legacy_code_is_left_alone(tmp_path, capsys):
+    (tmp_path / "generated.py").write_text("x = " + " + ".join(["1"] * 10_000) + "\n")
+    assert _run_folder(tmp_path, capsys) == (0, "1 file scanned, 0 rewritten, 0 need attention, 0 failed\n")
+
+
+@pytest.mark.parametrize("deep", [
+    "x = " + " + ".join(["1"] * 1000) + "\n",
+    "if a:\n    pass\n" + "".join(f"elif a == {i}:\n    pass\n" for i in range(1000)),
+], ids=["1000-term sum", "1000 elifs"])
+def test_deep_code_next_to_legacy_code_is_rewritten(deep, tmp_path, capsys):
+    script = tmp_path / "train.py"
+    script.write_bytes(deep.encode() + SMALL_LEGACY)
+    code, out = _run_folder(tmp_path, capsys)
+    assert (code, out) == (1, "1 file scanned, 1 rewritten, 0 need attention, 0 failed\n")
+    assert deep.encode() in script.read_bytes() and b"with strategy.scope():" in script.read_bytes()
+
+
+def test_deep_code_in_process_is_a_finding_not_an_exception():
+    source = ("x = " + " + ".join(["1"] * 3000) + "\n").encode() + SMALL_LEGACY
+    result = transform_source(source, "train.py")  # the library call: no child process, default recursion limit
+    assert result.failed and result.output == source
+    assert [f.code for f in result.findings] == ["MGPU505"]
+
+
+def test_unary_operators_beyond_pythons_parser(tmp_path, capsys):
+    bad = tmp_path / "unary.py"
+    bad.write_bytes(b"x = " + b"-" * 50_000 + b"1\n" + SMALL_LEGACY)
+    (tmp_path / "zz_train.py").write_bytes(SMALL_LEGACY)
+    code, out = _run_folder(tmp_path, capsys)
+    assert code == 2
+    assert f"{bad}:1:1: MGPU505 nested too deeply to parse safely (Python's parser: MemoryError)" in out
+    assert out.endswith("2 files scanned, 1 rewritten, 0 need attention, 1 failed\n")
+
+
+@pytest.mark.slow
+def test_long_and_chain_that_crashes_libcst_in_process(tmp_path, capsys):  # its child gets a deep stack
+    script = tmp_path / "train.py"
+    script.write_bytes(("x = " + " and ".join(["a"] * 10_000) + "\n").encode() + SMALL_LEGACY)
+    code, out = _run_folder(tmp_path, capsys, "--check")
+    assert (code, out) == (1, "1 file scanned, 1 would be rewritten, 0 need attention, 0 failed\n")
+
+
+def test_parser_crash_is_a_finding_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
+    import signal
+
+    import libcst
+
+    parse = libcst.parse_module
+
+    def crashing(source, *args, **kwargs):
+        if b"CRASH" in source:
+            os.kill(os.getpid(), signal.SIGSEGV)  # what libcst's native parser does on a deep `and` chain
+        return parse(source, *args, **kwargs)
+
+    monkeypatch.setattr(libcst, "parse_module", crashing)
+    (tmp_path / "a_crash.py").write_bytes(b"# CRASH\n" + SMALL_LEGACY)
+    (tmp_path / "b_train.py").write_bytes(SMALL_LEGACY)
+    code, out = _run_folder(tmp_path, capsys)
+    assert code == 2
+    assert f"{tmp_path / 'a_crash.py'}:1:1: MGPU505 nested too deeply to parse safely (the parser crashed with SIGSEGV)" in out
+    assert out.endswith("2 files scanned, 1 rewritten, 0 need attention, 1 failed\n")
+    assert (tmp_path / "a_crash.py").read_bytes() == b"# CRASH\n" + SMALL_LEGACY
+
+
+def test_unexpected_error_is_named_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
+    from codemod import cli
+
+    def broken(source, path, strategy):
+        if path.endswith("a.py"):
+            raise KeyError("surprise")
+        return transform_source(source, path, strategy=strategy)
+
+    monkeypatch.setattr(cli, "_transform", broken)
+    (tmp_path / "a.py").write_bytes(SMALL_LEGACY)
+    (tmp_path / "b.py").write_bytes(SMALL_LEGACY)
+    code, out = _run_folder(tmp_path, capsys, "--format", "json")
+    assert code == 2
+    import json
+
+    report = json.loads(out)
+    assert report["summary"] == {"scanned": 2, "rewritten": 1, "attention": 0, "failed": 1, "skipped": 0}
+    [finding] = report["findings"]
+    assert finding["code"] == "MGPU502" and "KeyError: 'surprise'" in finding["message"]
+    assert "migrate this file by hand" in finding["message"]
+
+
+def test_non_utf8_file_name_in_a_walked_folder(tmp_path, capsys):
+    name = os.fsdecode(b"caf\xe9.py")
+    try:
+        (tmp_path / name).write_bytes(SMALL_LEGACY)
+    except (UnicodeEncodeError, OSError):
+        pytest.skip("this file system refuses non-UTF-8 names")
+    (tmp_path / "ok.py").write_bytes(b"x = 1\n")
+    code, out = _run_folder(tmp_path, capsys, "--check")
+    assert code == 1
+    assert out == "2 files scanned, 1 would be rewritten, 0 need attention, 0 failed\n"
+    code, out = _run_folder(tmp_path, capsys, "--check", "--format", "github")
+    assert "caf\\xe9.py" not in out  # nothing to report; a finding would show the byte as \xe9
+    (tmp_path / name).write_bytes(b'print "x"\n')
+    code, out = _run_folder(tmp_path, capsys)
+    assert code == 2 and f"{tmp_path}/caf\\xe9.py: cannot parse as Python 3" in out
+
+
+def test_unreadable_sub_folder_is_reported_and_the_rest_processed(tmp_path, capsys, monkeypatch):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "train.py").write_bytes(SMALL_LEGACY)
+    (tmp_path / "train.py").write_bytes(SMALL_LEGACY)
+    scandir = os.scandir
+
+    def refusing(path="."):  # what a folder without read permission does (root is never refused)
+        if os.fspath(path) == str(locked):
+            raise PermissionError(13, "Permission denied", os.fspath(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", refusing)
+    code, out = _run_folder(tmp_path, capsys, "--check")
+    assert code == 2
+    assert f"{locked}:1:1: MGPU503 cannot read the folder (Permission denied); the files in it were not processed." in out
+    assert out.endswith("1 file scanned, 1 would be rewritten, 0 need attention, 1 failed\n")
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root reads folders whatever their permissions")
+def test_unreadable_sub_folder_for_real(tmp_path, capsys):
+    locked = tmp_path / "locked"
+    locked.mkdir()
+    (locked / "train.py").write_bytes(SMALL_LEGACY)
+    (tmp_path / "train.py").write_bytes(SMALL_LEGACY)
+    locked.chmod(0)
+    try:
+        code, out = _run_folder(tmp_path, capsys, "--check")
+    finally:
+        locked.chmod(0o755)
+    assert code == 2 and "MGPU503 cannot read the folder" in out and "1 would be rewritten" in out
+
+
+def _notebook(cells, **top):
+    import json
+
+    return json.dumps({"nbformat": 4, "nbformat_minor": 2, "metadata": {}, "cells": cells, **top}, indent=1)
+
+
+LEGACY_CELL = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+               "source": SMALL_LEGACY.decode().splitlines(keepends=True)}
+
+
+def test_truncated_notebook(tmp_path, capsys):
+    text = _notebook([LEGACY_CELL])
+    (tmp_path / "nb.ipynb").write_text(text[: text.rindex("}")])  # the last brace lost
+    code, out = _run_folder(tmp_path, capsys)
+    assert code == 2 and "nb.ipynb: cannot parse as Python 3: not a readable notebook" in out and "[MGPU501]" in out
+
+
+def test_deeply_nested_notebook_metadata(tmp_path, capsys):
+    depth = 100_000
+    text = _notebook([LEGACY_CELL])
+    (tmp_path / "nb.ipynb").write_text(text[:-1] + ', "deep": ' + "[" * depth + "]" * depth + "}")
+    (tmp_path / "plain.ipynb").write_text(_notebook([]).replace('"metadata": {}', '"metadata": {"x": ' + "[" * depth + "]" * depth + "}"))
+    code, out = _run_folder(tmp_path, capsys, "--check")
+    assert code == 2
+    assert "nb.ipynb:1:1: MGPU505 nested too deeply to parse safely (JSON nesting" in out
+    assert "plain.ipynb" not in out  # no legacy code in it: nothing to read it for
+    assert out.endswith("2 files scanned, 0 would be rewritten, 0 need attention, 1 failed\n")
+
+
+def test_nbformat_3_notebook_is_reported(tmp_path, capsys):
+    import json
+
+    old = {"nbformat": 3, "nbformat_minor": 0, "metadata": {"name": ""}, "worksheets": [{"cells": [
+        {"cell_type": "code", "language": "python", "input": SMALL_LEGACY.decode().splitlines(True), "outputs": []}]}]}
+    (tmp_path / "old.ipynb").write_text(json.dumps(old))
+    code, out = _run_folder(tmp_path, capsys)
+    assert code == 2
+    assert "old.ipynb:1:1: MGPU508 nbformat 3 notebook" in out and "jupyter nbconvert --to notebook --nbformat 4" in out
+
+
+def test_cells_without_cell_type_are_reported(tmp_path, capsys):
+    untyped = {"metadata": {}, "source": ["x = 1\n"]}
+    notebook = tmp_path / "nb.ipynb"
+    notebook.write_text(_notebook([LEGACY_CELL, untyped, dict(LEGACY_CELL), untyped]))
+    before = notebook.read_bytes()
+    code, out = _run_folder(tmp_path, capsys)
+    assert code == 2 and notebook.read_bytes() == before
+    assert "nb.ipynb:cell 2:line 1:col 1: MGPU508 cells 2, 4 without a `cell_type`" in out
+
+
+def test_report_into_a_missing_folder_is_created(tmp_path, capsys):
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "bad.py").write_bytes(b'print "x"\n')
+    report = tmp_path / "reports" / "ci" / "codemod.json"
+    assert main(["--format", "json", "--report", str(report), str(tmp_path / "src")]) == 2
+    import json
+
+    assert json.loads(report.read_text())["summary"]["failed"] == 1
+
+
+def test_report_that_cannot_be_written_is_a_clear_error(tmp_path, capsys):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    (tmp_path / "train.py").write_bytes(SMALL_LEGACY)
+    assert main(["--report", str(blocker / "r.txt"), str(tmp_path / "train.py")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"multi-gpu-codemod: error: cannot write the report to {blocker / 'r.txt'}: ")
+    assert "Traceback" not in err
+    assert (tmp_path / "train.py").read_bytes() == SMALL_LEGACY  # nothing done without a report
