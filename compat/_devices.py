@@ -19,6 +19,7 @@ def available_devices() -> list[str]:
     """The machine's devices in the original error message's format, e.g. ['/cpu:0', '/gpu:0']."""
     import tensorflow as tf
 
+    simulation.warn_if_environment_ignored()
     if simulation.simulated_gpus():
         return ["/cpu:0"] + [f"/gpu:{i}" for i in range(simulation.simulated_gpus())]
     return [_normalize(d.name) for d in tf.config.list_logical_devices()]
