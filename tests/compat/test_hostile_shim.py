@@ -4,14 +4,17 @@ cannot take effect say so."""
 
 from __future__ import annotations
 
+import os
+import sys
+import textwrap
 import threading
 
 import numpy as np
 import pytest
 
 import compat
-from compat import _devices, _gpus
-from compat_helpers import N_REPLICAS, data, mlp
+from compat import _devices, _gpus, doctor, import_hook, simulation
+from compat_helpers import N_REPLICAS, ROOT, SITE_PACKAGES, data, mlp, run
 
 
 # --- `multi_gpu_model` inside someone else's class --------------------------------------
@@ -86,3 +89,128 @@ def test_model_mgpu_recipe_is_still_adopted(keras_module):
     before = template.get_weights()[0].copy()
     wrapper.fit(x, y, batch_size=8, epochs=1, verbose=0)
     assert not np.array_equal(template.get_weights()[0], before)  # trained the template
+
+
+# --- MULTI_GPU_COMPAT_DISABLE: only true-ish values switch the hook off ------------------
+
+STARTUP_PTH = ROOT / "compat" / "_startup" / "multi_gpu_compat.pth"
+FALSE_VALUES = ["", "0", "false", "False", "no", "NO", "off", " Off "]
+TRUE_VALUES = ["1", "true", "TRUE", "yes", "Yes", "on", " ON "]
+
+
+def run_with_checkout_startup(code: str, env: dict, check: bool = True):
+    """Runs `code` after this checkout's .pth line, as `site` runs it (the installed copy
+    belongs to another checkout): `-S`, with the project and dependencies on PYTHONPATH."""
+    prelude = f"exec(open({str(STARTUP_PTH)!r}).read())\n"
+    extra = {"PYTHONPATH": os.pathsep.join([str(ROOT), SITE_PACKAGES])}
+    extra.update(env)
+    return run(prelude + textwrap.dedent(code), env=extra, args=["-S"], check=check)
+
+
+def _startup_finders(monkeypatch, disable: str | None, simulate: str | None = None) -> list[str]:
+    """The start-up finders the .pth line puts on sys.meta_path for these variables."""
+    for var, value in (("MULTI_GPU_COMPAT_DISABLE", disable), (simulation.ENV_VAR, simulate)):
+        if value is None:
+            monkeypatch.delenv(var, raising=False)
+        else:
+            monkeypatch.setenv(var, value)
+    saved = list(sys.meta_path)
+    try:
+        exec(STARTUP_PTH.read_text(), {})
+        return [getattr(f, "__name__", "") for f in sys.meta_path if f not in saved]
+    finally:
+        sys.meta_path[:] = saved
+
+
+@pytest.mark.parametrize("value", FALSE_VALUES + [None])
+def test_false_values_keep_hook_on_everywhere(monkeypatch, value):
+    assert _startup_finders(monkeypatch, value) == ["_MultiGpuCompatStartup"]
+    assert not import_hook.disabled()
+    assert import_hook.install() is not None
+
+
+@pytest.mark.parametrize("value", TRUE_VALUES)
+def test_true_values_switch_hook_off_everywhere(monkeypatch, value):
+    assert _startup_finders(monkeypatch, value) == []
+    assert import_hook.disabled()
+    assert import_hook.install() is None
+
+
+def test_unknown_value_keeps_hook_on_and_says_so(monkeypatch):
+    assert _startup_finders(monkeypatch, "2") == ["_MultiGpuCompatStartup"]
+    monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if not isinstance(f, import_hook._Finder)])
+    with pytest.warns(RuntimeWarning, match="MULTI_GPU_COMPAT_DISABLE='2' is neither true.*stays on"):
+        assert import_hook.install() is not None
+
+
+@pytest.mark.parametrize("value, state", [("off", "not installed"), ("On", "disabled by MULTI_GPU_COMPAT_DISABLE")])
+def test_doctor_reads_the_variable_like_the_hook(monkeypatch, capsys, value, state):
+    monkeypatch.setenv("MULTI_GPU_COMPAT_DISABLE", value)
+    monkeypatch.setattr(import_hook, "is_installed", lambda: False)  # e.g. `python -S`
+    assert doctor.main([]) == 0
+    assert f"import hook: {state}" in capsys.readouterr().out
+
+
+def test_disable_false_serves_legacy_imports_in_fresh_interpreter():
+    proc = run_with_checkout_startup("""
+        from keras.utils import multi_gpu_model
+        print("SERVED-BY " + multi_gpu_model.__module__)
+    """, env={"MULTI_GPU_COMPAT_DISABLE": "false"})
+    assert "SERVED-BY compat.multi_gpu" in proc.stdout
+
+
+# --- MULTI_GPU_COMPAT_SIMULATE_GPUS that cannot take effect says so -----------------------
+
+def test_simulate_with_hook_disabled_warns_at_tensorflow_import_and_at_use():
+    proc = run_with_checkout_startup("""
+        import warnings
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            import tensorflow as tf
+        print("AT-IMPORT " + " | ".join(str(w.message) for w in caught if w.category is RuntimeWarning))
+        import compat
+        from compat import backend
+        K = backend.keras_module()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                compat.multi_gpu_model(K.Sequential([K.Input((3,)), K.layers.Dense(2)]), gpus=2)
+            except ValueError as err:
+                print("NO-DEVICES " + str("only has: ['/cpu:0']" in str(err)))
+        print("AT-USE " + " | ".join(str(w.message) for w in caught if w.category is RuntimeWarning))
+    """, env={"MULTI_GPU_COMPAT_DISABLE": "1", simulation.ENV_VAR: "2"})
+    at_import = proc.stdout.split("AT-IMPORT ", 1)[1].splitlines()[0]
+    assert "MULTI_GPU_COMPAT_SIMULATE_GPUS=2 is ignored" in at_import
+    assert "Unset MULTI_GPU_COMPAT_DISABLE" in at_import and "compat.simulate_gpus(2)" in at_import
+    assert "NO-DEVICES True" in proc.stdout
+    at_use = proc.stdout.split("AT-USE ", 1)[1].splitlines()[0]
+    assert "MULTI_GPU_COMPAT_SIMULATE_GPUS=2 is ignored" in at_use and "MULTI_GPU_COMPAT_DISABLE" in at_use
+
+
+def test_simulate_set_after_tensorflow_started_warns_at_use():
+    proc = run_with_checkout_startup("""
+        import os, warnings
+        import tensorflow as tf
+        float(tf.constant(1.0))  # TensorFlow has initialised its devices
+        os.environ["MULTI_GPU_COMPAT_SIMULATE_GPUS"] = "2"
+        import compat
+        from compat import backend
+        K = backend.keras_module()
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            try:
+                compat.multi_gpu_model(K.Sequential([K.Input((3,)), K.layers.Dense(2)]), gpus=2)
+            except ValueError:
+                pass
+        print("AT-USE " + " | ".join(str(w.message) for w in caught if w.category is RuntimeWarning))
+    """, env={"MULTI_GPU_COMPAT_DISABLE": None})
+    at_use = proc.stdout.split("AT-USE ", 1)[1].splitlines()[0]
+    assert "MULTI_GPU_COMPAT_SIMULATE_GPUS=2 is ignored" in at_use
+    assert "before starting Python" in at_use and "compat.simulate_gpus(2)" in at_use
+
+
+def test_simulate_count_changed_in_running_process_warns(keras_module, monkeypatch):
+    monkeypatch.setenv(simulation.ENV_VAR, str(N_REPLICAS + 2))
+    monkeypatch.setattr(simulation, "_ignored_values_reported", set())
+    with pytest.warns(RuntimeWarning, match=f"already simulates {N_REPLICAS} GPUs"):
+        compat.multi_gpu_model(mlp(keras_module, name="changed_count_template"), gpus=2)
