@@ -146,17 +146,19 @@ def _follows_wrapper_recipe(caller: Any) -> bool:
     return code.co_name == "__init__" and "__dict__" in code.co_names
 
 
-def _check_devices(gpus: Any, gpu_ids: list[int]) -> None:
+def _check_devices(gpus: Any, gpu_ids: Any) -> None:
     # Checked before any strategy exists: MirroredStrategy on missing GPUs hangs in fit.
-    target_devices = ["/cpu:0"] + [f"/gpu:{i}" for i in gpu_ids]
     available_devices = _devices.available_devices()
-    for device in target_devices:
-        if device not in available_devices:
-            raise ValueError(
-                "To call `multi_gpu_model` with `gpus=%s`, we expect the following "
-                "devices to be available: %s. However this machine only has: %s. "
-                "Try reducing `gpus`." % (gpus, target_devices, available_devices)
-            )
+    available = set(available_devices)
+    # Stops at the first missing device: `gpus=10**8` costs no more than `gpus=8`.
+    if "/cpu:0" in available and all(f"/gpu:{i}" in available for i in gpu_ids):
+        return
+    raise ValueError(
+        "To call `multi_gpu_model` with `gpus=%s`, we expect the following "
+        "devices to be available: %s. However this machine only has: %s. "
+        "Try reducing `gpus`."
+        % (_gpus.brief(gpus), _gpus.device_names(gpu_ids), _gpus.brief(available_devices))
+    )
 
 
 def _check_model(model: Any) -> None:

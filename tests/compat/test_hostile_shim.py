@@ -214,3 +214,41 @@ def test_simulate_count_changed_in_running_process_warns(keras_module, monkeypat
     monkeypatch.setattr(simulation, "_ignored_values_reported", set())
     with pytest.warns(RuntimeWarning, match=f"already simulates {N_REPLICAS} GPUs"):
         compat.multi_gpu_model(mlp(keras_module, name="changed_count_template"), gpus=2)
+
+
+# --- absurd `gpus` values: short messages, no memory spent -------------------------------
+
+@pytest.fixture
+def template(keras_module):
+    return mlp(keras_module, name="hostile_gpus_template")
+
+
+@pytest.mark.parametrize("gpus", [10**7, 10**8, 10**100])
+def test_huge_gpu_count_gets_a_short_original_message(template, gpus):
+    with pytest.raises(ValueError) as excinfo:
+        compat.multi_gpu_model(template, gpus=gpus)
+    message = str(excinfo.value)
+    assert len(message) < 600, message[:600]
+    assert message.startswith(f"To call `multi_gpu_model` with `gpus={gpus}`, we expect the following "
+                              "devices to be available: ['/cpu:0', '/gpu:0', '/gpu:1', ")
+    assert f"... ({gpus + 1 - 8} more)]. However this machine only has: ['/cpu:0', " in message
+    assert message.endswith("Try reducing `gpus`.")
+
+
+def test_huge_gpu_id_list_gets_a_short_message(template):
+    ids = list(range(10**6))
+    with pytest.raises(ValueError) as excinfo:
+        compat.multi_gpu_model(template, gpus=ids)
+    assert len(str(excinfo.value)) < 600
+    assert "`gpus=[0, 1, 2, 3, 4, 5, 6, 7, ... (999992 more)]`" in str(excinfo.value)
+    with pytest.raises(ValueError, match=r"\[5\] appear more than once") as excinfo:
+        compat.multi_gpu_model(template, gpus=ids + [5])  # a quadratic duplicate scan never ends
+    assert len(str(excinfo.value)) < 600
+
+
+def test_short_lists_are_shown_in_full():
+    assert _gpus.brief([0, 1, 2]) == "[0, 1, 2]"
+    assert _gpus.brief((3,)) == "(3,)"
+    assert _gpus.brief(list(range(16))) == repr(list(range(16)))
+    assert _gpus.brief(tuple(range(17))) == "(0, 1, 2, 3, 4, 5, 6, 7, ... (9 more))"
+    assert _gpus.device_names(range(15)) == repr(["/cpu:0"] + [f"/gpu:{i}" for i in range(15)])
