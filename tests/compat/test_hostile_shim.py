@@ -252,3 +252,38 @@ def test_short_lists_are_shown_in_full():
     assert _gpus.brief(list(range(16))) == repr(list(range(16)))
     assert _gpus.brief(tuple(range(17))) == "(0, 1, 2, 3, 4, 5, 6, 7, ... (9 more))"
     assert _gpus.device_names(range(15)) == repr(["/cpu:0"] + [f"/gpu:{i}" for i in range(15)])
+
+
+# --- threads wrapping at once -------------------------------------------------------------
+
+THREADS = 4
+
+
+def test_threads_wrapping_at_once_share_one_strategy_and_can_rewrap(keras_module, monkeypatch):
+    monkeypatch.setattr(_devices, "_strategies", {})  # this device set starts without a strategy
+    templates = [mlp(keras_module, name=f"thread_template_{i}") for i in range(THREADS)]
+    barrier = threading.Barrier(THREADS)
+    parallels: list = [None] * THREADS
+    errors: list[BaseException] = []
+
+    def wrap(i: int) -> None:
+        barrier.wait()
+        try:
+            parallels[i] = compat.multi_gpu_model(templates[i], gpus=[1, 3])
+        except BaseException as err:  # reported below, never lost in the thread
+            errors.append(err)
+
+    threads = [threading.Thread(target=wrap, args=(i,)) for i in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert not errors, errors
+    strategy = parallels[0].distribute_strategy
+    assert all(p.distribute_strategy is strategy for p in parallels)
+    # Afterwards, single-threaded code re-wraps the same templates as it always could.
+    again = [compat.multi_gpu_model(t, gpus=[1, 3]) for t in templates]
+    assert all(p.distribute_strategy is strategy for p in again)
+    x, y = data(8)
+    again[0].compile(optimizer="sgd", loss="mse")
+    assert np.isfinite(again[0].train_on_batch(x, y)).all()
