@@ -44,6 +44,8 @@ def device_names(gpu_ids: Sequence[int]) -> str:
 
 
 def _as_int(value: Any, what: str, gpus: Any) -> int:
+    if type(value) is int:  # the common case first: a long id list stays fast
+        return value
     # Integral floats are accepted: R (reticulate) passes `gpus = 2` as 2.0.
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(
