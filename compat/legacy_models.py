@@ -388,21 +388,22 @@ def _read_weights(info: _Inspection) -> list[tuple[str, Any]]:
 
 
 def _check_declared_sizes(model, path: str) -> None:
-    """Before Keras's own `load_weights` reads a file: no array larger than any weight.
+    """Before Keras's own `load_weights` reads a file: no array larger than the whole model.
 
     Keras reads every saved array before comparing shapes, so a file declaring a
-    10**12-element weight would allocate terabytes first.
+    10**12-element weight would allocate terabytes first. (Larger than any one weight
+    would be too strict: Keras converts some saved layouts, e.g. CuDNN biases.)
     """
     import h5py
 
     if not model.weights:
         return  # Keras's own `load_weights` explains how to build the model first
-    largest = max(_size(tuple(v.shape)) for v in model.weights)
+    total = sum(_size(tuple(v.shape)) for v in model.weights)
     found: list[tuple[str, tuple[int, ...]]] = []
 
     def visit(name: str, obj: Any) -> None:
         if isinstance(obj, h5py.Dataset) and obj.shape is not None:
-            if not found and _size(obj.shape) > largest:
+            if not found and _size(obj.shape) > total:
                 found.append((name, tuple(obj.shape)))
 
     try:
@@ -414,8 +415,8 @@ def _check_declared_sizes(model, path: str) -> None:
         name, shape = found[0]
         raise ValueError(
             f"The file at filepath={path} declares weight '{name}' with shape {shape} "
-            f"({_size(shape)} values), larger than any weight of model '{model.name}' "
-            f"({largest} values at most): the file is corrupt or belongs to another model."
+            f"({_size(shape)} values), more than the whole model '{model.name}' holds "
+            f"({total} values): the file is corrupt or belongs to another model."
         )
 
 
