@@ -10,7 +10,6 @@ with `/gpu:i` in its `devices` mapped onto them instead of hanging.
 from __future__ import annotations
 
 import os
-import warnings
 from typing import Any
 
 ENV_VAR = "MULTI_GPU_COMPAT_SIMULATE_GPUS"
@@ -145,6 +144,8 @@ def warn_if_environment_ignored() -> None:
     (e.g. `os.environ[...]` in the script), or with the hook switched off, it would
     otherwise be ignored without a word, and the script would run on the real devices.
     """
+    import warnings
+
     from compat import import_hook
 
     raw = os.environ.get(ENV_VAR, "").strip()
