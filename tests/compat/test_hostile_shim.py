@@ -136,6 +136,18 @@ def test_true_values_switch_hook_off_everywhere(monkeypatch, value):
     assert import_hook.install() is None
 
 
+def test_disabled_with_simulation_installs_only_the_notice(monkeypatch):
+    assert _startup_finders(monkeypatch, "1", simulate="2") == ["_MultiGpuCompatDisabledNotice"]
+    assert _startup_finders(monkeypatch, "0", simulate="2") == ["_MultiGpuCompatStartup"]
+
+
+@pytest.mark.parametrize("disable, simulate", [(None, None), ("1", None), ("1", "2"), ("no", "2")])
+def test_startup_line_imports_nothing(monkeypatch, disable, simulate):
+    before = set(sys.modules)
+    _startup_finders(monkeypatch, disable, simulate)
+    assert set(sys.modules) == before
+
+
 def test_unknown_value_keeps_hook_on_and_says_so(monkeypatch):
     assert _startup_finders(monkeypatch, "2") == ["_MultiGpuCompatStartup"]
     monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if not isinstance(f, import_hook._Finder)])
