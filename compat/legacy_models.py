@@ -554,9 +554,9 @@ def _build_model(config: dict, custom_objects: dict | None, path: str):
     except _BUILD_ERRORS as e:
         raise ValueError(
             f"Keras could not build the model stored in the file at filepath={path} "
-            f"({_build_error_detail(e)}). If it uses custom layers, pass them as "
-            "`custom_objects`; otherwise the file is corrupt or was written by an "
-            "incompatible Keras."
+            f"({_build_error_detail(e)}). If it uses custom layers, load it in Python with "
+            "`compat.load_legacy_model(path, custom_objects={...})`; otherwise the file is "
+            "corrupt or was written by an incompatible Keras."
         ) from None
 
 
