@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from compat import simulation
 
 # MirroredStrategy objects by device tuple: a second call on the same devices reuses one.
 _strategies: dict[tuple[str, ...], Any] = {}
+# Held while looking up or creating a strategy: threads wrapping at once must not each
+# create one (a template would then belong to a strategy the next call cannot find).
+_strategies_lock = threading.Lock()
 
 
 def _normalize(name: str) -> str:
@@ -19,6 +23,7 @@ def available_devices() -> list[str]:
     """The machine's devices in the original error message's format, e.g. ['/cpu:0', '/gpu:0']."""
     import tensorflow as tf
 
+    simulation.warn_if_environment_ignored()
     if simulation.simulated_gpus():
         return ["/cpu:0"] + [f"/gpu:{i}" for i in range(simulation.simulated_gpus())]
     return [_normalize(d.name) for d in tf.config.list_logical_devices()]
@@ -46,7 +51,12 @@ def _default_cross_device_ops(devices: list[str]) -> Any:
 
 
 def strategy_for(devices: list[str], cross_device_ops: Any = None) -> Any:
-    """The MirroredStrategy over `devices`, created once per device set."""
+    """The MirroredStrategy over `devices`, created once per device set (thread-safe)."""
+    with _strategies_lock:
+        return _strategy_for(devices, cross_device_ops)
+
+
+def _strategy_for(devices: list[str], cross_device_ops: Any) -> Any:
     import tensorflow as tf
 
     key = tuple(devices)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import importlib
-import os
 import sys
 from importlib import metadata
 
@@ -30,7 +29,7 @@ def main(argv: list[str]) -> int:
         print("usage: python -m compat doctor\n\nReport backend, devices and the import hook's state.")
         return 0
     hook_active = import_hook.is_installed()
-    disabled = os.environ.get(import_hook.DISABLE_VAR, "") not in ("", "0")
+    disabled = import_hook.disabled()
     lines = [
         f"multi-gpu-compat {_version('multi-gpu-compat')} (python {sys.version.split()[0]})",
         f"backend: {'tf_keras (TF_USE_LEGACY_KERAS=1)' if backend.uses_legacy_keras() else 'Keras 3'}",

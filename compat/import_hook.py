@@ -5,7 +5,8 @@
 import of tensorflow, keras or tf_keras it loads this module and installs the
 real finder, which watches for the modules below and, once the user's code
 has imported one, adds `multi_gpu_model` to it. Set
-`MULTI_GPU_COMPAT_DISABLE=1` to switch it off.
+`MULTI_GPU_COMPAT_DISABLE=1` (or `true`, `yes`, `on`) to switch it off; `0`,
+`false`, `no`, `off` or an empty value leave it on.
 """
 
 from __future__ import annotations
@@ -25,6 +26,9 @@ if TYPE_CHECKING:
     from typing import Any
 
 DISABLE_VAR = "MULTI_GPU_COMPAT_DISABLE"
+# Only these switch the hook off; multi_gpu_compat.pth parses the variable the same way.
+_TRUE_VALUES = ("1", "true", "yes", "on")
+_FALSE_VALUES = ("", "0", "false", "no", "off")
 
 # Real modules that get a `multi_gpu_model` attribute after they are imported.
 PATCHED_MODULES = (
@@ -194,13 +198,26 @@ def is_installed() -> bool:
     )
 
 
+def disabled() -> bool:
+    """True when `MULTI_GPU_COMPAT_DISABLE` asks for the hook to be off (`1`, `true`, `yes`, `on`)."""
+    return os.environ.get(DISABLE_VAR, "").strip().lower() in _TRUE_VALUES
+
+
 def install() -> _Finder | None:
-    """Installs the hook (once) and returns it, unless `MULTI_GPU_COMPAT_DISABLE` is set."""
-    if os.environ.get(DISABLE_VAR, "").strip() not in ("", "0"):
+    """Installs the hook (once) and returns it, unless `MULTI_GPU_COMPAT_DISABLE` is true-ish."""
+    if disabled():
         return None
     finder = _installed()
     if finder is not None:
         return finder
+    value = os.environ.get(DISABLE_VAR, "")
+    if value.strip().lower() not in _FALSE_VALUES:
+        warnings.warn(
+            f"{DISABLE_VAR}={value!r} is neither true (1, true, yes, on) nor false (0, false, "
+            f"no, off), so multi-gpu-compat stays on. Set {DISABLE_VAR}=1 to switch it off.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
     finder = _Finder()
     sys.meta_path.insert(0, finder)
     # Modules imported before the hook (rare: start-up code) are patched now.

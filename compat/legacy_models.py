@@ -17,6 +17,8 @@ import copy
 import dataclasses
 import json
 import os
+import re
+import stat
 import warnings
 import zipfile
 from typing import Any
@@ -30,6 +32,11 @@ __all__ = [
 
 _MODEL_CLASSES = ("Model", "Functional", "Sequential")
 _FUNCTIONAL_CLASSES = ("Model", "Functional")
+# Real Keras configs nest about 15 levels deep; far deeper, a file is corrupt or hostile
+# (and would exhaust the recursion limit of every walk over the config, Keras's included).
+_MAX_CONFIG_DEPTH = 200
+# Errors Keras raises on a config it cannot build (besides ValueError).
+_BUILD_ERRORS = (TypeError, KeyError, AttributeError, IndexError, RecursionError)
 
 
 class LegacyFileError(OSError, ValueError):
@@ -93,9 +100,11 @@ def load_legacy_model(filepath: str | os.PathLike, *, custom_objects: dict | Non
     Raises:
         FileNotFoundError: if `filepath` does not exist.
         LegacyFileError: if `filepath` is not a readable Keras HDF5 file (not HDF5,
-            truncated, corrupt). Subclass of both `OSError` and `ValueError`.
+            truncated, corrupt, not a regular file, or a config nested absurdly deep).
+            Subclass of both `OSError` and `ValueError`.
         ValueError: if the file holds weights only, if the template contains `Lambda`
-            layers, or if the saved weights do not fit the template.
+            layers, if Keras cannot build the model from its config, or if the saved
+            weights do not fit the template (checked before any weight is read).
     """
     info = _inspect(filepath)
     if info.model_config is None:
@@ -106,12 +115,13 @@ def load_legacy_model(filepath: str | os.PathLike, *, custom_objects: dict | Non
         )
     if not info.is_parallel:
         _refuse_lambdas(info.model_config, info.filepath, what="The model")
-        model = _model_from_config(info.model_config, custom_objects)
+        model = _build_model(info.model_config, custom_objects, info.filepath)
+        _check_declared_sizes(model, info.filepath)
         model.load_weights(info.filepath)
         return model
     _refuse_lambdas(info.template_config, info.filepath, what="The template model")
-    model = _model_from_config(info.template_config, custom_objects)
-    _assign_weights(model, _read_weights(info), info.filepath)
+    model = _build_model(info.template_config, custom_objects, info.filepath)
+    _load_template_weights(model, info)
     return model
 
 
@@ -150,9 +160,10 @@ def load_legacy_weights(template, filepath: str | os.PathLike) -> None:
     if info.weights_group is None or (
         info.model_config is not None and not info.is_parallel
     ):
+        _check_declared_sizes(template, info.filepath)
         template.load_weights(info.filepath)
         return
-    _assign_weights(template, _read_weights(info), info.filepath)
+    _load_template_weights(template, info)
 
 
 # --- reading the file (h5py and json only) -------------------------------------------
@@ -166,10 +177,9 @@ def _inspect(filepath: str | os.PathLike) -> _Inspection:
     try:
         with h5py.File(path, "r") as f:
             keras_version = _attr_string(f, "keras_version")
-            raw_config = f.attrs.get("model_config")
-            if raw_config is None:
+            if "model_config" not in f.attrs:
                 return _inspect_weights_only(f, path, keras_version)
-            model_config = _parse_config(raw_config, path)
+            model_config = _parse_config(f.attrs["model_config"], path)
     except LegacyFileError:
         raise
     except (OSError, KeyError) as e:
@@ -194,6 +204,12 @@ def _check_path(filepath: str | os.PathLike) -> str:
     if os.path.isdir(path):
         raise LegacyFileError(
             f"filepath={path} is a directory (a SavedModel?), not a legacy `.h5` file."
+        )
+    # A FIFO blocks on open and a device such as /dev/zero never ends: read only files.
+    if not stat.S_ISREG(os.stat(path).st_mode):
+        raise LegacyFileError(
+            f"filepath={path} is not a regular file (a pipe, socket or device). Pass the "
+            "path of the `.h5` file itself."
         )
     if zipfile.is_zipfile(path):
         with zipfile.ZipFile(path) as archive:
@@ -220,15 +236,40 @@ def _unreadable(path: str, error: Exception) -> LegacyFileError:
     )
 
 
+def _too_deep(path: str) -> LegacyFileError:
+    return LegacyFileError(
+        f"The `model_config` attribute of the file at filepath={path} is nested more than "
+        f"{_MAX_CONFIG_DEPTH} levels deep, far beyond any Keras model: the file is corrupt "
+        "or not a Keras model. Copy it again from its source."
+    )
+
+
+def _config_depth(config: Any) -> int:
+    """How deeply `config` nests lists and dicts; iterative, so any depth is measured."""
+    deepest, stack = 0, [(config, 1)]
+    while stack:
+        value, depth = stack.pop()
+        if isinstance(value, dict):
+            value = list(value.values())
+        if isinstance(value, list):
+            deepest = max(deepest, depth)
+            stack.extend((item, depth + 1) for item in value)
+    return deepest
+
+
 def _parse_config(raw: Any, path: str) -> dict:
     try:
         text = raw.decode("utf-8") if isinstance(raw, bytes) else str(raw)
         config = json.loads(text)
+    except RecursionError:
+        raise _too_deep(path) from None
     except (UnicodeDecodeError, ValueError) as e:
         raise LegacyFileError(
             f"The `model_config` attribute of the file at filepath={path} is not valid "
             f"JSON ({e}): the file is corrupt. Copy it again from its source."
         ) from None
+    if _config_depth(config) > _MAX_CONFIG_DEPTH:
+        raise _too_deep(path)
     if not isinstance(config, dict) or "config" not in config:
         raise LegacyFileError(
             f"The `model_config` attribute of the file at filepath={path} is not a Keras "
@@ -317,6 +358,24 @@ def _match_parallel(config: dict) -> tuple[dict, int] | None:
     return templates[0], gpus
 
 
+def _declared_weights(info: _Inspection) -> list[tuple[str, tuple[int, ...]]]:
+    """(name, shape) of each template weight in the file, without reading any values."""
+    import h5py
+
+    try:
+        with h5py.File(info.filepath, "r") as f:
+            group = f[info.weights_group]
+            declared = []
+            for name in _attr_strings(group, "weight_names"):
+                dataset = group[name]
+                if not isinstance(dataset, h5py.Dataset) or dataset.shape is None:
+                    raise KeyError(f"weight {name!r} is not an array")
+                declared.append((name, tuple(dataset.shape)))
+            return declared
+    except (OSError, KeyError) as e:
+        raise _unreadable(info.filepath, e) from None
+
+
 def _read_weights(info: _Inspection) -> list[tuple[str, Any]]:
     import h5py
 
@@ -326,6 +385,46 @@ def _read_weights(info: _Inspection) -> list[tuple[str, Any]]:
             return [(name, group[name][()]) for name in _attr_strings(group, "weight_names")]
     except (OSError, KeyError) as e:
         raise _unreadable(info.filepath, e) from None
+
+
+def _check_declared_sizes(model, path: str) -> None:
+    """Before Keras's own `load_weights` reads a file: no array larger than the whole model.
+
+    Keras reads every saved array before comparing shapes, so a file declaring a
+    10**12-element weight would allocate terabytes first. (Larger than any one weight
+    would be too strict: Keras converts some saved layouts, e.g. CuDNN biases.)
+    """
+    import h5py
+
+    if not model.weights:
+        return  # Keras's own `load_weights` explains how to build the model first
+    total = sum(_size(tuple(v.shape)) for v in model.weights)
+    found: list[tuple[str, tuple[int, ...]]] = []
+
+    def visit(name: str, obj: Any) -> None:
+        if isinstance(obj, h5py.Dataset) and obj.shape is not None:
+            if not found and _size(obj.shape) > total:
+                found.append((name, tuple(obj.shape)))
+
+    try:
+        with h5py.File(path, "r") as f:
+            (f["model_weights"] if "model_weights" in f else f).visititems(visit)
+    except (OSError, KeyError) as e:
+        raise _unreadable(path, e) from None
+    if found:
+        name, shape = found[0]
+        raise ValueError(
+            f"The file at filepath={path} declares weight '{name}' with shape {shape} "
+            f"({_size(shape)} values), more than the whole model '{model.name}' holds "
+            f"({total} values): the file is corrupt or belongs to another model."
+        )
+
+
+def _size(shape: tuple[int, ...]) -> int:
+    size = 1
+    for dim in shape:
+        size *= int(dim)
+    return size
 
 
 # --- building the template (TensorFlow from here on) ---------------------------------
@@ -448,6 +547,31 @@ def _node_refs(inner: dict) -> list[list]:
     return refs
 
 
+def _build_model(config: dict, custom_objects: dict | None, path: str):
+    """`_model_from_config`, with Keras's errors on a bad config as one clear ValueError."""
+    try:
+        return _model_from_config(config, custom_objects)
+    except _BUILD_ERRORS as e:
+        raise ValueError(
+            f"Keras could not build the model stored in the file at filepath={path} "
+            f"({_build_error_detail(e)}). If it uses custom layers, load it in Python with "
+            "`compat.load_legacy_model(path, custom_objects={...})`; otherwise the file is "
+            "corrupt or was written by an incompatible Keras."
+        ) from None
+
+
+def _build_error_detail(error: Exception) -> str:
+    """The useful part of Keras's error: the layer class and the cause, not the config dump."""
+    if isinstance(error, RecursionError):
+        return "RecursionError: the model nests too deeply"
+    text = " ".join(str(error).split())
+    head, found, cause = text.partition("Exception encountered:")
+    if found:
+        layer = re.search(r"deserializing class '([^']+)'", head)
+        text = (f"layer class {layer.group(1)}: " if layer else "") + cause.strip()
+    return f"{type(error).__name__}: {text}"[:300]
+
+
 def _model_from_config(config: dict, custom_objects: dict | None):
     from compat.backend import uses_legacy_keras
 
@@ -471,8 +595,14 @@ def _model_from_config(config: dict, custom_objects: dict | None):
         )
 
 
-def _assign_weights(model, saved: list[tuple[str, Any]], path: str) -> None:
-    """Assigns `saved` in Keras 2's saving order: trainable weights, then the others."""
+def _load_template_weights(model, info: _Inspection) -> None:
+    """Checks the declared shapes against `model`, then reads and assigns the values."""
+    _check_weights_fit(model, _declared_weights(info), info.filepath)
+    _assign_weights(model, _read_weights(info), info.filepath)
+
+
+def _check_weights_fit(model, declared: list[tuple[str, tuple[int, ...]]], path: str) -> None:
+    """Count and shapes of the saved weights against Keras 2's order: trainable, then others."""
     targets = list(model.trainable_weights) + list(model.non_trainable_weights)
     fix = (
         "The model must have the architecture of the template passed to "
@@ -483,18 +613,31 @@ def _assign_weights(model, saved: list[tuple[str, Any]], path: str) -> None:
             f"Model '{model.name}' has no weights yet; build it (call it on an input or "
             "create it with `keras.Input`) before loading weights into it."
         )
-    if len(targets) != len(saved):
+    if len(targets) != len(declared):
         raise ValueError(
-            f"The file at filepath={path} holds {len(saved)} template weights, but model "
+            f"The file at filepath={path} holds {len(declared)} template weights, but model "
             f"'{model.name}' has {len(targets)}. {fix}"
         )
-    for index, (variable, (name, value)) in enumerate(zip(targets, saved)):
-        if tuple(variable.shape) != tuple(value.shape):
+    for index, (variable, (name, shape)) in enumerate(zip(targets, declared)):
+        if tuple(variable.shape) != tuple(shape):
             label = getattr(variable, "path", None) or variable.name
             raise ValueError(
                 f"Weight #{index} of model '{model.name}' ({label}, shape "
                 f"{tuple(variable.shape)}) does not match saved weight '{name}' with shape "
-                f"{tuple(value.shape)} in the file at filepath={path}. {fix}"
+                f"{tuple(shape)} in the file at filepath={path}. {fix}"
             )
-    for variable, (_, value) in zip(targets, saved):
-        variable.assign(value)
+
+
+def _assign_weights(model, saved: list[tuple[str, Any]], path: str) -> None:
+    """Assigns `saved` in Keras 2's saving order: trainable weights, then the others."""
+    _check_weights_fit(model, [(name, tuple(value.shape)) for name, value in saved], path)
+    targets = list(model.trainable_weights) + list(model.non_trainable_weights)
+    try:
+        for variable, (_, value) in zip(targets, saved):
+            variable.assign(value)
+    except (TypeError, ValueError) as e:
+        raise ValueError(
+            f"The file at filepath={path} holds weights that cannot be assigned to model "
+            f"'{model.name}' ({' '.join(str(e).split())[:300]}): the file is corrupt. "
+            "Copy it again from its source."
+        ) from None

@@ -121,31 +121,44 @@ def _adopt_wrapper_instance(caller: Any, template: Any, parallel_class: type) ->
     `Model` could run a graph; today only functional models can, so the
     half-built instance also becomes a ParallelModel (its own methods, such as
     a `__getattribute__` that sends save/load to the template, come first).
+    Any other caller (a plain trainer class, a fully built model subclass, a
+    method other than `__init__`) keeps its class.
     """
+    if not _follows_wrapper_recipe(caller):
+        return
     instance = caller.f_locals.get("self")
-    cls = type(instance)
+    model_class = next(c for c in parallel_class.__mro__ if c.__name__ == "Model")
     if (
-        instance is None
+        not isinstance(instance, model_class)
         or instance is template
         or isinstance(instance, parallel_class)
-        or not callable(getattr(cls, "fit", None))
-        or "_compat_template" in vars(instance)
+        # `Model.__init__` has run: a working model that only holds a parallel copy.
+        or "built" in vars(instance)
     ):
         return
+    cls = type(instance)
     instance.__class__ = type(cls.__name__, (cls, parallel_class), {"__module__": cls.__module__})
 
 
-def _check_devices(gpus: Any, gpu_ids: list[int]) -> None:
+def _follows_wrapper_recipe(caller: Any) -> bool:
+    # The recipe's `__init__` runs `self.__dict__.update(parallel.__dict__)`.
+    code = caller.f_code
+    return code.co_name == "__init__" and "__dict__" in code.co_names
+
+
+def _check_devices(gpus: Any, gpu_ids: Any) -> None:
     # Checked before any strategy exists: MirroredStrategy on missing GPUs hangs in fit.
-    target_devices = ["/cpu:0"] + [f"/gpu:{i}" for i in gpu_ids]
     available_devices = _devices.available_devices()
-    for device in target_devices:
-        if device not in available_devices:
-            raise ValueError(
-                "To call `multi_gpu_model` with `gpus=%s`, we expect the following "
-                "devices to be available: %s. However this machine only has: %s. "
-                "Try reducing `gpus`." % (gpus, target_devices, available_devices)
-            )
+    available = set(available_devices)
+    # Stops at the first missing device: `gpus=10**8` costs no more than `gpus=8`.
+    if "/cpu:0" in available and all(f"/gpu:{i}" in available for i in gpu_ids):
+        return
+    raise ValueError(
+        "To call `multi_gpu_model` with `gpus=%s`, we expect the following "
+        "devices to be available: %s. However this machine only has: %s. "
+        "Try reducing `gpus`."
+        % (_gpus.brief(gpus), _gpus.device_names(gpu_ids), _gpus.brief(available_devices))
+    )
 
 
 def _check_model(model: Any) -> None:

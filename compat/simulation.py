@@ -15,6 +15,7 @@ from typing import Any
 ENV_VAR = "MULTI_GPU_COMPAT_SIMULATE_GPUS"
 
 _simulated = 0
+_ignored_values_reported: set[str] = set()
 
 
 def simulated_gpus() -> int:
@@ -134,3 +135,50 @@ def simulate_from_environment() -> None:
             f"got {raw!r}. Unset it to use the real devices."
         )
     simulate_gpus(n)
+
+
+def warn_if_environment_ignored() -> None:
+    """Warns (once per value) when `MULTI_GPU_COMPAT_SIMULATE_GPUS` is set but not in effect.
+
+    The variable is applied when TensorFlow is imported, by the import hook. Set later
+    (e.g. `os.environ[...]` in the script), or with the hook switched off, it would
+    otherwise be ignored without a word, and the script would run on the real devices.
+    """
+    import warnings
+
+    from compat import import_hook
+
+    raw = os.environ.get(ENV_VAR, "").strip()
+    in_effect = raw.isdigit() and int(raw) == _simulated
+    if not raw or in_effect or raw in _ignored_values_reported:
+        return
+    _ignored_values_reported.add(raw)
+    if not raw.isdigit() or int(raw) < 1:
+        reason = (
+            "it must be a positive integer (the number of GPUs to simulate). Set it to "
+            "e.g. 2 before starting Python, or unset it to use the real devices"
+        )
+    elif _simulated:
+        reason = (
+            f"this process already simulates {_simulated} GPUs and the count cannot change "
+            "in a running process. Start a new process with the count you want"
+        )
+    elif import_hook.disabled():
+        reason = (
+            f"{import_hook.DISABLE_VAR} switches multi-gpu-compat's import hook off. Unset "
+            f"{import_hook.DISABLE_VAR}, or call `compat.simulate_gpus({raw})` before any "
+            "TensorFlow op"
+        )
+    elif not import_hook.is_installed():
+        reason = (
+            "multi-gpu-compat's import hook, which applies it, is not active in this "
+            "process (install the project with pip; `python -m compat doctor` tells more). "
+            f"Or call `compat.simulate_gpus({raw})` before any TensorFlow op"
+        )
+    else:
+        reason = (
+            "it was not set when TensorFlow started (it is read when TensorFlow is "
+            "imported). Set it in the environment before starting Python, or call "
+            f"`compat.simulate_gpus({raw})` before any TensorFlow op"
+        )
+    warnings.warn(f"{ENV_VAR}={raw} is ignored: {reason}.", RuntimeWarning, stacklevel=2)

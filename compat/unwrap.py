@@ -52,6 +52,11 @@ def main(argv: list[str]) -> int:
     new = os.fspath(args.new)
     if not new.endswith(_SUFFIXES):
         return _fail(f"NEW must end in .keras, .h5 or .hdf5. Received: {new}", 2)
+    if os.path.isdir(new):
+        return _fail(f"NEW is a directory: {new}. Give the path of the file to write.", 2)
+    folder = os.path.dirname(os.path.abspath(new))
+    if not os.path.isdir(folder):
+        return _fail(f"The folder of NEW does not exist: {folder}. Create it first.", 2)
     if os.path.exists(new) and not args.force:
         return _fail(f"{new} already exists; pass --force to overwrite it.")
     if os.path.exists(new) and os.path.exists(args.old) and os.path.samefile(new, args.old):
@@ -77,6 +82,11 @@ def main(argv: list[str]) -> int:
         _save(model, new)
     except (OSError, ValueError, ImportError) as e:
         return _fail(str(e))
+    except Exception as e:  # one line, never a traceback; NEW is complete or untouched
+        return _fail(
+            f"could not unwrap {args.old}: {type(e).__name__}: {str(e)[:300]}. The file is "
+            "probably damaged; copy it again from its source, or report this if it is not."
+        )
     levels = " then ".join(f"{n} GPUs" for n in info.replicas)
     print(
         f"Wrote {new}: template '{model.name}' ({model.count_params()} parameters), "
