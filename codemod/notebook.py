@@ -231,6 +231,7 @@ def _mask(index: int, span: tuple[int, int], raw: str, value: list[str] | str, t
 def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
     by_index = {cell.index: cell for cell in cells}
     out: dict[int, list[str]] = {}
+    reopened: dict[int, tuple[int, int]] = {}  # cell -> (header lines added, indent of its code)
     current: int | None = None
     # Lines the rewrite put before the first boundary (`import tensorflow as tf` added to a
     # notebook with no imports ahead of the first cell's code) open the first code cell.
@@ -251,13 +252,17 @@ def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
                 out[current] += preamble
                 preamble = []
             if match["indent"]:  # the rewrite pulled this cell into a block of an earlier cell
-                out[current] += _reopen(lines[:number], len(match["indent"]))
+                headers = _reopen(lines[:number], len(match["indent"]))
+                out[current] += headers
+                reopened[current] = (len(headers), len(match["indent"]))
             continue
         if current is None:
             if line.strip() or preamble:
                 preamble.append(line)
             continue
         out[current].append(line)
+    for index, (count, indent) in reopened.items():
+        out[index] = _drop_empty_reopen(out[index], count, indent)
     result = {}
     for index, cell in by_index.items():
         body = out.get(index, [])
@@ -265,8 +270,20 @@ def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
             body = [_RESTORE.sub(lambda m: cell.magics[int(m[1])], line) for line in body]
         result[index] = "\n".join([cell.header, *body] if cell.header is not None else body)
         masked = _mask(0, (0, 0), "", "", "\n".join(body))
-        ast.parse("\n".join(masked.masked if masked else body) + "\n")  # each cell compiles alone
+        try:
+            ast.parse("\n".join(masked.masked if masked else body) + "\n")  # each cell compiles alone
+        except SyntaxError as error:
+            raise ValueError(f"cell {index + 1} would not compile on its own ({error.msg})") from None
     return result
+
+
+def _drop_empty_reopen(body: list[str], count: int, indent: int) -> list[str]:
+    """A cell whose code all went elsewhere (the call it held was removed) keeps no reopened
+    `with ...:` header: it keeps its comments and blank lines, at the cell's own indentation."""
+    rest = body[count:]
+    if any(line.strip() and not line.lstrip().startswith("#") for line in rest):
+        return body
+    return [line[indent:] if line[:indent].strip() == "" else line.lstrip(" \t") for line in rest]
 
 
 def _reopen(before: list[str], indent: int) -> list[str]:
