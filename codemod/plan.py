@@ -39,7 +39,7 @@ class Plan:
 
     @property
     def empty(self) -> bool:
-        return not (self.regions or self.statements or self.nodes or self.unwrap)
+        return not (self.regions or self.statements or self.nodes or self.unwrap or self.remove_imports)
 
 
 def _comment_lines(statement: cst.BaseStatement) -> list[cst.EmptyLine]:

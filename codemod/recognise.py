@@ -9,7 +9,7 @@ import libcst as cst
 
 from ._tree import Tree, dotted_name, walk_same_scope
 
-__all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites"]
+__all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites", "local_helper_definitions"]
 
 _MODULES = (
     "keras.utils",
@@ -121,6 +121,21 @@ def _helper_origin(tree: Tree, call: cst.Call, name: str) -> cst.CSTNode:
             if node is not None:
                 return node
     return call
+
+
+def local_helper_definitions(tree: Tree) -> list[tuple[str, cst.CSTNode]]:
+    """Wrapper classes (the `ModelMGPU` recipe) and `make_parallel` / `to_multi_gpu` defs that
+    call `multi_gpu_model` themselves, defined in this module."""
+    wrappers = _local_wrapper_classes(tree)
+    found: list[tuple[str, cst.CSTNode]] = [(name, node) for name, node in wrappers.items()]
+    for node in tree.all(cst.FunctionDef):
+        assert isinstance(node, cst.FunctionDef)
+        if node.name.value in _HELPER_FUNCTIONS and any(
+            isinstance(n, cst.Call) and tree.qualified_names(n.func) & MULTI_GPU_MODEL_NAMES
+            for n in walk_same_scope(node.body)
+        ):
+            found.append((node.name.value, node))
+    return sorted(found, key=lambda item: tree.order(item[1]))
 
 
 def find_sites(tree: Tree) -> tuple[list[Site], list[Helper]]:

@@ -26,8 +26,8 @@ _MODULES = {name.rsplit(".", 1)[0] for name in MULTI_GPU_MODEL_NAMES}
 
 
 def fix(ctx: FixContext) -> None:
-    if not ctx.rewritten:
-        return
+    # Every Keras `multi_gpu_model` import is scheduled; `finish` drops only those no longer read
+    # (a leftover `import ... as MGM` raises ImportError on Keras 3 even when unused).
     code = cst.Module(body=[]).code_for_node
     for node in ctx.tree.all(cst.ImportFrom, cst.Import):
         if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
