@@ -22,6 +22,7 @@ CODES: dict[str, str] = {
     "MGPU301": "template recovery on the parallel model",
     "MGPU302": "callback swaps in the template in set_model",
     "MGPU303": "AltModelCheckpoint on a model that is not a migrated template",
+    "MGPU304": "callback unwraps the old parallel model",
     "MGPU401": "multi-GPU helper no longer used",
     "MGPU402": "copied multi-GPU helper defined here",
     "MGPU501": "file is not valid Python 3",

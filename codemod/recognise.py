@@ -184,10 +184,10 @@ def _shape(tree: Tree, site: Site) -> None:
         for name in ("cpu_merge", "cpu_relocation"):
             if name in keywords:
                 site.dropped.append(f"{name}={tree.code(keywords.pop(name))}")
-        for i, arg in enumerate(extra_positional):
-            site.dropped.append(f"{('cpu_merge', 'cpu_relocation')[i] if i < 2 else '?'}={tree.code(arg.value)}")
-        if len(extra_positional) > 2:
-            keywords["?"] = extra_positional[2].value
+        for i, arg in enumerate(extra_positional[:2]):
+            site.dropped.append(f"{('cpu_merge', 'cpu_relocation')[i]}={tree.code(arg.value)}")
+        for i, arg in enumerate(extra_positional[2:], start=5):  # Keras's function takes four
+            keywords[f"positional argument {i} (`{tree.code(arg.value)}`)"] = arg.value
     else:
         gpus = positional[1].value if len(positional) > 1 else None
         for key in list(keywords):
@@ -200,8 +200,8 @@ def _shape(tree: Tree, site: Site) -> None:
                 "pass the count, or migrate by hand (see MIGRATION.md).",
             )
             return
-        if len(positional) > 2:
-            keywords["?"] = positional[2].value
+        for i, arg in enumerate(positional[2:], start=3):
+            keywords[f"positional argument {i} (`{tree.code(arg.value)}`)"] = arg.value
     if keywords:
         site.problem = (
             "MGPU102",

@@ -1,4 +1,5 @@
-"""Replaces `AltModelCheckpoint(path, template)` by `ModelCheckpoint(path)`; reports set_model swaps.
+"""Replaces `AltModelCheckpoint(path, template)` by `ModelCheckpoint(path)`; reports callbacks that
+unwrap the old parallel model (in `set_model`, or `self.model.layers[-2].save(...)` in any method).
 
 AltModelCheckpoint existed only to save the template instead of the parallel model;
 after migration `fit` runs on the template, so the plain Keras callback does that job.
@@ -6,10 +7,12 @@ after migration `fit` runs on the template, so the plain Keras callback does tha
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import Tree
+from .._tree import Tree, walk_same_scope
 from .context import FixContext
 
 __all__ = ["fix"]
@@ -50,6 +53,7 @@ def fix(ctx: FixContext) -> None:
             ))
     if ctx.sites or ctx.helpers:
         _report_set_model_swaps(ctx)
+    _report_callback_unwrapping(ctx)
 
 
 def _alt_checkpoint_module(tree: Tree, call: cst.Call) -> str | None:
@@ -82,4 +86,58 @@ def _report_set_model_swaps(ctx: FixContext) -> None:
             ctx.report(subscript, "MGPU302", (
                 f"`{ctx.tree.code(subscript)}` in set_model unwrapped the old parallel model; after migration "
                 "the callback receives the trained model itself: use it directly."
+            ))
+
+
+_SELF_MODEL = m.Attribute(value=m.Name("self"), attr=m.Name("model"))
+_WRAPPER_LAYER_NAME = re.compile(r"^model(_\d+)?$")
+_PERSIST = {"save", "save_weights", "load_weights", "set_weights", "get_weights", "to_json"}
+
+
+def _unwraps(node: cst.CSTNode) -> bool:
+    """`self.model.layers[-2]`, `self.model.layers[-(n + 1)]` or `self.model.get_layer('model_1')`:
+    the old ways a callback reached the template inside the parallel model."""
+    if m.matches(node, m.Subscript(value=m.Attribute(value=_SELF_MODEL, attr=m.Name("layers")))):
+        index = node.slice[0].slice if len(node.slice) == 1 else None  # type: ignore[attr-defined]
+        value = index.value if isinstance(index, cst.Index) else None
+        return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and not (
+            isinstance(value.expression, cst.Integer) and value.expression.value == "1")
+    if m.matches(node, m.Call(func=m.Attribute(value=_SELF_MODEL, attr=m.Name("get_layer")))):
+        args = node.args  # type: ignore[attr-defined]
+        return len(args) == 1 and isinstance(args[0].value, cst.SimpleString) and bool(
+            _WRAPPER_LAYER_NAME.match(str(args[0].value.evaluated_value)))
+    return False
+
+
+def _report_callback_unwrapping(ctx: FixContext) -> None:
+    """A callback method saving/loading what it dug out of `self.model` (not in `set_model`: MGPU302).
+
+    After migration `fit` runs on the template, so `self.model` IS the template and the old
+    unwrapping reaches one of its layers (no `save`: AttributeError at the first checkpoint)."""
+    tree = ctx.tree
+    for function in tree.all(cst.FunctionDef):
+        assert isinstance(function, cst.FunctionDef)
+        if function.name.value == "set_model" or not isinstance(tree.parent(tree.parent(function)), cst.ClassDef):
+            continue
+        held: set[str] = set()  # `template = self.model.layers[-2]` then `template.save(...)`
+        found: list[cst.CSTNode] = []
+        for node in walk_same_scope(function.body):
+            if not _unwraps(node):
+                continue
+            parent = tree.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PERSIST:
+                found.append(node)
+            elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+                name = parent.targets[0].target.value
+                uses = m.findall(function.body, m.Attribute(value=m.Name(name), attr=m.OneOf(*(m.Name(a) for a in _PERSIST))))
+                if uses:
+                    held.add(name)
+                    found.append(node)
+        for node in found:
+            code = tree.code(node)
+            ctx.report(node, "MGPU304", (
+                f"`{code}` unwrapped the old parallel model to reach the template; after migration `fit` runs "
+                f"on the template itself, so `self.model` is the template and `{code}` is one of its layers. "
+                f"Use `self.model` instead, or drop this callback and pass a plain `ModelCheckpoint(filepath)` "
+                f"to the template's `fit`."
             ))

@@ -78,8 +78,7 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
             break
     if construction is None:
         ctx.report(site.call, "MGPU101", (
-            f"`{template}` is not built earlier in this function (a parameter, a global, or built elsewhere); "
-            f"create `strategy = tf.distribute.MirroredStrategy()` where it is built, build and compile it under "
+            f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it is built, build and compile it under "
             f"`with strategy.scope():`, and use `{template}` instead of the `{site.name}` result."
         ))
         return None
@@ -424,10 +423,12 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
                 if id(this) in dropped and this is not item:
                     continue
                 dropped.add(id(this))
+                mine, theirs = _gpus_text(ctx.tree, this.site), _gpus_text(ctx.tree, that.site)
+                differ = f"`{mine}` here, `{theirs}` there" if mine != theirs else f"`{mine}` in both, under different conditions"
                 ctx.report(this.site.call, "MGPU104", (
-                    f"another `multi_gpu_model` site with different GPU settings shares this code (line "
-                    f"{ctx.tree.position(that.site.call)[0]}); use one `tf.distribute.MirroredStrategy` for both "
-                    "models and build them under its scope by hand."
+                    f"this `{this.site.name}` site and the one at line {ctx.tree.position(that.site.call)[0]} "
+                    f"share the code the scope would cover but need different strategies ({differ}); create one "
+                    "`tf.distribute.MirroredStrategy` for both models and build them under its scope by hand."
                 ))
             continue
         item.site_followers = []  # type: ignore[attr-defined]
@@ -460,10 +461,7 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         return
     template, target = tree.code(site.template), tree.code(site.target)
     if item.fallback_kept is not None:
-        ctx.report(item.fallback_kept, "MGPU106", (
-            f"this fallback around `{site.name}` was kept (its structure is not a plain fallback); "
-            "MirroredStrategy also runs on one GPU or the CPU, so review its other branch and remove it."
-        ))
+        ctx.report(item.fallback_kept, "MGPU106", _kept_fallback_message(tree, item.fallback_kept, site, template))
     if target == template:
         ctx.plan.statements[id(item.anchor)] = None
         ctx.references[id(site)] = ctx.references_of(site)
@@ -480,3 +478,50 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
     else:
         alias = cst.parse_statement(f"{target} = {template}\n")
         ctx.plan.statements[id(item.anchor)] = alias
+
+
+def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: str) -> str:
+    """MGPU106: what the kept `if`/`try` holds besides the model choice, and which branch to keep."""
+    kind = "if" if isinstance(kept, cst.If) else "try"
+    branch = next(a for a in tree.ancestors(site.call) if isinstance(a, cst.IndentedBlock))
+    others = [
+        s for s in branch.body
+        if s is not site.statement and not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
+    ]
+    head = f"kept this `{kind}` around `{site.name}`: it is not a plain fallback"
+    rebuilt = [s for s in others if binds(s, template, tree)]
+    if rebuilt:
+        return (
+            f"{head}; its branch with the call also builds `{template}` (line {tree.position(rebuilt[0])[0]}), "
+            f"so both branches matter: after migration both train `{template}` under the strategy. Review it; "
+            "nothing in it needs the old wrapper any more."
+        )
+    if isinstance(kept, cst.Try):
+        plain = f"the `except` branch (line {tree.position(kept.handlers[0])[0]})" if kept.handlers else "the code after it"
+    elif tree.parent(branch) is kept:
+        plain = f"the `else`/`elif` branch (line {tree.position(kept.orelse)[0]})" if kept.orelse is not None else "the code after it"
+    else:
+        plain = f"the `if` branch (line {tree.position(kept)[0]})"
+    held = f" (its branch with the call also does `{tree.code(others[0]).splitlines()[0]}`)" if others else ""
+    return (
+        f"{head}{held}. After migration `{template}` is the model in every branch; {plain} was written for "
+        f"a plain model, so keep that branch's code and remove the `{kind}` with the branch written for the "
+        "old wrapper."
+    )
+
+
+def _origin_of(tree: Tree, site: Site, template: str) -> str:
+    """Where the template comes from, as far as the codemod can see (MGPU101)."""
+    scope = tree.enclosing_scope_node(site.call)
+    if isinstance(scope, cst.FunctionDef):
+        params = scope.params
+        names = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+        root = template.split(".")[0]
+        if root in names and root != "self":
+            return f"`{template}` is a parameter of `{scope.name.value}`: the model is built by its caller"
+        return f"`{template}` is not assigned earlier in `{scope.name.value}`"
+    return f"`{template}` is not assigned earlier in this module"
+
+
+def _gpus_text(tree: Tree, site: Site) -> str:
+    return "all GPUs (no `gpus`)" if site.gpus is None else f"gpus={tree.code(site.gpus)}"
