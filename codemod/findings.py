@@ -31,6 +31,7 @@ CODES: dict[str, str] = {
     "MGPU601": "tf.contrib / TF 1.x strategy without an exact current equivalent",
     "MGPU602": "model_to_estimator pattern not rewritten",
     "MGPU603": "hand-placed GPU towers (model parallelism) left as they are",
+    "MGPU604": "hand-written data-parallel towers (a loop over GPUs) left as they are",
     "MGPU701": "MultiWorkerMirroredStrategy may not be created before TensorFlow's first op",
     "MGPU702": "save not made chief-aware for multi-worker training",
     "MGPU703": "notebook not rewritten for multi-worker training",
