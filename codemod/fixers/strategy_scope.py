@@ -41,6 +41,7 @@ class _Planned:
     scope_node: cst.CSTNode
     fallback_kept: cst.CSTNode | None = None
     unwrap: list[cst.CSTNode] = field(default_factory=list)
+    hoisted: list[cst.BaseStatement] = field(default_factory=list)
 
 
 def fix(ctx: FixContext) -> None:
@@ -96,6 +97,7 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     scope_node = tree.enclosing_scope_node(anchor)
     start0 = _construction_start(tree, block0, j)
     members: list[cst.CSTNode] = [block0.body[start0], anchor]
+    members += _outer_construction(tree, block0, start0, j, template)
     compiles = _compiles(tree, scope_node, {template, target} - {None}, block0.body[start0], site.call)
     for call in compiles:
         statement = tree.statement_of(call)
@@ -125,10 +127,18 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     for statement in block.body[start:anchor_index + 1]:
         late |= bound_names(statement)
     late -= {target} if target else set()
+    hoisted = _hoistable(tree, block, start, anchor_index, needed & late)
+    if hoisted:
+        late -= set().union(*(bound_names(h) for h in hoisted))
     if needed & late:
+        names = sorted(needed & late)
+        first = block.body[start]
+        where = next(s for s in block.body[start:anchor_index + 1] if bound_names(s) & needed)
         ctx.report(site.call, "MGPU105", (
-            f"the GPU count uses {', '.join(sorted(needed & late))}, assigned after `{template}` starts being built; "
-            "compute it before building the model and rerun, or migrate by hand."
+            f"the GPU count uses {', '.join(f'`{n}`' for n in names)}, assigned on line {tree.position(where)[0]}, "
+            f"after line {tree.position(first)[0]} (`{tree.code(first).splitlines()[0]}`) where the code the scope must "
+            f"cover starts (what builds `{template}` or its compile's arguments); assign {', '.join(f'`{n}`' for n in names)} "
+            "before that line and rerun, or migrate by hand."
         ))
         return None
 
@@ -141,7 +151,7 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         for node in [built_by, *tree.ancestors(built_by)]
         if tree.is_cpu_device_with(node) and any(_contains(tree, s, node) for s in region)
     ]
-    planned = _Planned(site, anchor, block, start, end, expression, notes, scope_node, unwrap=unwrap)
+    planned = _Planned(site, anchor, block, start, end, expression, notes, scope_node, unwrap=unwrap, hoisted=hoisted)
     if not fallback.collapsed and target is not None:
         planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
     if not compiles and not _loaded(built_by):
@@ -301,6 +311,49 @@ def _construction_start(tree: Tree, block: Block, j: int) -> int:
     return start
 
 
+def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str]) -> list[cst.BaseStatement]:
+    """The statements binding `names` between `start` and `stop`, when each is a one-target plain
+    assignment (`gpus = 2`, `n = len(ids)`) reading nothing bound before it in that range: moving
+    them above the strategy line changes nothing. Empty when any one is not."""
+    if not names:
+        return []
+    chosen: list[cst.BaseStatement] = []
+    bound_before: set[str] = set()
+    for statement in block.body[start:stop + 1]:
+        binding = bound_names(statement) & names
+        if binding:
+            simple = (
+                isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
+                and isinstance(statement.body[0].targets[0].target, cst.Name)
+            )
+            if not simple or _makes_layers(statement) or used_names(statement.body[0].value) & bound_before:
+                return []
+            chosen.append(statement)
+        bound_before |= bound_names(statement)
+    return chosen if set().union(*(bound_names(c) for c in chosen)) == names else []
+
+
+def _outer_construction(tree: Tree, block: Block, start: int, j: int, template: str) -> list[cst.BaseStatement]:
+    """Statements in the blocks around a construction made inside an `if`/`try`/`with` that build
+    what it uses (`inp = Input(...)` above an `if` whose branch builds `Model(inp, out)`), or an
+    earlier template the branch may not replace (`model = Model(...)` above a `try` that reloads it).
+    Variables they create must exist under the scope too."""
+    wanted = {template}
+    for statement in block.body[start:j + 1]:
+        wanted |= _plain_uses(statement)
+    found: list[cst.BaseStatement] = []
+    for outer, index in tree.block_chain(block.body[start])[1:]:
+        for k in range(index - 1, -1, -1):
+            statement = outer.body[k]
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
+                continue
+            if bound_names(statement) & wanted and _makes_layers(statement):
+                found.append(statement)
+                wanted |= _plain_uses(statement)
+    return found
+
+
 def _plain_uses(node: cst.CSTNode) -> set[str]:
     """Names used bare (not `args.x`), as call arguments or callees: where layers/tensors flow."""
     names = set()
@@ -313,7 +366,9 @@ def _plain_uses(node: cst.CSTNode) -> set[str]:
 
 
 def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
-    return bool(m.findall(root, m.Attribute(value=m.Name(name.value))))
+    """`args.x` or `cfg['classes']`: a setting read from `name`, not a layer or tensor flowing."""
+    return bool(m.findall(root, m.Attribute(value=m.Name(name.value)) | m.Subscript(
+        value=m.Name(name.value), slice=[m.SubscriptElement(slice=m.Index(value=m.SimpleString()))])))
 
 
 def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: cst.CSTNode,
@@ -355,18 +410,19 @@ def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: c
 
 def _dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Call) -> list[cst.BaseStatement]:
     """Statements before a compile, in its block, that build the optimizer/metrics it is given."""
-    block, index = tree.block_of(statement)
     wanted = set()
     for arg in call.args:
         wanted |= {n.value for n in m.findall(arg.value, m.Name())}
     found = []
-    for k in range(index - 1, -1, -1):
-        candidate = block.body[k]
-        if isinstance(candidate, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        if bound_names(candidate) & wanted and _makes_layers(candidate) and not m.findall(candidate, m.Import() | m.ImportFrom()):
-            found.append(candidate)
-            wanted |= used_names(candidate)
+    # Climbing out of the `if`/`try` the compile sits in: `opt = Adam()` above the `if` counts too.
+    for block, index in tree.block_chain(statement):
+        for k in range(index - 1, -1, -1):
+            candidate = block.body[k]
+            if isinstance(candidate, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if bound_names(candidate) & wanted and _makes_layers(candidate) and not m.findall(candidate, m.Import() | m.ImportFrom()):
+                found.append(candidate)
+                wanted |= used_names(candidate)
     return found
 
 
@@ -445,7 +501,10 @@ def _nested(tree: Tree, outer: _Planned, inner: _Planned) -> bool:
 
 def _commit(ctx: FixContext, item: _Planned) -> None:
     name = ctx.strategy_name(item.scope_node)
-    ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes))
+    hoisted = [h.with_changes(leading_lines=[]) for h in item.hoisted]
+    for statement in item.hoisted:
+        ctx.plan.statements[id(statement)] = None  # its comments stay where it was
+    ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted))
     for node in item.unwrap:
         ctx.plan.unwrap.add(id(node))
     for planned in [item, *item.site_followers]:  # type: ignore[attr-defined]
@@ -488,6 +547,8 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         s for s in branch.body
         if s is not site.statement and not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
     ]
+    everywhere = {tree.code(s) for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))}
+    others = [s for s in others if tree.code(s) not in everywhere]  # the same in the other branch: no difference
     head = f"kept this `{kind}` around `{site.name}`: it is not a plain fallback"
     rebuilt = [s for s in others if binds(s, template, tree)]
     if rebuilt:
@@ -525,3 +586,17 @@ def _origin_of(tree: Tree, site: Site, template: str) -> str:
 
 def _gpus_text(tree: Tree, site: Site) -> str:
     return "all GPUs (no `gpus`)" if site.gpus is None else f"gpus={tree.code(site.gpus)}"
+
+
+def _branch_statements(kept: cst.CSTNode) -> list[cst.BaseStatement]:
+    """The statements directly in every branch of an `if` chain or `try`."""
+    suites: list[cst.BaseSuite] = []
+    current: cst.CSTNode | None = kept
+    while isinstance(current, cst.If):
+        suites.append(current.body)
+        current = current.orelse
+    if isinstance(current, cst.Else):
+        suites.append(current.body)
+    if isinstance(kept, cst.Try):
+        suites += [kept.body, *(h.body for h in kept.handlers)]
+    return [s for suite in suites if isinstance(suite, cst.IndentedBlock) for s in suite.body]
