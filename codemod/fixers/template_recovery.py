@@ -49,8 +49,11 @@ def fix(ctx: FixContext) -> None:
                     ctx.plan.nodes[id(outer)] = replacement.deep_clone()
                 else:
                     ctx.report(outer, "MGPU301", (
-                        f"`{tree.code(outer)}` dug into the old parallel wrapper; after migration the model "
-                        f"is `{template_code}` itself: use its own layers (`{template_code}.layers[...]`) or `{template_code}`."
+                        f"`{tree.code(outer)}` dug into the old parallel wrapper (which ended with one merge layer "
+                        f"per output, so `layers[-(outputs + 1)]` was the template); the codemod could not match "
+                        f"this index to `{template_code}`'s outputs. After migration the trained model is "
+                        f"`{template_code}` itself: if this meant the template, use `{template_code}`; otherwise "
+                        f"index `{template_code}.layers` directly."
                     ))
             elif attr == "get_layer" and isinstance(outer, cst.Call) and outer.func is parent:
                 arg = outer.args[0].value if len(outer.args) == 1 else None
