@@ -35,6 +35,7 @@ def fix(ctx: FixContext) -> None:
         scope = tree.enclosing_scope_node(site.call)
         after = tree.order(site.call)
         body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+        _through_functions(ctx, receivers, scope, after, seen)
         for node in walk_same_scope(body):
             if id(node) in seen or not isinstance(node, cst.Attribute) or tree.order(node) < after:
                 continue
@@ -60,6 +61,38 @@ def fix(ctx: FixContext) -> None:
                     f"`{receiver}.{name}` is evaluated through a TF1 Session / `K.function`: that graph runs on "
                     f"one device, outside MirroredStrategy. Use `{template}.predict(x)` (distributed) instead."
                 ))
+
+
+def _through_functions(ctx: FixContext, receivers: set[str], scope: cst.CSTNode, after: int, seen: set[int]) -> None:
+    """`train_step(parallel, x, y)` with `def train_step(m, x, y): m.train_on_batch(x, y)` in this
+    module: the call inside the function runs on the migrated model too."""
+    tree = ctx.tree
+    defs = {f.name.value: f for f in tree.all(cst.FunctionDef) if isinstance(f, cst.FunctionDef)}
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    for node in walk_same_scope(body):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and tree.order(node) >= after):
+            continue
+        function = defs.get(node.func.value)
+        if function is None:
+            continue
+        params = [p.name.value for p in function.params.params]
+        for position, arg in enumerate(node.args):
+            if arg.keyword is not None or arg.star or position >= len(params) or tree.code(arg.value) not in receivers:
+                continue
+            for inner in walk_same_scope(function.body):
+                if (
+                    isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)
+                    and isinstance(inner.func.value, cst.Name) and inner.func.value.value == params[position]
+                    and inner.func.attr.value in _ON_BATCH and id(inner) not in seen
+                ):
+                    seen.add(id(inner))
+                    name = inner.func.attr.value
+                    ctx.report(inner, "MGPU203", (
+                        f"`{params[position]}.{name}(...)` receives `{tree.code(arg.value)}` (line "
+                        f"{tree.position(node)[0]}), which is now built under MirroredStrategy; there Keras 3 gives "
+                        f"every replica the whole batch passed to `{name}`. Use "
+                        f"{_ON_BATCH[name].format(model=params[position])} instead."
+                    ))
 
 
 def _inside_graph_runner(tree, node: cst.CSTNode) -> bool:  # type: ignore[no-untyped-def]

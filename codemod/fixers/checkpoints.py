@@ -117,7 +117,8 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
     tree = ctx.tree
     for function in tree.all(cst.FunctionDef):
         assert isinstance(function, cst.FunctionDef)
-        if function.name.value == "set_model" or not isinstance(tree.parent(tree.parent(function)), cst.ClassDef):
+        owner = tree.parent(tree.parent(function))
+        if function.name.value == "set_model" or not (isinstance(owner, cst.ClassDef) and _is_callback(owner)):
             continue
         held: set[str] = set()  # `template = self.model.layers[-2]` then `template.save(...)`
         found: list[cst.CSTNode] = []
@@ -141,3 +142,18 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
                 f"Use `self.model` instead, or drop this callback and pass a plain `ModelCheckpoint(filepath)` "
                 f"to the template's `fit`."
             ))
+
+
+_CALLBACK_WORDS = ("Callback", "Checkpoint", "Parallel", "MGPU", "MultiGPU", "MultiGpu")
+
+
+def _is_callback(node: cst.ClassDef) -> bool:
+    """A Keras callback by its bases (`Callback`, `ModelCheckpoint`...) or its name (`ModelCheckpointParallel`)."""
+    names = [node.name.value, *(_tail(base.value) for base in node.bases)]
+    return any(word in name for name in names for word in _CALLBACK_WORDS)
+
+
+def _tail(node: cst.BaseExpression) -> str:
+    while isinstance(node, cst.Attribute):
+        return node.attr.value
+    return node.value if isinstance(node, cst.Name) else ""

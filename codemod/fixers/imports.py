@@ -169,7 +169,8 @@ class _RemoveImports(RemoveImportsVisitor):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._unused_imports = _AliasesOf(self._unused_names)  # type: ignore[assignment]
-        self._emptied: set[int] = set()
+        # Marker nodes by id; holding the nodes keeps their ids from being reused by new nodes.
+        self._emptied: dict[int, cst.SimpleStatementLine] = {}
 
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
@@ -178,7 +179,7 @@ class _RemoveImports(RemoveImportsVisitor):
         # blank lines and comments can go to the next statement (libcst would drop them).
         if not updated_node.body and original_node.body:
             marker = updated_node.with_changes(body=[cst.Pass()])
-            self._emptied.add(id(marker))
+            self._emptied[id(marker)] = marker
             return marker
         return updated_node
 
@@ -192,23 +193,23 @@ class _RemoveImports(RemoveImportsVisitor):
         return super().on_visit(node) and _statements_only(node) and (self._prune is None or self._prune(node))
 
 
-def _hand_on_lines(block, emptied: set[int], top: bool):  # type: ignore[no-untyped-def]
+def _hand_on_lines(block, emptied: dict[int, cst.SimpleStatementLine], top: bool):  # type: ignore[no-untyped-def]
     """Drops the emptied import lines of `block`, handing their leading lines to what follows:
     comments always; blank lines so that a separation stays (`import os` / blank / removed /
     `import numpy` keeps its blank line) without doubling one, and none at the top of a file."""
-    if not any(id(s) in emptied for s in block.body):
+    if not any(emptied.get(id(s)) is s for s in block.body):
         return block
     out: list[cst.BaseStatement] = []
     carry: list[cst.EmptyLine] = []
     for statement in block.body:
-        if id(statement) in emptied:
+        if emptied.get(id(statement)) is statement:
             carry += list(statement.leading_lines)
             continue
         if carry:
             statement = statement.with_changes(leading_lines=_merge_lines(carry, list(statement.leading_lines)))
             carry = []
         out.append(statement)
-    if top and out and not block.header and id(block.body[0]) in emptied:
+    if top and out and not block.header and emptied.get(id(block.body[0])) is block.body[0]:
         first = list(out[0].leading_lines)
         while first and first[0].comment is None:
             first.pop(0)

@@ -34,11 +34,16 @@ def fix(ctx: FixContext) -> None:
             continue  # another library's function of that name (`ratios=...`): not ours
         qnames = tree.qualified_names(call.func)
         if isinstance(call.func, cst.Name) and _unbound(ctx, call.func):
+            star = _star_import(ctx)
+            why = (
+                f"is not imported by name in this file (only `from {star} import *` could bring it, and "
+                "current Keras has no such function)" if star else
+                "is called here but not imported or defined in this file (is its import commented out?)"
+            )
             ctx.report(call, "MGPU107", (
-                f"`{_NAME}` is called here but not imported or defined in this file (is its import commented "
-                f"out?): this line raises NameError. Build and compile the model under "
+                f"`{_NAME}` {why}: this line raises NameError. Build and compile the model under "
                 f"`with tf.distribute.MirroredStrategy().scope():` and use it instead of the call's result; "
-                f"or restore the import and rerun the codemod."
+                f"or import it by name from `keras.utils` and rerun the codemod."
             ))
             continue
         if qnames & MULTI_GPU_MODEL_NAMES:
@@ -92,4 +97,11 @@ def _vendored_module(ctx: FixContext, func: cst.BaseExpression) -> str | None:
             module = "." * len(node.relative) + (dotted_name(node.module) if node.module else "")
             if node.relative or module.rsplit(".", 1)[-1] in _COPY_MODULES:
                 return module
+    return None
+
+
+def _star_import(ctx: FixContext) -> str | None:
+    for node in ctx.tree.all(cst.ImportFrom):
+        if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
+            return "." * len(node.relative) + (dotted_name(node.module) if node.module else "")
     return None

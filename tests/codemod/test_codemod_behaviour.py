@@ -32,3 +32,11 @@ def test_session_inference_is_reported_once_per_statement_and_plain_tensor_reads
 def test_on_batch_on_a_model_the_codemod_did_not_migrate_is_not_reported():
     source = b"from keras.models import load_model\nm = load_model('a.h5')\nm.train_on_batch(x, y)\n"
     assert transform_source(source).findings == []
+
+
+def test_on_batch_inside_a_helper_given_the_migrated_model_is_reported_there():
+    source = (b"from keras.utils import multi_gpu_model\n\ndef step(m, x):\n    return m.predict_on_batch(x)\n\n"
+              b"model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\nstep(parallel, x)\n"
+              b"step(other, x)\n")
+    (finding,) = transform_source(source).findings
+    assert (finding.line, finding.code) == (4, "MGPU203") and "receives `parallel` (line 9)" in finding.message
