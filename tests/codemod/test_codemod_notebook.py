@@ -135,3 +135,24 @@ def test_a_cell_left_with_only_comments_inside_the_scope_keeps_them_unindented()
     cells = ["".join(c["source"]) for c in _cells(result.output)]
     assert cells[1] == "# wrap it\n# two cards\n"
     assert cells[2].startswith("with strategy.scope():\n    parallel.compile(") or cells[2].startswith("with strategy.scope():\n    model.compile(")
+
+
+def test_names_read_by_magics_are_renamed_with_the_code():
+    data = _notebook([
+        "from keras.utils import multi_gpu_model\nmodel = build()\n",
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n",
+        "%time parallel.fit(x, y, epochs=2)\n!echo {parallel.name}\n",
+    ])
+    result = transform_notebook(data, "nb.ipynb")
+    assert not result.failed
+    cells = ["".join(c["source"]) for c in _cells(result.output)]
+    assert cells[2] == "%time model.fit(x, y, epochs=2)\n!echo {model.name}\n"
+    assert transform_notebook(result.output, "nb.ipynb").output == result.output
+
+
+def test_a_cell_magic_left_without_code_is_dropped_with_it():
+    data = _notebook(["from keras.utils import multi_gpu_model\nmodel = build()\n",
+                      "%%time\nparallel = multi_gpu_model(model, gpus=2)\n", "parallel.compile('adam', 'mse')\n"])
+    result = transform_notebook(data, "nb.ipynb")
+    assert not result.failed
+    assert "".join(_cells(result.output)[1]["source"]) == ""
