@@ -16,6 +16,7 @@ CODES: dict[str, str] = {
     "MGPU106": "fallback kept: its other branch is now dead code",
     "MGPU107": "multi_gpu_model called but not imported",
     "MGPU108": "multi_gpu_model imported from a module of this project",
+    "MGPU109": "an object the model or compile uses is created at module level",
     "MGPU202": "no compile found for the migrated model",
     "MGPU203": "*_on_batch call on a model now under MirroredStrategy",
     "MGPU204": "inference through model tensors and a TF1 session",

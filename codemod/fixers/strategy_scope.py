@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import Block, Tree, bound_names, binds, used_names, walk_same_scope
+from .._tree import Block, Tree, bound_names, binds, dotted_name, used_names, walk_same_scope
 from ..plan import Region
 from ..recognise import Site
 from . import fallbacks, gpus
@@ -105,6 +105,17 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         members.append(statement)
         members.extend(_dependency_statements(tree, statement, call))
     block, start, end = _common_range(tree, members)
+    outside = _created_outside(tree, scope_node, [block0.body[start0], built_by, *compiles])
+    if outside is not None:
+        name, statement = outside
+        ctx.report(statement, "MGPU109", (
+            f"`{name}` is created here, at module level, and used by `{site.name}`'s model in "
+            f"`{cst.ensure_type(scope_node, cst.FunctionDef).name.value}` (line {tree.position(site.call)[0]}): "
+            f"the codemod cannot move it under that function's `strategy.scope()`, and variables created outside "
+            f"the scope make `fit` fail. Create `{name}` inside the function, under the scope, and rerun; the "
+            "call is left as it is meanwhile."
+        ))
+        return None
     # Every `if` between the site and the block the scope goes in guards the site: where its
     # condition is false the old script ran on one device, so it caps the count (kept structure too).
     guards += _path_guards(tree, anchor, block)
@@ -332,6 +343,46 @@ def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str])
             chosen.append(statement)
         bound_before |= bound_names(statement)
     return chosen if set().union(*(bound_names(c) for c in chosen)) == names else []
+
+
+def _created_outside(tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNode]) -> tuple[str, cst.BaseStatement] | None:
+    """A module-level name, bound by a statement that creates objects (`OPT = Adam()`,
+    `shared = Dense(4)`), that a function's template construction or compile reads."""
+    if not isinstance(scope_node, cst.FunctionDef):
+        return None
+    for node in nodes:
+        plain = _plain_uses(node)
+        reads = [n for n in m.findall(node, m.Name()) if n.value in plain and not _is_attr_name(tree, n)]
+        for name in reads:
+            scope = tree.scopes.get(name)
+            if scope is None or name.value in scope.assignments:
+                continue  # a local (or unresolved): not a module-level object
+            for assignment in scope[name.value]:
+                target = getattr(assignment, "node", None)
+                if target is None or isinstance(target, (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)):
+                    continue
+                statement = tree.statement_of(target)
+                if statement is not None and tree.enclosing_scope_node(statement) is tree.module and _constructs(statement):
+                    return name.value, statement
+    return None
+
+
+def _constructs(statement: cst.CSTNode) -> bool:
+    """`x = Adam(...)`, `x = keras.layers.Dense(...)`: the value is an instance of a class (a
+    capitalised callee), the objects that own variables; `cfg = load_config()` is not."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], (cst.Assign, cst.AnnAssign))):
+        return False
+    value = statement.body[0].value
+    if not isinstance(value, cst.Call) or not _makes_layers(statement):
+        return False
+    name = dotted_name(value.func).rsplit(".", 1)[-1]
+    return name[:1].isupper()
+
+
+def _is_attr_name(tree: Tree, name: cst.Name) -> bool:
+    parent = tree.parent(name)
+    return isinstance(parent, cst.Attribute) and parent.attr is name
 
 
 def _outer_construction(tree: Tree, block: Block, start: int, j: int, template: str) -> list[cst.BaseStatement]:

@@ -155,3 +155,21 @@ def test_template_that_is_a_parameter_is_named_as_one():
     source = b"from keras.utils import multi_gpu_model\n\ndef wrap(net, n):\n    return multi_gpu_model(net, gpus=n)\n"
     (finding,) = transform_source(source).findings
     assert finding.code == "MGPU101" and "`net` is a parameter of `wrap`" in finding.message
+
+
+def test_a_module_level_optimizer_a_function_compiles_with_is_reported_at_its_line():
+    from codemod_fixtures import ROOT
+
+    source = (ROOT / "strategy_scope" / "module_level_optimizer.unchanged.py").read_bytes()
+    result = transform_source(source)
+    (finding,) = result.findings
+    assert result.output == source
+    assert (finding.line, finding.code) == (4, "MGPU109") and "`OPT`" in finding.message and "`run`" in finding.message
+
+
+@pytest.mark.parametrize("setting", ["CFG = load_config('a.yml')", "CFG = {'units': 4}", "CFG = yaml.safe_load(open('a'))"])
+def test_module_level_settings_read_by_the_function_are_not_objects_with_variables(setting):
+    source = (f"from keras.utils import multi_gpu_model\n{setting}\n\ndef run():\n    model = build(CFG['units'], CFG)\n"
+              "    parallel = multi_gpu_model(model, gpus=2)\n    parallel.compile('adam', 'mse')\n").encode()
+    result = transform_source(source)
+    assert result.changed and result.findings == []
