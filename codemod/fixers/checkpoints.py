@@ -109,12 +109,49 @@ def _unwraps(node: cst.CSTNode) -> bool:
     return False
 
 
+def _unwraps_any(node: cst.CSTNode) -> bool:
+    """`x.layers[-2]` / `x.layers[-(n + 1)]` / `x.get_layer('model_1')` on any model expression."""
+    if isinstance(node, cst.Subscript) and m.matches(node.value, m.Attribute(attr=m.Name("layers"))):
+        return _unwraps(node.with_changes(value=node.value.with_changes(value=_SELF_MODEL_NODE)))
+    if isinstance(node, cst.Call) and m.matches(node.func, m.Attribute(attr=m.Name("get_layer"))):
+        return _unwraps(node.with_changes(func=node.func.with_changes(value=_SELF_MODEL_NODE)))  # type: ignore[attr-defined]
+    return False
+
+
+_SELF_MODEL_NODE = cst.Attribute(value=cst.Name("self"), attr=cst.Name("model"))
+
+
+def _report_helper_unwrapping(ctx: FixContext, done: set[int]) -> None:
+    """Anywhere else: saving/loading `x.layers[-2]` is the old unwrapping by what it does (a plain
+    model's second-to-last layer has no `save`). Occurrences on a migrated parallel model were
+    rewritten or reported by the template-recovery fixer already."""
+    tree = ctx.tree
+    reported = {(f.line, f.col) for f in ctx.findings}
+    for node in tree.all_nodes():
+        if id(node) in done or id(node) in ctx.plan.nodes or not _unwraps_any(node):
+            continue
+        parent = tree.parent(node)
+        if not (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PERSIST):
+            continue
+        if tree.position(node) in reported:
+            continue
+        code = tree.code(node)
+        holder = tree.code(node.value.value if isinstance(node, cst.Subscript) else node.func.value)  # type: ignore[attr-defined]
+        ctx.report(node, "MGPU304", (
+            f"`{code}.{parent.attr.value}(...)` unwraps the old parallel model (its template sat at "
+            f"`layers[-(outputs + 1)]`); after migration the model trained is the template itself, so this "
+            f"reaches one of its layers. Save `{holder}` itself (pass the template here), or use a plain "
+            "`ModelCheckpoint(filepath)` on the template's `fit`."
+        ))
+
+
 def _report_callback_unwrapping(ctx: FixContext) -> None:
     """A callback method saving/loading what it dug out of `self.model` (not in `set_model`: MGPU302).
 
     After migration `fit` runs on the template, so `self.model` IS the template and the old
     unwrapping reaches one of its layers (no `save`: AttributeError at the first checkpoint)."""
     tree = ctx.tree
+    done: set[int] = set()
     for function in tree.all(cst.FunctionDef):
         assert isinstance(function, cst.FunctionDef)
         owner = tree.parent(tree.parent(function))
@@ -135,6 +172,7 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
                     held.add(name)
                     found.append(node)
         for node in found:
+            done.add(id(node))
             code = tree.code(node)
             ctx.report(node, "MGPU304", (
                 f"`{code}` unwrapped the old parallel model to reach the template; after migration `fit` runs "
@@ -142,6 +180,7 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
                 f"Use `self.model` instead, or drop this callback and pass a plain `ModelCheckpoint(filepath)` "
                 f"to the template's `fit`."
             ))
+    _report_helper_unwrapping(ctx, done)
 
 
 _CALLBACK_WORDS = ("Callback", "Checkpoint", "Parallel", "MGPU", "MultiGPU", "MultiGpu")

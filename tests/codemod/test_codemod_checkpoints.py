@@ -23,3 +23,14 @@ def test_callbacks_unwrapping_the_parallel_model_are_reported_where_they_unwrap(
     assert [(f.line, f.code) for f in findings] == [(12, "MGPU304"), (17, "MGPU304")]
     assert "`self.model.layers[-(self.num_outputs + 1)]`" in findings[0].message
     assert "ModelCheckpoint(filepath)" in findings[0].message and "self.model" in findings[0].message
+
+
+def test_helpers_that_save_what_they_unwrap_are_reported_anywhere():
+    from codemod import transform_source
+
+    source = (b"import os\n\ndef save_single(parallel_model, path):\n    parallel_model.layers[-2].save(path)\n\n"
+              b"def features(model):\n    return model.layers[-2].output  # a layer's output: not unwrapping\n")
+    result = transform_source(source)
+    (finding,) = result.findings
+    assert result.output == source and (finding.line, finding.code) == (4, "MGPU304")
+    assert "Save `parallel_model` itself" in finding.message
