@@ -171,9 +171,15 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
                 if uses:
                     held.add(name)
                     found.append(node)
+        only_migrated = _only_given_to_migrated_fits(ctx, cst.ensure_type(owner, cst.ClassDef))
         for node in found:
             done.add(id(node))
             code = tree.code(node)
+            if only_migrated and _single_output_unwrap(node):
+                # Every instance goes to the `fit` of a model the codemod migrated: `self.model` is
+                # that model, the template itself.
+                ctx.plan.nodes[id(node)] = _SELF_MODEL_NODE.deep_clone()
+                continue
             ctx.report(node, "MGPU304", (
                 f"`{code}` unwrapped the old parallel model to reach the template; after migration `fit` runs "
                 f"on the template itself, so `self.model` is the template and `{code}` is one of its layers. "
@@ -181,6 +187,45 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
                 f"to the template's `fit`."
             ))
     _report_helper_unwrapping(ctx, done)
+
+
+def _single_output_unwrap(node: cst.CSTNode) -> bool:
+    """`layers[-2]` or `get_layer('model_N')`: the template of a one-output model, as the
+    template-recovery fixer reads `parallel.layers[-2]`; `-(self.num_outputs + 1)` depends on a value."""
+    if isinstance(node, cst.Call):
+        return True
+    index = node.slice[0].slice if isinstance(node, cst.Subscript) and len(node.slice) == 1 else None
+    value = index.value if isinstance(index, cst.Index) else None
+    return isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer) and value.expression.value == "2"
+
+
+def _only_given_to_migrated_fits(ctx: FixContext, owner: cst.ClassDef) -> bool:
+    """Every `Owner(...)` in this module goes, directly or through one name, into `callbacks=` of a
+    `fit` / `fit_generator` of a model the codemod rewrote (and there is at least one)."""
+    tree = ctx.tree
+    receivers = {tree.code(s.template) for s in ctx.rewritten if s.template is not None}
+    receivers |= {tree.code(s.target) for s in ctx.rewritten if s.target is not None}
+    if not receivers:
+        return False
+    fed: list[cst.CSTNode] = []  # the `callbacks=` values of migrated fits
+    for call in tree.all(cst.Call):
+        assert isinstance(call, cst.Call)
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("fit", "fit_generator") and tree.code(func.value) in receivers:
+            fed += [a.value for a in call.args if a.keyword is not None and a.keyword.value == "callbacks"]
+    fed_names = {n.value for value in fed for n in m.findall(value, m.Name())}
+    instances = [c for c in tree.all(cst.Call) if isinstance(c, cst.Call) and m.matches(c.func, m.Name(owner.name.value))]
+    if not instances:
+        return False
+    for call in instances:
+        if any(any(a is value for a in tree.ancestors(call)) for value in fed):
+            continue
+        parent = tree.parent(call)
+        if (isinstance(parent, cst.Assign) and parent.value is call and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name) and parent.targets[0].target.value in fed_names):
+            continue
+        return False
+    return True
 
 
 _CALLBACK_WORDS = ("Callback", "Checkpoint", "Parallel", "MGPU", "MultiGPU", "MultiGpu")

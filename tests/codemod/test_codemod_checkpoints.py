@@ -34,3 +34,14 @@ def test_helpers_that_save_what_they_unwrap_are_reported_anywhere():
     (finding,) = result.findings
     assert result.output == source and (finding.line, finding.code) == (4, "MGPU304")
     assert "Save `parallel_model` itself" in finding.message
+
+
+def test_a_callback_only_given_to_migrated_fits_gets_self_model_where_the_index_is_known():
+    from codemod import transform_source
+    from codemod_fixtures import ROOT
+
+    before = ROOT / "checkpoints" / "callback_given_to_migrated_fit.before.py"
+    result = transform_source(before.read_bytes())
+    assert b'self.model.save("epoch_%d.h5" % epoch)  # the template inside the wrapper' in result.output
+    (finding,) = result.findings  # `-(self.n + 1)` depends on a value the codemod does not know
+    assert (finding.line, finding.code) == (17, "MGPU304")

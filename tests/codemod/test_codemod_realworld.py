@@ -18,7 +18,8 @@ from realworld import ROOT, cells, code_text, corpus_files, grade, manifest, run
 FILES = corpus_files()
 IDS = [p.relative_to(ROOT).as_posix() for p in FILES]
 # Tiny scripts whose migrated form must train on 2 simulated GPUs without the shim.
-RUNNABLE = ["runnable/optimizer_before_branch.py", "runnable/inputs_above_branch.py", "runnable/blank_lines_kept.py"]
+RUNNABLE = ["runnable/optimizer_before_branch.py", "runnable/inputs_above_branch.py", "runnable/blank_lines_kept.py",
+            "runnable/checkpoint_branch.py"]
 
 
 def _sites() -> list[tuple[str, dict]]:
