@@ -124,6 +124,7 @@ def grade(path: Path, run: FileRun, sites: list[dict] | str) -> list[Graded]:
         if "starts" in site:
             shape_ok = shape_ok and out.startswith(site["starts"])
         unchanged = run.output == run.source
+        line_text = site["at"].splitlines()[0].strip()
         expect = site["expect"]
         if expect == "quiet":
             g.outcome = "quiet" if not here else "misleading"
@@ -133,8 +134,8 @@ def grade(path: Path, run: FileRun, sites: list[dict] | str) -> list[Graded]:
                 g.outcome, g.detail = "reported", ", ".join(codes)
             elif shape_ok and not unchanged:
                 g.outcome = "rewritten"
-            elif unchanged or site["at"].splitlines()[0].strip() in out and not shape_ok and not present:
-                g.outcome = "silent"
+            elif unchanged or (not line_text.startswith("#") and line_text in out):
+                g.outcome = "silent"  # the site's own line is still there, and nothing was said
             else:
                 missing = [p for p in present if p not in out] + [a for a in absent if a in out]
                 g.outcome, g.detail = "wrong", f"expected/unexpected text: {missing}"
@@ -148,7 +149,7 @@ def grade(path: Path, run: FileRun, sites: list[dict] | str) -> list[Graded]:
                 g.detail = f"message lacks/has {bad}: {message}" if bad else ""
             elif here:
                 g.outcome, g.detail = "misleading", f"got {codes}, expected {expect}"
-            elif site["at"].splitlines()[0].strip() in out:
+            elif line_text in out:
                 g.outcome = "silent"
             else:
                 g.outcome, g.detail = "wrong", f"rewritten where {expect} was due"
