@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import ast
 import json
+import keyword
 import re
 from dataclasses import dataclass
 
@@ -30,7 +31,7 @@ _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "python", "
 _BOUNDARY = "__multi_gpu_codemod_cell_boundary__"
 _MAGIC = "__multi_gpu_codemod_magic_{}__"
 _MAGIC_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<body>(?:[%!].*|\w+\s*=\s*[%!].*|[\w.]+\?{1,2}|\?{1,2}[\w.]+))$")
-_RESTORE = re.compile(r"__multi_gpu_codemod_magic_(\d+)__")
+_RESTORE = re.compile(r"__multi_gpu_codemod_magic_(\d+)__(?:\((?P<names>[^()]*)\))?")
 _BOUNDARY_LINE = re.compile(r"^(?P<indent>[ \t]*)" + _BOUNDARY + r"\((?P<cell>\d+)\)[ \t]*$")
 
 
@@ -245,7 +246,8 @@ def _mask(index: int, span: tuple[int, int], raw: str, value: list[str] | str, t
         if match and not line.lstrip().startswith("#"):
             number = len(magics) + 1000 * index
             magics[number] = match["body"]
-            masked.append(match["indent"] + _MAGIC.format(number))
+            names = _magic_names(match["body"])  # read by the placeholder: renames see them
+            masked.append(match["indent"] + _MAGIC.format(number) + (f"({', '.join(names)})" if names else ""))
             continued = line.rstrip().endswith("\\")
         else:
             masked.append(line)
@@ -258,6 +260,7 @@ def _mask(index: int, span: tuple[int, int], raw: str, value: list[str] | str, t
 def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
     by_index = {cell.index: cell for cell in cells}
     out: dict[int, list[str]] = {}
+    reopened: dict[int, tuple[int, int]] = {}  # cell -> (header lines added, indent of its code)
     current: int | None = None
     # Lines the rewrite put before the first boundary (`import tensorflow as tf` added to a
     # notebook with no imports ahead of the first cell's code) open the first code cell.
@@ -278,22 +281,77 @@ def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
                 out[current] += preamble
                 preamble = []
             if match["indent"]:  # the rewrite pulled this cell into a block of an earlier cell
-                out[current] += _reopen(lines[:number], len(match["indent"]))
+                headers = _reopen(lines[:number], len(match["indent"]))
+                out[current] += headers
+                reopened[current] = (len(headers), len(match["indent"]))
             continue
         if current is None:
             if line.strip() or preamble:
                 preamble.append(line)
             continue
         out[current].append(line)
+    for index, (count, indent) in reopened.items():
+        out[index] = _drop_empty_reopen(out[index], count, indent)
     result = {}
     for index, cell in by_index.items():
         body = out.get(index, [])
         if cell.magics:
-            body = [_RESTORE.sub(lambda m: cell.magics[int(m[1])], line) for line in body]
-        result[index] = "\n".join([cell.header, *body] if cell.header is not None else body)
+            body = [_RESTORE.sub(lambda m: _restore(cell.magics[int(m[1])], m["names"]), line) for line in body]
+        # A cell magic (`%%time`) whose code all went elsewhere would be an error on its own.
+        keep_header = cell.header is not None and any(line.strip() for line in body)
+        result[index] = "\n".join([cell.header, *body] if keep_header else body)
         masked = _mask(0, (0, 0), "", "", "\n".join(body))
-        ast.parse("\n".join(masked.masked if masked else body) + "\n")  # each cell compiles alone
+        try:
+            ast.parse("\n".join(masked.masked if masked else body) + "\n")  # each cell compiles alone
+        except SyntaxError as error:
+            raise ValueError(f"cell {index + 1} would not compile on its own ({error.msg})") from None
     return result
+
+
+def _restore(magic: str, names: str | None) -> str:
+    """The magic's text, with the names the rewrite renamed in its placeholder renamed in it too
+    (`%time parallel.fit(x, y)` becomes `%time model.fit(x, y)` when `parallel` became `model`)."""
+    if not names:
+        return magic
+    old, new = _magic_names(magic), [n.strip() for n in names.split(",")]
+    if len(old) != len(new):
+        raise ValueError("a magic's placeholder lost a name")
+    for before, after in zip(old, new):
+        if before != after:
+            magic = re.sub(rf"(?<![.\w]){re.escape(before)}(?!\w)", after, magic)
+    return magic
+
+
+_STRINGS = re.compile(r"'[^']*'|\"[^\"]*\"")
+_WORD = re.compile(r"(?<![.\w])[A-Za-z_]\w*")
+
+
+def _magic_names(body: str) -> list[str]:
+    """Python names a magic line reads: after a line magic's name (`%time parallel.fit(x)`:
+    parallel, x), inside `{...}` / after `$` in a shell command, the object of `obj?`."""
+    text = body.strip()
+    if re.match(r"^\w+\s*=\s*[%!]", text):
+        text = text.split("=", 1)[1].strip()
+    if text.startswith("!"):
+        rest = " ".join(a or b for a, b in re.findall(r"\{([^{}]*)\}|\$(\w+)", text))
+    elif text.startswith("%"):
+        rest = text.split(None, 1)[1] if len(text.split(None, 1)) > 1 else ""
+    else:
+        rest = text.strip("?")
+    names: list[str] = []
+    for word in _WORD.findall(_STRINGS.sub(" ", rest)):
+        if not keyword.iskeyword(word) and word not in names:
+            names.append(word)
+    return names
+
+
+def _drop_empty_reopen(body: list[str], count: int, indent: int) -> list[str]:
+    """A cell whose code all went elsewhere (the call it held was removed) keeps no reopened
+    `with ...:` header: it keeps its comments and blank lines, at the cell's own indentation."""
+    rest = body[count:]
+    if any(line.strip() and not line.lstrip().startswith("#") for line in rest):
+        return body
+    return [line[indent:] if line[:indent].strip() == "" else line.lstrip(" \t") for line in rest]
 
 
 def _reopen(before: list[str], indent: int) -> list[str]:

@@ -25,6 +25,8 @@ class Region:
     name: str
     expression: str
     notes: list[str] = field(default_factory=list)
+    # plain settings the strategy line needs, assigned inside the range (`gpus = 2`): moved above it
+    hoisted: list[cst.BaseStatement] = field(default_factory=list)
 
 
 @dataclass
@@ -39,7 +41,7 @@ class Plan:
 
     @property
     def empty(self) -> bool:
-        return not (self.regions or self.statements or self.nodes or self.unwrap)
+        return not (self.regions or self.statements or self.nodes or self.unwrap or self.remove_imports)
 
 
 def _comment_lines(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
@@ -114,15 +116,18 @@ class _Applier(cst.CSTTransformer):
             kept = replacement.with_changes(leading_lines=[*updated.leading_lines, *_inner_comments(updated)])
             return [kept], []
         if key in self.plan.unwrap and isinstance(updated, cst.With):
-            body = list(cst.ensure_type(updated.body, cst.IndentedBlock).body)
+            suite = cst.ensure_type(updated.body, cst.IndentedBlock)
+            body = list(suite.body)
             lines = list(updated.leading_lines)
-            header = cst.ensure_type(updated.body, cst.IndentedBlock).header.comment
+            header = suite.header.comment
             if header is not None:
                 lines.append(cst.EmptyLine(comment=header))
+            # Comments after the block's last statement (its footer) go to what follows it.
+            footer = [line for line in suite.footer if line.comment is not None]
             if body:
                 body[0] = _with_leading(body[0], lines)
-                return body, []
-            return [], lines
+                return body, footer
+            return [], lines + footer
         return [updated], []
 
     def _rebuild(self, original: Block, updated: Block) -> Block:
@@ -167,14 +172,16 @@ class _Applier(cst.CSTTransformer):
             lines = list(body[0].leading_lines)
             body[0] = body[0].with_changes(leading_lines=[])
         lines += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
-        strategy = cst.parse_statement(f"{region.name} = {region.expression}\n").with_changes(
-            leading_lines=lines
-        )
+        strategy = cst.parse_statement(f"{region.name} = {region.expression}\n")
+        if region.hoisted:
+            region.hoisted[0] = _with_leading(region.hoisted[0], lines)
+        else:
+            strategy = strategy.with_changes(leading_lines=lines)
         scope = cst.With(
             items=[cst.WithItem(item=cst.parse_expression(f"{region.name}.scope()"))],
             body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine(body=[cst.Pass()])]),
         )
-        return [strategy, scope]
+        return [*region.hoisted, strategy, scope]
 
 
 def apply_plan(module: cst.Module, plan: Plan, tree: "Tree | None" = None) -> cst.Module:

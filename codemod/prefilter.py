@@ -27,6 +27,10 @@ MARKERS: tuple[bytes, ...] = (
     b"model_to_estimator",
     b"gpu:",
     b"GPU:",
+    # callbacks unwrapping the parallel model (`self.model.layers[-2]`, `get_layer('model_1')`)
+    b"layers[-",
+    b"get_layer('model",
+    b'get_layer("model',
 )
 
 

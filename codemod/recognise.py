@@ -9,7 +9,7 @@ import libcst as cst
 
 from ._tree import Tree, dotted_name, walk_same_scope
 
-__all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites"]
+__all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites", "local_helper_definitions"]
 
 _MODULES = (
     "keras.utils",
@@ -123,6 +123,21 @@ def _helper_origin(tree: Tree, call: cst.Call, name: str) -> cst.CSTNode:
     return call
 
 
+def local_helper_definitions(tree: Tree) -> list[tuple[str, cst.CSTNode]]:
+    """Wrapper classes (the `ModelMGPU` recipe) and `make_parallel` / `to_multi_gpu` defs that
+    call `multi_gpu_model` themselves, defined in this module."""
+    wrappers = _local_wrapper_classes(tree)
+    found: list[tuple[str, cst.CSTNode]] = [(name, node) for name, node in wrappers.items()]
+    for node in tree.all(cst.FunctionDef):
+        assert isinstance(node, cst.FunctionDef)
+        if node.name.value in _HELPER_FUNCTIONS and any(
+            isinstance(n, cst.Call) and tree.qualified_names(n.func) & MULTI_GPU_MODEL_NAMES
+            for n in walk_same_scope(node.body)
+        ):
+            found.append((node.name.value, node))
+    return sorted(found, key=lambda item: tree.order(item[1]))
+
+
 def find_sites(tree: Tree) -> tuple[list[Site], list[Helper]]:
     """Every recognised call in source order, shaped into a `Site`, plus the helpers they use."""
     wrappers = _local_wrapper_classes(tree)
@@ -169,10 +184,10 @@ def _shape(tree: Tree, site: Site) -> None:
         for name in ("cpu_merge", "cpu_relocation"):
             if name in keywords:
                 site.dropped.append(f"{name}={tree.code(keywords.pop(name))}")
-        for i, arg in enumerate(extra_positional):
-            site.dropped.append(f"{('cpu_merge', 'cpu_relocation')[i] if i < 2 else '?'}={tree.code(arg.value)}")
-        if len(extra_positional) > 2:
-            keywords["?"] = extra_positional[2].value
+        for i, arg in enumerate(extra_positional[:2]):
+            site.dropped.append(f"{('cpu_merge', 'cpu_relocation')[i]}={tree.code(arg.value)}")
+        for i, arg in enumerate(extra_positional[2:], start=5):  # Keras's function takes four
+            keywords[f"positional argument {i} (`{tree.code(arg.value)}`)"] = arg.value
     else:
         gpus = positional[1].value if len(positional) > 1 else None
         for key in list(keywords):
@@ -185,8 +200,8 @@ def _shape(tree: Tree, site: Site) -> None:
                 "pass the count, or migrate by hand (see MIGRATION.md).",
             )
             return
-        if len(positional) > 2:
-            keywords["?"] = positional[2].value
+        for i, arg in enumerate(positional[2:], start=3):
+            keywords[f"positional argument {i} (`{tree.code(arg.value)}`)"] = arg.value
     if keywords:
         site.problem = (
             "MGPU102",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import checkpoints, contrib_strategy, device_towers, estimator, helpers, imports, strategy_scope, template_recovery
+from . import behaviour, checkpoints, leftovers, contrib_strategy, device_towers, estimator, helpers, imports, strategy_scope, template_recovery
 from .context import FixContext
 
 __all__ = ["FIXERS", "FixContext"]
@@ -13,8 +13,10 @@ __all__ = ["FIXERS", "FixContext"]
 FIXERS: tuple[Callable[[FixContext], None], ...] = (
     strategy_scope.fix,
     template_recovery.fix,
+    behaviour.fix,  # *_on_batch and TF1-session inference on the migrated model
     checkpoints.fix,
     helpers.fix,
+    leftovers.fix,  # unbound calls, vendored copies, helper definitions
     contrib_strategy.fix,  # the era's other idioms (issue 11): tf.contrib strategies,
     estimator.fix,  # model_to_estimator + train, hand-placed towers
     device_towers.fix,

@@ -1,4 +1,5 @@
-"""Replaces `AltModelCheckpoint(path, template)` by `ModelCheckpoint(path)`; reports set_model swaps.
+"""Replaces `AltModelCheckpoint(path, template)` by `ModelCheckpoint(path)`; reports callbacks that
+unwrap the old parallel model (in `set_model`, or `self.model.layers[-2].save(...)` in any method).
 
 AltModelCheckpoint existed only to save the template instead of the parallel model;
 after migration `fit` runs on the template, so the plain Keras callback does that job.
@@ -6,10 +7,12 @@ after migration `fit` runs on the template, so the plain Keras callback does tha
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import Tree
+from .._tree import Tree, walk_same_scope
 from .context import FixContext
 
 __all__ = ["fix"]
@@ -50,6 +53,7 @@ def fix(ctx: FixContext) -> None:
             ))
     if ctx.sites or ctx.helpers:
         _report_set_model_swaps(ctx)
+    _report_callback_unwrapping(ctx)
 
 
 def _alt_checkpoint_module(tree: Tree, call: cst.Call) -> str | None:
@@ -83,3 +87,157 @@ def _report_set_model_swaps(ctx: FixContext) -> None:
                 f"`{ctx.tree.code(subscript)}` in set_model unwrapped the old parallel model; after migration "
                 "the callback receives the trained model itself: use it directly."
             ))
+
+
+_SELF_MODEL = m.Attribute(value=m.Name("self"), attr=m.Name("model"))
+_WRAPPER_LAYER_NAME = re.compile(r"^model(_\d+)?$")
+_PERSIST = {"save", "save_weights", "load_weights", "set_weights", "get_weights", "to_json"}
+
+
+def _unwraps(node: cst.CSTNode) -> bool:
+    """`self.model.layers[-2]`, `self.model.layers[-(n + 1)]` or `self.model.get_layer('model_1')`:
+    the old ways a callback reached the template inside the parallel model."""
+    if m.matches(node, m.Subscript(value=m.Attribute(value=_SELF_MODEL, attr=m.Name("layers")))):
+        index = node.slice[0].slice if len(node.slice) == 1 else None  # type: ignore[attr-defined]
+        value = index.value if isinstance(index, cst.Index) else None
+        return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and not (
+            isinstance(value.expression, cst.Integer) and value.expression.value == "1")
+    if m.matches(node, m.Call(func=m.Attribute(value=_SELF_MODEL, attr=m.Name("get_layer")))):
+        args = node.args  # type: ignore[attr-defined]
+        return len(args) == 1 and isinstance(args[0].value, cst.SimpleString) and bool(
+            _WRAPPER_LAYER_NAME.match(str(args[0].value.evaluated_value)))
+    return False
+
+
+def _unwraps_any(node: cst.CSTNode) -> bool:
+    """`x.layers[-2]` / `x.layers[-(n + 1)]` / `x.get_layer('model_1')` on any model expression."""
+    if isinstance(node, cst.Subscript) and m.matches(node.value, m.Attribute(attr=m.Name("layers"))):
+        return _unwraps(node.with_changes(value=node.value.with_changes(value=_SELF_MODEL_NODE)))
+    if isinstance(node, cst.Call) and m.matches(node.func, m.Attribute(attr=m.Name("get_layer"))):
+        return _unwraps(node.with_changes(func=node.func.with_changes(value=_SELF_MODEL_NODE)))  # type: ignore[attr-defined]
+    return False
+
+
+_SELF_MODEL_NODE = cst.Attribute(value=cst.Name("self"), attr=cst.Name("model"))
+
+
+def _report_helper_unwrapping(ctx: FixContext, done: set[int]) -> None:
+    """Anywhere else: saving/loading `x.layers[-2]` is the old unwrapping by what it does (a plain
+    model's second-to-last layer has no `save`). Occurrences on a migrated parallel model were
+    rewritten or reported by the template-recovery fixer already."""
+    tree = ctx.tree
+    reported = {(f.line, f.col) for f in ctx.findings}
+    for node in tree.all_nodes():
+        if id(node) in done or id(node) in ctx.plan.nodes or not _unwraps_any(node):
+            continue
+        parent = tree.parent(node)
+        if not (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PERSIST):
+            continue
+        if tree.position(node) in reported:
+            continue
+        code = tree.code(node)
+        holder = tree.code(node.value.value if isinstance(node, cst.Subscript) else node.func.value)  # type: ignore[attr-defined]
+        ctx.report(node, "MGPU304", (
+            f"`{code}.{parent.attr.value}(...)` unwraps the old parallel model (its template sat at "
+            f"`layers[-(outputs + 1)]`); after migration the model trained is the template itself, so this "
+            f"reaches one of its layers. Save `{holder}` itself (pass the template here), or use a plain "
+            "`ModelCheckpoint(filepath)` on the template's `fit`."
+        ))
+
+
+def _report_callback_unwrapping(ctx: FixContext) -> None:
+    """A callback method saving/loading what it dug out of `self.model` (not in `set_model`: MGPU302).
+
+    After migration `fit` runs on the template, so `self.model` IS the template and the old
+    unwrapping reaches one of its layers (no `save`: AttributeError at the first checkpoint)."""
+    tree = ctx.tree
+    done: set[int] = set()
+    for function in tree.all(cst.FunctionDef):
+        assert isinstance(function, cst.FunctionDef)
+        owner = tree.parent(tree.parent(function))
+        if function.name.value == "set_model" or not (isinstance(owner, cst.ClassDef) and _is_callback(owner)):
+            continue
+        held: set[str] = set()  # `template = self.model.layers[-2]` then `template.save(...)`
+        found: list[cst.CSTNode] = []
+        for node in walk_same_scope(function.body):
+            if not _unwraps(node):
+                continue
+            parent = tree.parent(node)
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PERSIST:
+                found.append(node)
+            elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+                name = parent.targets[0].target.value
+                uses = m.findall(function.body, m.Attribute(value=m.Name(name), attr=m.OneOf(*(m.Name(a) for a in _PERSIST))))
+                if uses:
+                    held.add(name)
+                    found.append(node)
+        only_migrated = _only_given_to_migrated_fits(ctx, cst.ensure_type(owner, cst.ClassDef))
+        for node in found:
+            done.add(id(node))
+            code = tree.code(node)
+            if only_migrated and _single_output_unwrap(node):
+                # Every instance goes to the `fit` of a model the codemod migrated: `self.model` is
+                # that model, the template itself.
+                ctx.plan.nodes[id(node)] = _SELF_MODEL_NODE.deep_clone()
+                continue
+            ctx.report(node, "MGPU304", (
+                f"`{code}` unwrapped the old parallel model to reach the template; after migration `fit` runs "
+                f"on the template itself, so `self.model` is the template and `{code}` is one of its layers. "
+                f"Use `self.model` instead, or drop this callback and pass a plain `ModelCheckpoint(filepath)` "
+                f"to the template's `fit`."
+            ))
+    _report_helper_unwrapping(ctx, done)
+
+
+def _single_output_unwrap(node: cst.CSTNode) -> bool:
+    """`layers[-2]` or `get_layer('model_N')`: the template of a one-output model, as the
+    template-recovery fixer reads `parallel.layers[-2]`; `-(self.num_outputs + 1)` depends on a value."""
+    if isinstance(node, cst.Call):
+        return True
+    index = node.slice[0].slice if isinstance(node, cst.Subscript) and len(node.slice) == 1 else None
+    value = index.value if isinstance(index, cst.Index) else None
+    return isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer) and value.expression.value == "2"
+
+
+def _only_given_to_migrated_fits(ctx: FixContext, owner: cst.ClassDef) -> bool:
+    """Every `Owner(...)` in this module goes, directly or through one name, into `callbacks=` of a
+    `fit` / `fit_generator` of a model the codemod rewrote (and there is at least one)."""
+    tree = ctx.tree
+    receivers = {tree.code(s.template) for s in ctx.rewritten if s.template is not None}
+    receivers |= {tree.code(s.target) for s in ctx.rewritten if s.target is not None}
+    if not receivers:
+        return False
+    fed: list[cst.CSTNode] = []  # the `callbacks=` values of migrated fits
+    for call in tree.all(cst.Call):
+        assert isinstance(call, cst.Call)
+        func = call.func
+        if isinstance(func, cst.Attribute) and func.attr.value in ("fit", "fit_generator") and tree.code(func.value) in receivers:
+            fed += [a.value for a in call.args if a.keyword is not None and a.keyword.value == "callbacks"]
+    fed_names = {n.value for value in fed for n in m.findall(value, m.Name())}
+    instances = [c for c in tree.all(cst.Call) if isinstance(c, cst.Call) and m.matches(c.func, m.Name(owner.name.value))]
+    if not instances:
+        return False
+    for call in instances:
+        if any(any(a is value for a in tree.ancestors(call)) for value in fed):
+            continue
+        parent = tree.parent(call)
+        if (isinstance(parent, cst.Assign) and parent.value is call and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name) and parent.targets[0].target.value in fed_names):
+            continue
+        return False
+    return True
+
+
+_CALLBACK_WORDS = ("Callback", "Checkpoint", "Parallel", "MGPU", "MultiGPU", "MultiGpu")
+
+
+def _is_callback(node: cst.ClassDef) -> bool:
+    """A Keras callback by its bases (`Callback`, `ModelCheckpoint`...) or its name (`ModelCheckpointParallel`)."""
+    names = [node.name.value, *(_tail(base.value) for base in node.bases)]
+    return any(word in name for name in names for word in _CALLBACK_WORDS)
+
+
+def _tail(node: cst.BaseExpression) -> str:
+    while isinstance(node, cst.Attribute):
+        return node.attr.value
+    return node.value if isinstance(node, cst.Name) else ""

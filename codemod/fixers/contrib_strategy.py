@@ -57,10 +57,11 @@ def _code(node: cst.CSTNode) -> str:
 
 def convert(ctx: FixContext, call: cst.Call) -> tuple[str | None, str]:
     """(source of the current strategy call, "") or (None, why it has no exact mapping)."""
-    kind = strategy_kind(ctx.tree, call) or "?"
+    kind = strategy_kind(ctx.tree, call) or ""
     name = ctx.tree.code(call.func)
     if any(a.star for a in call.args):
-        return None, f"`{name}` is called with */** arguments; create `tf.distribute.{kind}` by hand (see MIGRATION.md)."
+        target = f"`tf.distribute.{kind}`" if kind else "the `tf.distribute` strategy"
+        return None, f"`{name}` is called with */** arguments; create {target} by hand (see MIGRATION.md)."
     if kind in _NO_MAPPING:
         return None, f"`{name}` has no exact equivalent in current TensorFlow: {_NO_MAPPING[kind]}."
     positional = [a.value for a in call.args if a.keyword is None]

@@ -1,6 +1,9 @@
 """Reports hand-placed GPU towers (`with tf.device('/gpu:N'):` in model code), once per function.
 
-That is model parallelism: MirroredStrategy (data parallelism) is no replacement, so nothing is
+A loop that opens `with tf.device(<gpu of the loop variable>)` each iteration runs the same code
+on every GPU: hand-written data parallelism (make_parallel-style batch slicing), MGPU604. One
+`/gpu:N` block for everything is plain placement (nothing reported). Blocks on distinct GPUs are
+model parallelism, MGPU603: MirroredStrategy (data parallelism) is no replacement, so nothing is
 rewritten. Manual placement still works on real GPUs; Keras 3 offers `keras.distribution.ModelParallel`
 (layouts, on JAX). A `/cpu:0` template block, or a `/gpu:N` block that only wraps a
 `multi_gpu_model` site, is not this (the strategy fixers handle those).
@@ -11,6 +14,7 @@ from __future__ import annotations
 import re
 
 import libcst as cst
+import libcst.matchers as m
 
 from .._tree import walk_same_scope
 from .context import FixContext
@@ -55,6 +59,12 @@ def fix(ctx: FixContext) -> None:
         scope = ctx.tree.enclosing_scope_node(statement)
         towers.setdefault(id(scope), []).append(statement)
     for blocks in towers.values():
+        looped = [b for b in blocks if _loop_varies_device(ctx, b)]
+        if looped:
+            _report_replica_loop(ctx, looped[0])
+            continue
+        if len({ctx.tree.code(b.items[0].item) for b in blocks}) < 2:
+            continue  # one device for everything here: placement, not a split of the model
         first = blocks[0]
         lines = sorted({ctx.tree.position(b)[0] for b in blocks})
         where = f"line {lines[0]}" if len(lines) == 1 else "lines " + ", ".join(map(str, lines))
@@ -74,3 +84,28 @@ def _withs(ctx: FixContext) -> list[cst.With]:
             found.append(node)
     found.sort(key=ctx.tree.order)
     return found
+
+
+def _loop_varies_device(ctx: FixContext, statement: cst.With) -> bool:
+    """The `with` sits in a `for` loop whose target names appear in its device expression."""
+    device = statement.items[0].item
+    used = {n.value for n in m.findall(device, m.Name())}
+    for ancestor in ctx.tree.ancestors(statement):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return False
+        if isinstance(ancestor, cst.For):
+            targets = {n.value for n in m.findall(ancestor.target, m.Name())}
+            if targets & used:
+                return True
+    return False
+
+
+def _report_replica_loop(ctx: FixContext, statement: cst.With) -> None:
+    line = ctx.tree.position(statement)[0]
+    ctx.report(statement, "MGPU604", (
+        f"the loop around line {line} opens `{ctx.tree.code(statement.items[0].item)}` once per GPU and runs "
+        "the same code on each: hand-written data parallelism (batch slices on towers), what `multi_gpu_model` "
+        "did; left as it is. MirroredStrategy replaces it: build and compile the model under "
+        "`with tf.distribute.MirroredStrategy().scope():`, train it directly and delete this tower code "
+        "(the codemod already rewrites calls of `make_parallel` / `to_multi_gpu` where they are used)."
+    ))

@@ -26,8 +26,8 @@ _MODULES = {name.rsplit(".", 1)[0] for name in MULTI_GPU_MODEL_NAMES}
 
 
 def fix(ctx: FixContext) -> None:
-    if not ctx.rewritten:
-        return
+    # Every Keras `multi_gpu_model` import is scheduled; `finish` drops only those no longer read
+    # (a leftover `import ... as MGM` raises ImportError on Keras 3 even when unused).
     code = cst.Module(body=[]).code_for_node
     for node in ctx.tree.all(cst.ImportFrom, cst.Import):
         if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
@@ -169,9 +169,65 @@ class _RemoveImports(RemoveImportsVisitor):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._unused_imports = _AliasesOf(self._unused_names)  # type: ignore[assignment]
+        # Marker nodes by id; holding the nodes keeps their ids from being reused by new nodes.
+        self._emptied: dict[int, cst.SimpleStatementLine] = {}
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        # A line whose imports all went is kept as a marker until its block is rebuilt, so its
+        # blank lines and comments can go to the next statement (libcst would drop them).
+        if not updated_node.body and original_node.body:
+            marker = updated_node.with_changes(body=[cst.Pass()])
+            self._emptied[id(marker)] = marker
+            return marker
+        return updated_node
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return _hand_on_lines(updated_node, self._emptied, top=True)
+
+    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.BaseSuite:
+        return _hand_on_lines(updated_node, self._emptied, top=False)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         return super().on_visit(node) and _statements_only(node) and (self._prune is None or self._prune(node))
+
+
+def _hand_on_lines(block, emptied: dict[int, cst.SimpleStatementLine], top: bool):  # type: ignore[no-untyped-def]
+    """Drops the emptied import lines of `block`, handing their leading lines to what follows:
+    comments always; blank lines so that a separation stays (`import os` / blank / removed /
+    `import numpy` keeps its blank line) without doubling one, and none at the top of a file."""
+    if not any(emptied.get(id(s)) is s for s in block.body):
+        return block
+    out: list[cst.BaseStatement] = []
+    carry: list[cst.EmptyLine] = []
+    for statement in block.body:
+        if emptied.get(id(statement)) is statement:
+            carry += list(statement.leading_lines)
+            continue
+        if carry:
+            statement = statement.with_changes(leading_lines=_merge_lines(carry, list(statement.leading_lines)))
+            carry = []
+        out.append(statement)
+    if top and out and not block.header and emptied.get(id(block.body[0])) is block.body[0]:
+        first = list(out[0].leading_lines)
+        while first and first[0].comment is None:
+            first.pop(0)
+        out[0] = out[0].with_changes(leading_lines=first)
+    if not out:
+        if isinstance(block, cst.Module):
+            return block.with_changes(body=[], footer=[*carry, *block.footer])
+        out = [cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=carry)]
+        carry = []
+    return block.with_changes(body=out, footer=[*carry, *block.footer])
+
+
+def _merge_lines(carried: list[cst.EmptyLine], own: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    if any(line.comment is not None for line in carried):
+        return [*carried, *own]
+    blank_carried = sum(line.comment is None for line in carried)
+    blank_own = sum(line.comment is None for line in own)
+    return own if blank_own >= blank_carried or any(line.comment is not None for line in own) else carried
 
 
 class _AddImports(AddImportsVisitor):
@@ -210,6 +266,17 @@ class _DropEmptyImportFallbacks(cst.CSTTransformer):
     def __init__(self, prune: _Prune | None = None) -> None:
         super().__init__()
         self._prune = prune
+        self._removed: set[int] = set()
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        # The file opened with the removed `try`: it must not now open with the blank line after it.
+        if original_node.body and id(original_node.body[0]) in self._removed and updated_node.body:
+            first = updated_node.body[0]
+            lines = list(first.leading_lines)
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            return updated_node.with_changes(body=[first.with_changes(leading_lines=lines), *updated_node.body[1:]])
+        return updated_node
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         return isinstance(node, (cst.Module, cst.BaseCompoundStatement, cst.BaseSuite, cst.Else,
@@ -228,5 +295,6 @@ class _DropEmptyImportFallbacks(cst.CSTTransformer):
                 for h in updated_node.handlers
             )
         ):
+            self._removed.add(id(original_node))
             return cst.RemovalSentinel.REMOVE
         return updated_node

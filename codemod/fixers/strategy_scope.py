@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import Block, Tree, bound_names, binds, used_names, walk_same_scope
+from .._tree import Block, Tree, bound_names, binds, dotted_name, used_names, walk_same_scope
 from ..plan import Region
 from ..recognise import Site
 from . import fallbacks, gpus
@@ -41,6 +41,7 @@ class _Planned:
     scope_node: cst.CSTNode
     fallback_kept: cst.CSTNode | None = None
     unwrap: list[cst.CSTNode] = field(default_factory=list)
+    hoisted: list[cst.BaseStatement] = field(default_factory=list)
 
 
 def fix(ctx: FixContext) -> None:
@@ -78,8 +79,7 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
             break
     if construction is None:
         ctx.report(site.call, "MGPU101", (
-            f"`{template}` is not built earlier in this function (a parameter, a global, or built elsewhere); "
-            f"create `strategy = tf.distribute.MirroredStrategy()` where it is built, build and compile it under "
+            f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it is built, build and compile it under "
             f"`with strategy.scope():`, and use `{template}` instead of the `{site.name}` result."
         ))
         return None
@@ -97,6 +97,7 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     scope_node = tree.enclosing_scope_node(anchor)
     start0 = _construction_start(tree, block0, j)
     members: list[cst.CSTNode] = [block0.body[start0], anchor]
+    members += _outer_construction(tree, block0, start0, j, template)
     compiles = _compiles(tree, scope_node, {template, target} - {None}, block0.body[start0], site.call)
     for call in compiles:
         statement = tree.statement_of(call)
@@ -104,6 +105,17 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         members.append(statement)
         members.extend(_dependency_statements(tree, statement, call))
     block, start, end = _common_range(tree, members)
+    outside = _created_outside(tree, scope_node, [block0.body[start0], built_by, *compiles])
+    if outside is not None:
+        name, statement = outside
+        ctx.report(statement, "MGPU109", (
+            f"`{name}` is created here, at module level, and used by `{site.name}`'s model in "
+            f"`{cst.ensure_type(scope_node, cst.FunctionDef).name.value}` (line {tree.position(site.call)[0]}): "
+            f"the codemod cannot move it under that function's `strategy.scope()`, and variables created outside "
+            f"the scope make `fit` fail. Create `{name}` inside the function, under the scope, and rerun; the "
+            "call is left as it is meanwhile."
+        ))
+        return None
     # Every `if` between the site and the block the scope goes in guards the site: where its
     # condition is false the old script ran on one device, so it caps the count (kept structure too).
     guards += _path_guards(tree, anchor, block)
@@ -126,10 +138,18 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     for statement in block.body[start:anchor_index + 1]:
         late |= bound_names(statement)
     late -= {target} if target else set()
+    hoisted = _hoistable(tree, block, start, anchor_index, needed & late)
+    if hoisted:
+        late -= set().union(*(bound_names(h) for h in hoisted))
     if needed & late:
+        names = sorted(needed & late)
+        first = block.body[start]
+        where = next(s for s in block.body[start:anchor_index + 1] if bound_names(s) & needed)
         ctx.report(site.call, "MGPU105", (
-            f"the GPU count uses {', '.join(sorted(needed & late))}, assigned after `{template}` starts being built; "
-            "compute it before building the model and rerun, or migrate by hand."
+            f"the GPU count uses {', '.join(f'`{n}`' for n in names)}, assigned on line {tree.position(where)[0]}, "
+            f"after line {tree.position(first)[0]} (`{tree.code(first).splitlines()[0]}`) where the code the scope must "
+            f"cover starts (what builds `{template}` or its compile's arguments); assign {', '.join(f'`{n}`' for n in names)} "
+            "before that line and rerun, or migrate by hand."
         ))
         return None
 
@@ -142,7 +162,7 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         for node in [built_by, *tree.ancestors(built_by)]
         if tree.is_cpu_device_with(node) and any(_contains(tree, s, node) for s in region)
     ]
-    planned = _Planned(site, anchor, block, start, end, expression, notes, scope_node, unwrap=unwrap)
+    planned = _Planned(site, anchor, block, start, end, expression, notes, scope_node, unwrap=unwrap, hoisted=hoisted)
     if not fallback.collapsed and target is not None:
         planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
     if not compiles and not _loaded(built_by):
@@ -302,6 +322,89 @@ def _construction_start(tree: Tree, block: Block, j: int) -> int:
     return start
 
 
+def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str]) -> list[cst.BaseStatement]:
+    """The statements binding `names` between `start` and `stop`, when each is a one-target plain
+    assignment (`gpus = 2`, `n = len(ids)`) reading nothing bound before it in that range: moving
+    them above the strategy line changes nothing. Empty when any one is not."""
+    if not names:
+        return []
+    chosen: list[cst.BaseStatement] = []
+    bound_before: set[str] = set()
+    for statement in block.body[start:stop + 1]:
+        binding = bound_names(statement) & names
+        if binding:
+            simple = (
+                isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+                and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
+                and isinstance(statement.body[0].targets[0].target, cst.Name)
+            )
+            if not simple or _makes_layers(statement) or used_names(statement.body[0].value) & bound_before:
+                return []
+            chosen.append(statement)
+        bound_before |= bound_names(statement)
+    return chosen if set().union(*(bound_names(c) for c in chosen)) == names else []
+
+
+def _created_outside(tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNode]) -> tuple[str, cst.BaseStatement] | None:
+    """A module-level name, bound by a statement that creates objects (`OPT = Adam()`,
+    `shared = Dense(4)`), that a function's template construction or compile reads."""
+    if not isinstance(scope_node, cst.FunctionDef):
+        return None
+    for node in nodes:
+        plain = _plain_uses(node)
+        reads = [n for n in m.findall(node, m.Name()) if n.value in plain and not _is_attr_name(tree, n)]
+        for name in reads:
+            scope = tree.scopes.get(name)
+            if scope is None or name.value in scope.assignments:
+                continue  # a local (or unresolved): not a module-level object
+            for assignment in scope[name.value]:
+                target = getattr(assignment, "node", None)
+                if target is None or isinstance(target, (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)):
+                    continue
+                statement = tree.statement_of(target)
+                if statement is not None and tree.enclosing_scope_node(statement) is tree.module and _constructs(statement):
+                    return name.value, statement
+    return None
+
+
+def _constructs(statement: cst.CSTNode) -> bool:
+    """`x = Adam(...)`, `x = keras.layers.Dense(...)`: the value is an instance of a class (a
+    capitalised callee), the objects that own variables; `cfg = load_config()` is not."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], (cst.Assign, cst.AnnAssign))):
+        return False
+    value = statement.body[0].value
+    if not isinstance(value, cst.Call) or not _makes_layers(statement):
+        return False
+    name = dotted_name(value.func).rsplit(".", 1)[-1]
+    return name[:1].isupper()
+
+
+def _is_attr_name(tree: Tree, name: cst.Name) -> bool:
+    parent = tree.parent(name)
+    return isinstance(parent, cst.Attribute) and parent.attr is name
+
+
+def _outer_construction(tree: Tree, block: Block, start: int, j: int, template: str) -> list[cst.BaseStatement]:
+    """Statements in the blocks around a construction made inside an `if`/`try`/`with` that build
+    what it uses (`inp = Input(...)` above an `if` whose branch builds `Model(inp, out)`), or an
+    earlier template the branch may not replace (`model = Model(...)` above a `try` that reloads it).
+    Variables they create must exist under the scope too."""
+    wanted = {template}
+    for statement in block.body[start:j + 1]:
+        wanted |= _plain_uses(statement)
+    found: list[cst.BaseStatement] = []
+    for outer, index in tree.block_chain(block.body[start])[1:]:
+        for k in range(index - 1, -1, -1):
+            statement = outer.body[k]
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
+                continue
+            if bound_names(statement) & wanted and _makes_layers(statement):
+                found.append(statement)
+                wanted |= _plain_uses(statement)
+    return found
+
+
 def _plain_uses(node: cst.CSTNode) -> set[str]:
     """Names used bare (not `args.x`), as call arguments or callees: where layers/tensors flow."""
     names = set()
@@ -314,7 +417,9 @@ def _plain_uses(node: cst.CSTNode) -> set[str]:
 
 
 def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
-    return bool(m.findall(root, m.Attribute(value=m.Name(name.value))))
+    """`args.x` or `cfg['classes']`: a setting read from `name`, not a layer or tensor flowing."""
+    return bool(m.findall(root, m.Attribute(value=m.Name(name.value)) | m.Subscript(
+        value=m.Name(name.value), slice=[m.SubscriptElement(slice=m.Index(value=m.SimpleString()))])))
 
 
 def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: cst.CSTNode,
@@ -356,18 +461,19 @@ def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: c
 
 def _dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Call) -> list[cst.BaseStatement]:
     """Statements before a compile, in its block, that build the optimizer/metrics it is given."""
-    block, index = tree.block_of(statement)
     wanted = set()
     for arg in call.args:
         wanted |= {n.value for n in m.findall(arg.value, m.Name())}
     found = []
-    for k in range(index - 1, -1, -1):
-        candidate = block.body[k]
-        if isinstance(candidate, (cst.FunctionDef, cst.ClassDef)):
-            continue
-        if bound_names(candidate) & wanted and _makes_layers(candidate) and not m.findall(candidate, m.Import() | m.ImportFrom()):
-            found.append(candidate)
-            wanted |= used_names(candidate)
+    # Climbing out of the `if`/`try` the compile sits in: `opt = Adam()` above the `if` counts too.
+    for block, index in tree.block_chain(statement):
+        for k in range(index - 1, -1, -1):
+            candidate = block.body[k]
+            if isinstance(candidate, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if bound_names(candidate) & wanted and _makes_layers(candidate) and not m.findall(candidate, m.Import() | m.ImportFrom()):
+                found.append(candidate)
+                wanted |= used_names(candidate)
     return found
 
 
@@ -424,10 +530,12 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
                 if id(this) in dropped and this is not item:
                     continue
                 dropped.add(id(this))
+                mine, theirs = _gpus_text(ctx.tree, this.site), _gpus_text(ctx.tree, that.site)
+                differ = f"`{mine}` here, `{theirs}` there" if mine != theirs else f"`{mine}` in both, under different conditions"
                 ctx.report(this.site.call, "MGPU104", (
-                    f"another `multi_gpu_model` site with different GPU settings shares this code (line "
-                    f"{ctx.tree.position(that.site.call)[0]}); use one `tf.distribute.MirroredStrategy` for both "
-                    "models and build them under its scope by hand."
+                    f"this `{this.site.name}` site and the one at line {ctx.tree.position(that.site.call)[0]} "
+                    f"share the code the scope would cover but need different strategies ({differ}); create one "
+                    "`tf.distribute.MirroredStrategy` for both models and build them under its scope by hand."
                 ))
             continue
         item.site_followers = []  # type: ignore[attr-defined]
@@ -444,7 +552,10 @@ def _nested(tree: Tree, outer: _Planned, inner: _Planned) -> bool:
 
 def _commit(ctx: FixContext, item: _Planned) -> None:
     name = ctx.strategy_name(item.scope_node)
-    ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes))
+    hoisted = [h.with_changes(leading_lines=[]) for h in item.hoisted]
+    for statement in item.hoisted:
+        ctx.plan.statements[id(statement)] = None  # its comments stay where it was
+    ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted))
     for node in item.unwrap:
         ctx.plan.unwrap.add(id(node))
     for planned in [item, *item.site_followers]:  # type: ignore[attr-defined]
@@ -460,10 +571,7 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         return
     template, target = tree.code(site.template), tree.code(site.target)
     if item.fallback_kept is not None:
-        ctx.report(item.fallback_kept, "MGPU106", (
-            f"this fallback around `{site.name}` was kept (its structure is not a plain fallback); "
-            "MirroredStrategy also runs on one GPU or the CPU, so review its other branch and remove it."
-        ))
+        ctx.report(item.fallback_kept, "MGPU106", _kept_fallback_message(tree, item.fallback_kept, site, template))
     if target == template:
         ctx.plan.statements[id(item.anchor)] = None
         ctx.references[id(site)] = ctx.references_of(site)
@@ -480,3 +588,66 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
     else:
         alias = cst.parse_statement(f"{target} = {template}\n")
         ctx.plan.statements[id(item.anchor)] = alias
+
+
+def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: str) -> str:
+    """MGPU106: what the kept `if`/`try` holds besides the model choice, and which branch to keep."""
+    kind = "if" if isinstance(kept, cst.If) else "try"
+    branch = next(a for a in tree.ancestors(site.call) if isinstance(a, cst.IndentedBlock))
+    others = [
+        s for s in branch.body
+        if s is not site.statement and not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
+    ]
+    everywhere = {tree.code(s) for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))}
+    others = [s for s in others if tree.code(s) not in everywhere]  # the same in the other branch: no difference
+    head = f"kept this `{kind}` around `{site.name}`: it is not a plain fallback"
+    rebuilt = [s for s in others if binds(s, template, tree)]
+    if rebuilt:
+        return (
+            f"{head}; its branch with the call also builds `{template}` (line {tree.position(rebuilt[0])[0]}), "
+            f"so both branches matter: after migration both train `{template}` under the strategy. Review it; "
+            "nothing in it needs the old wrapper any more."
+        )
+    if isinstance(kept, cst.Try):
+        plain = f"the `except` branch (line {tree.position(kept.handlers[0])[0]})" if kept.handlers else "the code after it"
+    elif tree.parent(branch) is kept:
+        plain = f"the `else`/`elif` branch (line {tree.position(kept.orelse)[0]})" if kept.orelse is not None else "the code after it"
+    else:
+        plain = f"the `if` branch (line {tree.position(kept)[0]})"
+    held = f" (its branch with the call also does `{tree.code(others[0]).splitlines()[0]}`)" if others else ""
+    return (
+        f"{head}{held}. After migration `{template}` is the model in every branch; {plain} was written for "
+        f"a plain model, so keep that branch's code and remove the `{kind}` with the branch written for the "
+        "old wrapper."
+    )
+
+
+def _origin_of(tree: Tree, site: Site, template: str) -> str:
+    """Where the template comes from, as far as the codemod can see (MGPU101)."""
+    scope = tree.enclosing_scope_node(site.call)
+    if isinstance(scope, cst.FunctionDef):
+        params = scope.params
+        names = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]}
+        root = template.split(".")[0]
+        if root in names and root != "self":
+            return f"`{template}` is a parameter of `{scope.name.value}`: the model is built by its caller"
+        return f"`{template}` is not assigned earlier in `{scope.name.value}`"
+    return f"`{template}` is not assigned earlier in this module"
+
+
+def _gpus_text(tree: Tree, site: Site) -> str:
+    return "all GPUs (no `gpus`)" if site.gpus is None else f"gpus={tree.code(site.gpus)}"
+
+
+def _branch_statements(kept: cst.CSTNode) -> list[cst.BaseStatement]:
+    """The statements directly in every branch of an `if` chain or `try`."""
+    suites: list[cst.BaseSuite] = []
+    current: cst.CSTNode | None = kept
+    while isinstance(current, cst.If):
+        suites.append(current.body)
+        current = current.orelse
+    if isinstance(current, cst.Else):
+        suites.append(current.body)
+    if isinstance(kept, cst.Try):
+        suites += [kept.body, *(h.body for h in kept.handlers)]
+    return [s for suite in suites if isinstance(suite, cst.IndentedBlock) for s in suite.body]

@@ -1,5 +1,8 @@
 """Rewrites `parallel.layers[-2]` / `parallel.get_layer('model_1')` to the model itself.
 
+`parallel.layers[-3]` is the template too when the template is seen built with two outputs
+(`Model(inp, [a, b])`): the wrapper ended with one merge layer per output.
+
 With MirroredStrategy there is no wrapper model: the template is what gets trained, so
 the old ways of digging it out of the parallel model now point at one of its layers.
 """
@@ -11,6 +14,7 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
+from .._tree import dotted_name, walk_same_scope
 from .context import FixContext
 
 __all__ = ["fix"]
@@ -38,12 +42,18 @@ def fix(ctx: FixContext) -> None:
             attr = parent.attr.value
             if attr == "layers" and isinstance(outer, cst.Subscript) and outer.value is parent:
                 index = outer.slice[0].slice if len(outer.slice) == 1 else None
-                if isinstance(index, cst.Index) and m.matches(index.value, _MINUS_TWO | _MINUS_N_PLUS_ONE):
+                if isinstance(index, cst.Index) and (
+                    m.matches(index.value, _MINUS_TWO | _MINUS_N_PLUS_ONE)
+                    or _minus(index.value) == _output_count(tree, site) + 1 > 1
+                ):
                     ctx.plan.nodes[id(outer)] = replacement.deep_clone()
                 else:
                     ctx.report(outer, "MGPU301", (
-                        f"`{tree.code(outer)}` dug into the old parallel wrapper; after migration the model "
-                        f"is `{template_code}` itself: use its own layers (`{template_code}.layers[...]`) or `{template_code}`."
+                        f"`{tree.code(outer)}` dug into the old parallel wrapper (which ended with one merge layer "
+                        f"per output, so `layers[-(outputs + 1)]` was the template); the codemod could not match "
+                        f"this index to `{template_code}`'s outputs. After migration the trained model is "
+                        f"`{template_code}` itself: if this meant the template, use `{template_code}`; otherwise "
+                        f"index `{template_code}.layers` directly."
                     ))
             elif attr == "get_layer" and isinstance(outer, cst.Call) and outer.func is parent:
                 arg = outer.args[0].value if len(outer.args) == 1 else None
@@ -56,3 +66,34 @@ def fix(ctx: FixContext) -> None:
                     ))
             elif attr == "_smodel":  # ModelMGPU kept the template here
                 ctx.plan.nodes[id(parent)] = replacement.deep_clone()
+
+
+def _minus(node: cst.BaseExpression) -> int | None:
+    """K for the literal `-K`."""
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+        return int(node.expression.value)
+    return None
+
+
+def _output_count(tree, site) -> int:  # type: ignore[no-untyped-def]
+    """How many outputs the template is built with, when its `Model(inputs, [o1, o2])` call
+    (the last one assigned to it before the site, same scope) lists them; else -1 (unknown)."""
+    if site.template is None:
+        return -1
+    template = tree.code(site.template)
+    found = -1
+    scope = tree.enclosing_scope_node(site.call)
+    for node in walk_same_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if not (isinstance(node, cst.Assign) and tree.order(node) < tree.order(site.call)):
+            continue
+        if not any(tree.code(t.target) == template for t in node.targets):
+            continue
+        found = -1
+        call = node.value
+        if isinstance(call, cst.Call) and dotted_name(call.func).rsplit(".", 1)[-1] == "Model":
+            positional = [a.value for a in call.args if a.keyword is None]
+            keyword = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+            outputs = positional[1] if len(positional) > 1 else keyword.get("outputs", keyword.get("output"))
+            if isinstance(outputs, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in outputs.elements):
+                found = len(outputs.elements)
+    return found

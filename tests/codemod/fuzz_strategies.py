@@ -74,3 +74,56 @@ def check_notebook_contract(sources: list[bytes]) -> None:
         return
     json.loads(result.output)
     assert transform_notebook(result.output, "fuzz.ipynb").output == result.output
+
+
+_REALWORLD = ROOT.parent / "realworld"
+SITE_SOURCES = sorted(
+    p.read_bytes() for p in [*ROOT.glob("*/*.before.py"), *_REALWORLD.glob("*/*.py")]
+    if p.parent.name not in ("hostile", "multi_worker")
+)
+
+
+def _statement_starts(text: str) -> list[int]:
+    """0-based line index where each top-level statement starts (decorators included)."""
+    tree = ast.parse(text)
+    starts = []
+    for node in tree.body:
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        starts.append(first - 1)
+    return starts
+
+
+@st.composite
+def split_notebook(draw: st.DrawFn) -> tuple[bytes, list[str]]:
+    """A legacy script with sites cut into notebook cells at top-level statement boundaries: often
+    one statement per cell (a cell holding only the call), or random cuts, so the scope the rewrite
+    opens in one cell runs on into the next ones."""
+    source = draw(st.sampled_from(SITE_SOURCES))
+    text = source.decode("utf-8")
+    lines = text.splitlines(keepends=True)
+    starts = _statement_starts(text)
+    cuts = starts[1:] if draw(st.booleans()) else sorted(draw(st.sets(st.sampled_from(starts[1:] or [0]), max_size=len(starts))))
+    pieces, previous = [], 0
+    for cut in [*cuts, len(lines)]:
+        if cut > previous:
+            pieces.append("".join(lines[previous:cut]).rstrip("\n"))
+            previous = cut
+    return source, [p for p in pieces if p.strip()]
+
+
+def check_split_notebook_contract(source: bytes, pieces: list[str]) -> None:
+    """Never raises; the cells each compile alone; a second run changes nothing; and a script the
+    codemod rewrites is rewritten as a notebook too (the split back never fails)."""
+    cells = [{"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None,
+              "source": p.splitlines(keepends=True)} for p in pieces]
+    data = (json.dumps({"cells": cells, "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1) + "\n").encode()
+    result = transform_notebook(data, "split.ipynb")
+    script = transform_source(source, "split.py")
+    if script.changed and not script.failed:
+        assert not result.failed, [f.format() for f in result.findings]
+    if result.failed:
+        assert result.output == data
+        return
+    for cell in json.loads(result.output)["cells"]:
+        ast.parse("".join(cell["source"]))
+    assert transform_notebook(result.output, "split.ipynb").output == result.output

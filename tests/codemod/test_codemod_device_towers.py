@@ -15,11 +15,13 @@ def test_fixture_pairs(before):
 @pytest.mark.parametrize("path", unchanged("device_towers"), ids=lambda p: p.name)
 def test_unchanged_but_reported(path):
     codes = check_unchanged(path)
-    assert codes == ["MGPU603", "MGPU603"]  # once per function, once for the module
+    # the function splits one model over two GPUs; the module's loop runs the same code per GPU
+    assert codes == ["MGPU603", "MGPU604"]
 
 
 def test_message_points_to_the_migration_section():
-    source = b"import tensorflow as tf\n\ndef f(x):\n    with tf.device('/device:GPU:1'):\n        return tf.nn.relu(x)\n"
+    source = (b"import tensorflow as tf\n\ndef f(x):\n    with tf.device('/device:GPU:0'):\n        x = tf.nn.relu(x)\n"
+              b"    with tf.device('/device:GPU:1'):\n        return tf.nn.relu(x)\n")
     (finding,) = transform_source(source).findings
     assert finding.code == "MGPU603" and f'"{SECTION}"' in finding.message and "ModelParallel" in finding.message
 
@@ -27,8 +29,24 @@ def test_message_points_to_the_migration_section():
 @pytest.mark.parametrize("source", [
     b"import tensorflow as tf\nwith tf.device('/cpu:0'):\n    x = tf.zeros(1)\n",
     b"import tensorflow as tf\nwith tf.device('/gpu:0'):\n    pass\n",
+    # one GPU for everything (`gpu_id` chosen by the user) is placement, not a split of the model
+    b"import tensorflow as tf\ngpu_id = 1\nwith tf.device('/gpu:' + str(gpu_id)):\n    x = tf.zeros(1)\n",
     b"import torch\nwith torch.device('cuda:0'):\n    x = torch.zeros(1)  # gpu:0\n",
 ])
 def test_not_towers(source):
     result = transform_source(source)
     assert result.output == source and result.findings == []
+
+
+@pytest.mark.parametrize("device", ["'/gpu:%d' % i", "f'/gpu:{i}'", "'/gpu:' + str(i)", "'/gpu:{}'.format(i)"])
+def test_a_loop_over_gpus_is_data_parallel_not_model_parallel(device):
+    source = (
+        "import tensorflow as tf\n\ndef make_parallel(model, n):\n    outs = []\n    for i in range(n):\n"
+        f"        with tf.device({device}):\n            outs.append(model(slice_of(model.inputs[0], i, n)))\n"
+        "    return outs\n"
+    ).encode()
+    result = transform_source(source)
+    (finding,) = result.findings
+    assert result.output == source
+    assert (finding.code, finding.line) == ("MGPU604", 6)
+    assert "model parallelism" not in finding.message and "MirroredStrategy" in finding.message

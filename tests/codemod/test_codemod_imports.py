@@ -13,3 +13,20 @@ def test_fixture_pairs(before):
 @pytest.mark.parametrize("path", unchanged("imports"), ids=lambda p: p.name)
 def test_unchanged_but_reported(path):
     check_unchanged(path)
+
+
+def test_unused_aliased_imports_go_even_without_a_call_site():
+    from codemod import transform_source
+    from codemod_fixtures import ROOT
+
+    result = transform_source((ROOT / "imports" / "unused_aliases.before.py").read_bytes())
+    assert b"multi_gpu_model" not in result.output and result.findings == []
+
+
+def test_removed_imports_keep_the_blank_lines_around_them():
+    from codemod_fixtures import ROOT
+
+    after = (ROOT / "imports" / "blank_lines_kept.after.py").read_text()
+    assert after.startswith("import os\n\nfrom keras.models import Sequential\n")
+    top = (ROOT / "imports" / "top_of_file.after.py").read_text()
+    assert top.startswith("from keras.models import Sequential\n")

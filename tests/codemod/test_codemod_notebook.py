@@ -110,3 +110,49 @@ def test_notebook_without_tensorflow_import_gets_it_in_its_first_code_cell():
     cells = ["".join(c["source"]) for c in _cells(after)]
     assert cells[1].startswith("import tensorflow as tf\n%matplotlib inline\n")
     assert [f.format().split(": ")[0] for f in result.findings] == ["nb.ipynb:cell 4:line 2:col 12"]
+
+
+def test_a_cell_holding_only_the_call_is_emptied_not_left_with_a_bare_with():
+    before = (ROOT / "notebooks" / "call_alone_in_cell.before.ipynb").read_bytes()
+    after = (ROOT / "notebooks" / "call_alone_in_cell.after.ipynb").read_bytes()
+    result = transform_notebook(before, "nb.ipynb")
+    assert not result.failed and result.output == after and result.findings == []
+    assert transform_notebook(after, "nb.ipynb").output == after
+    cells = ["".join(c["source"]) for c in _cells(after)]
+    assert cells[2] == ""  # held only `parallel = multi_gpu_model(model, gpus=2)`
+    assert cells[4] == "with strategy.scope():\n    # one optimizer per run\n    model.compile('adam', 'mse')"
+    assert cells[5] == "model.fit(x, y)"
+
+
+def test_a_cell_left_with_only_comments_inside_the_scope_keeps_them_unindented():
+    data = _notebook([
+        "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\nmodel = build()\n",
+        "# wrap it\nparallel = multi_gpu_model(model, gpus=2)  # two cards\n",
+        "parallel.compile('adam', 'mse')\n",
+    ])
+    result = transform_notebook(data, "nb.ipynb")
+    assert not result.failed
+    cells = ["".join(c["source"]) for c in _cells(result.output)]
+    assert cells[1] == "# wrap it\n# two cards\n"
+    assert cells[2].startswith("with strategy.scope():\n    parallel.compile(") or cells[2].startswith("with strategy.scope():\n    model.compile(")
+
+
+def test_names_read_by_magics_are_renamed_with_the_code():
+    data = _notebook([
+        "from keras.utils import multi_gpu_model\nmodel = build()\n",
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n",
+        "%time parallel.fit(x, y, epochs=2)\n!echo {parallel.name}\n",
+    ])
+    result = transform_notebook(data, "nb.ipynb")
+    assert not result.failed
+    cells = ["".join(c["source"]) for c in _cells(result.output)]
+    assert cells[2] == "%time model.fit(x, y, epochs=2)\n!echo {model.name}\n"
+    assert transform_notebook(result.output, "nb.ipynb").output == result.output
+
+
+def test_a_cell_magic_left_without_code_is_dropped_with_it():
+    data = _notebook(["from keras.utils import multi_gpu_model\nmodel = build()\n",
+                      "%%time\nparallel = multi_gpu_model(model, gpus=2)\n", "parallel.compile('adam', 'mse')\n"])
+    result = transform_notebook(data, "nb.ipynb")
+    assert not result.failed
+    assert "".join(_cells(result.output)[1]["source"]) == ""

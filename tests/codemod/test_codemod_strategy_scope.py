@@ -126,3 +126,50 @@ def test_comments_inside_a_removed_call_become_comment_lines():
         "    gpus=2,  # two\n)\np.compile('adam', 'mse')\nq = p\n"
     )
     assert "# the template\n" in out and "# two\n" in out and "multi_gpu_model" not in out
+
+
+@pytest.mark.parametrize("name,inside", [
+    ("layers_above_elif.before.py", ["    inp = Input(shape=(8,))", "    out = Dense(1)("]),
+    ("template_above_try.before.py", ["    model = Model(inp, Dense(2)(inp))", "    inp = Input(shape=(4,))"]),
+    ("gpu_count_moved_up.before.py", ["    opt = keras.optimizers.Adam(1e-3)"]),
+])
+def test_what_creates_variables_for_the_template_or_compile_is_under_the_scope(name, inside):
+    from codemod_fixtures import ROOT
+
+    after = (ROOT / "strategy_scope" / name.replace(".before.", ".after.")).read_text()
+    scope = after.index("with strategy.scope():")
+    for line in inside:
+        assert after.index(line) > scope, line
+
+
+def test_a_gpu_count_reading_what_the_scope_builds_is_reported_with_the_lines():
+    source = (b"import keras\nfrom keras.utils import multi_gpu_model\n\nmodel = keras.Sequential()\n"
+              b"gpus = 2 if model.built else 1\nparallel = multi_gpu_model(model, gpus=gpus)\nparallel.compile('adam', 'mse')\n")
+    result = transform_source(source)
+    (finding,) = result.findings
+    assert result.output == source and finding.code == "MGPU105"
+    assert "`gpus`, assigned on line 5, after line 4" in finding.message
+
+
+def test_template_that_is_a_parameter_is_named_as_one():
+    source = b"from keras.utils import multi_gpu_model\n\ndef wrap(net, n):\n    return multi_gpu_model(net, gpus=n)\n"
+    (finding,) = transform_source(source).findings
+    assert finding.code == "MGPU101" and "`net` is a parameter of `wrap`" in finding.message
+
+
+def test_a_module_level_optimizer_a_function_compiles_with_is_reported_at_its_line():
+    from codemod_fixtures import ROOT
+
+    source = (ROOT / "strategy_scope" / "module_level_optimizer.unchanged.py").read_bytes()
+    result = transform_source(source)
+    (finding,) = result.findings
+    assert result.output == source
+    assert (finding.line, finding.code) == (4, "MGPU109") and "`OPT`" in finding.message and "`run`" in finding.message
+
+
+@pytest.mark.parametrize("setting", ["CFG = load_config('a.yml')", "CFG = {'units': 4}", "CFG = yaml.safe_load(open('a'))"])
+def test_module_level_settings_read_by_the_function_are_not_objects_with_variables(setting):
+    source = (f"from keras.utils import multi_gpu_model\n{setting}\n\ndef run():\n    model = build(CFG['units'], CFG)\n"
+              "    parallel = multi_gpu_model(model, gpus=2)\n    parallel.compile('adam', 'mse')\n").encode()
+    result = transform_source(source)
+    assert result.changed and result.findings == []

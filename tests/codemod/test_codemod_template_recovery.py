@@ -15,3 +15,14 @@ def test_unrecognised_layer_index_is_reported_not_rewritten():
 
     codes = check_pair(ROOT / "template_recovery" / "layers_minus_two.before.py")
     assert codes == ["MGPU301"]
+
+
+def test_minus_three_is_the_template_only_when_two_outputs_are_seen():
+    from codemod import transform_source
+    from codemod_fixtures import ROOT
+
+    known = transform_source((ROOT / "template_recovery" / "two_outputs_minus_three.before.py").read_bytes())
+    assert b'model.save("two_outputs.h5")' in known.output and known.findings == []
+    unknown = transform_source((ROOT / "template_recovery" / "unknown_outputs.before.py").read_bytes())
+    (finding,) = unknown.findings
+    assert finding.code == "MGPU301" and "use `model`" in finding.message
