@@ -26,6 +26,7 @@ Kept here:
 from __future__ import annotations
 
 import importlib
+from types import MethodType
 from typing import Any
 
 from compat import _support, _tf_internals
@@ -44,6 +45,9 @@ __all__ = [
     "trainer_module",
     "missing_internals",
 ]
+
+
+KERAS_VERSION = _support.parse_version(keras.__version__)
 
 
 def _resolve(module_name: str, attribute: str) -> Any:
@@ -80,6 +84,12 @@ _REQUIRED_METHODS = {
     keras.optimizers.Optimizer: ("_var_key",),
 }
 _REQUIRED_FUNCTIONS = (("keras.src.backend.tensorflow.trainer", "reduce_per_replica"),)
+# Attributes Keras sets on instances, which only a live object can show (tests check them).
+INSTANCE_ATTRIBUTES = {
+    "variable": ("_value", "_aggregation"),
+    "optimizer": ("_distribution_strategy", "_trainable_variables", "_trainable_variables_indices"),
+    "model": ("_distribute_strategy",),
+}
 
 
 def missing_internals() -> list[str]:
@@ -211,12 +221,49 @@ def rebind_optimizer(optimizer: Any, strategy: Any) -> None:
     """
     _instance_attribute(optimizer, "_distribution_strategy")
     optimizer._distribution_strategy = strategy
+    if _REDUCES_GRADIENTS_IN_MERGE_CALL and "_backend_update_step" not in optimizer.__dict__:
+        optimizer.__dict__["_backend_update_step"] = MethodType(_update_with_reduced_gradients, optimizer)
     known = getattr(optimizer, "_trainable_variables", None)
     if known:
         _instance_attribute(optimizer, "_trainable_variables_indices")
         optimizer._trainable_variables_indices = {
             optimizer._var_key(v): i for i, v in enumerate(known)
         }
+
+
+# Keras 3.3 and 3.4 all-reduce the gradients only inside a merge call, where there is no
+# replica context left to reduce in: with MirroredStrategy's default (merge-call) path
+# every replica applied its own gradients and the replicas drifted apart. Fixed in 3.5.
+_REDUCES_GRADIENTS_IN_MERGE_CALL = KERAS_VERSION < (3, 5)
+
+
+def _update_with_reduced_gradients(
+    optimizer: Any, grads: list[Any], trainable_variables: list[Any], learning_rate: Any
+) -> None:
+    """The optimizer step with the gradients summed across replicas first."""
+    pairs = [
+        (g, v if isinstance(v, tf.Variable) else v.value)  # the backing (mirrored) tf.Variable
+        for g, v in zip(grads, trainable_variables)
+        if g is not None
+    ]
+    replica = tf.distribute.get_replica_context()
+    if replica is not None and pairs:
+        summed = replica.all_reduce(tf.distribute.ReduceOp.SUM, [g for g, _ in pairs])
+        pairs = list(zip(summed, (v for _, v in pairs)))
+
+    def _apply(strategy: Any, pairs: list[Any], learning_rate: Any) -> None:
+        for grad, variable in pairs:
+            strategy.extended.update(
+                variable,
+                lambda var, grad, lr: optimizer.update_step(grad, var, lr),
+                args=(grad, learning_rate),
+                group=False,
+            )
+
+    if replica is None:
+        _apply(tf.distribute.get_strategy(), pairs, learning_rate)
+    else:
+        replica.merge_call(_apply, args=(pairs, learning_rate))
 
 
 def distribute_strategy_of(value: Any) -> Any:

@@ -160,7 +160,8 @@ def _package_version(backend: str) -> str | None:
 @dataclass(frozen=True)
 class Status:
     """What `status` found: `state` is "supported", "untested newer version",
-    "untested older version" or "not installed"; `message` is one sentence for a person."""
+    "untested older version" or "not installed"; `message` (for a person) starts with
+    the state, or with what is not installed."""
 
     backend: str
     state: str
@@ -198,15 +199,17 @@ def status(backend: str | None = None) -> Status:
     found = f"{tested.label} {keras}" if tested.distribution else "Keras 2"
     if tf is None:
         message = (
-            f"TensorFlow is not installed; multi-gpu-compat's `multi_gpu_model` runs on it: "
-            f"{_install_hint(tested)}. Tested: {tested.describe()}."
+            f"TensorFlow not installed: `multi_gpu_model` runs on TensorFlow, install it "
+            f"with {_install_hint(tested)}. Tested: {tested.describe()}."
         )
         return Status(backend, "not installed", tf, keras, tested, message)
     if keras is None:
+        wanted = tested.distribution
+        if backend == "tf_keras":  # tf_keras releases follow TensorFlow's
+            wanted = f'"{wanted}=={_dotted(parse_version(tf)[:2])}.*"'
         message = (
-            f"{tested.label} is not installed next to TensorFlow {tf}: "
-            f"pip install {tested.distribution}=={_dotted(parse_version(tf)[:2])}.*. "
-            f"Tested: {tested.describe()}."
+            f"{tested.label} not installed: install it next to TensorFlow {tf} with "
+            f"pip install {wanted}. Tested: {tested.describe()}."
         )
         return Status(backend, "not installed", tf, keras, tested, message)
     positions = [_compare(parse_version(tf), tested.tensorflow)]
@@ -214,7 +217,8 @@ def status(backend: str | None = None) -> Status:
         positions.append(_compare(parse_version(keras), tested.keras))
     here = f"{found} with TensorFlow {tf}" if tested.distribution else f"TensorFlow {tf} (Keras 2)"
     if all(p == 0 for p in positions):
-        return Status(backend, "supported", tf, keras, tested, f"supported: {here}.")
+        message = f"supported: {here} (tested: {tested.describe()})."
+        return Status(backend, "supported", tf, keras, tested, message)
     state = "untested newer version" if max(positions) > 0 else "untested older version"
     if state == "untested newer version":
         advice = (
