@@ -90,9 +90,9 @@ class _StrategyFixes:
         # shapes; with an uneven split ([3, 3, 3, 0] rows) that fails in AddN. The first
         # replica's rows carry the same shapes.
         if iterator is not None:
-            for _, _, it in iterator:
-                data_batch = tf.nest.map_structure(partial(_first_replica, self), next(it))
-                break
+            batch = _internals.first_step_batch(iterator)
+            if batch is not None:
+                data_batch = tf.nest.map_structure(partial(_first_replica, self), batch)
         TensorFlowTrainer._maybe_symbolic_build(self, data_batch=data_batch)
 
     # Keras runs *_on_batch without distributing the batch: every replica got all rows.

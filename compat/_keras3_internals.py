@@ -20,13 +20,16 @@ Kept here:
 - the methods called on models and layers: `_flatten_metrics_in_order`,
   `_assert_compile_called`, `_flatten_layers`, BatchNormalization `_moments`,
   and the optional `_maybe_symbolic_build` (Keras 3.5+), `_inputs_struct`,
-  `_build_shapes_dict`.
+  `_build_shapes_dict`;
+- Keras's epoch iterator and compiled step functions, whose calling conventions
+  changed in 3.8 and 3.11;
+- for Keras 3.3–3.7, `TFOptimizer._backend_update_step`, which the shim wraps so
+  that replicas average their gradients (see `_GRADIENTS_NEED_AVERAGING`).
 """
 
 from __future__ import annotations
 
 import importlib
-from types import MethodType
 from typing import Any
 
 from compat import _support, _tf_internals
@@ -138,8 +141,8 @@ def _instance_attribute(obj: Any, name: str) -> Any:
 def pythonify_logs(logs: Any) -> dict[str, Any]:
     """Flattens nested log dicts and turns scalar values into Python floats.
 
-    Keras 3.9+ returns `*_on_batch` logs this way (earlier releases returned NumPy
-    arrays): the shim returns floats on every release.
+    Recent Keras releases return `*_on_batch` logs this way (earlier ones returned
+    NumPy arrays): the shim returns floats on every release.
     """
     result: dict[str, Any] = {}
     for key, value in sorted((logs or {}).items()):
@@ -154,10 +157,24 @@ def pythonify_logs(logs: Any) -> dict[str, Any]:
     return result
 
 
+def first_step_batch(epoch_iterator: Any) -> Any:
+    """The first batch of Keras's epoch iterator (None if it has none).
+
+    Its steps are (step, iterator) pairs from `enumerate_epoch()` before Keras 3.7,
+    (step, iterator) from iterating it in 3.7–3.10, (first, last, iterator) since 3.11.
+    """
+    steps = epoch_iterator
+    if not hasattr(steps, "__iter__") and hasattr(steps, "enumerate_epoch"):
+        steps = steps.enumerate_epoch()
+    for step in steps:
+        return next(step[-1])
+    return None
+
+
 def step_input(batch: Any) -> Any:
     """What a compiled train/test function takes for one batch.
 
-    Keras up to 3.7 calls `next()` on it, later releases iterate over it: an iterator
+    Keras before 3.7 calls `next()` on it, later releases iterate over it: an iterator
     over the one batch serves both.
     """
     return iter([batch])
@@ -188,10 +205,15 @@ def set_aggregation(variable: Any, aggregation: str) -> None:
 def tf_aggregation(variable: Any) -> Any:
     """The `tf.VariableAggregation` for the variable's declared aggregation.
 
-    Keras 3.3–3.7 declare "mean" by default but create the tf.Variable without it;
-    the mirrored copy honours the declaration, which keeps replicas in sync.
+    Keras before 3.8 declares "mean" for every variable but creates the tf.Variable
+    without it. The mirrored copy honours the declaration where TensorFlow can (it keeps
+    float statistics in sync) and, like those releases, uses none for integer counters
+    and seeds, which TensorFlow cannot average.
     """
-    return _AGGREGATIONS[getattr(variable, "aggregation", None) or "none"]
+    aggregation = getattr(variable, "aggregation", None) or "none"
+    if aggregation == "mean" and not str(variable.dtype).startswith(("float", "bfloat", "complex")):
+        aggregation = "none"
+    return _AGGREGATIONS[aggregation]
 
 
 def tf_synchronization(variable: Any) -> Any:
@@ -210,6 +232,7 @@ def set_backing_variable(variable: Any, backing: Any) -> None:
 
 def set_model_strategy(model: Any, strategy: Any) -> None:
     """Makes `model` run its train/test/predict functions under `strategy`."""
+    strategy._compat_served = True  # the fixes for older Keras apply under it
     model._distribute_strategy = strategy
 
 
@@ -221,8 +244,6 @@ def rebind_optimizer(optimizer: Any, strategy: Any) -> None:
     """
     _instance_attribute(optimizer, "_distribution_strategy")
     optimizer._distribution_strategy = strategy
-    if _REDUCES_GRADIENTS_IN_MERGE_CALL and "_backend_update_step" not in optimizer.__dict__:
-        optimizer.__dict__["_backend_update_step"] = MethodType(_update_with_reduced_gradients, optimizer)
     known = getattr(optimizer, "_trainable_variables", None)
     if known:
         _instance_attribute(optimizer, "_trainable_variables_indices")
@@ -231,16 +252,29 @@ def rebind_optimizer(optimizer: Any, strategy: Any) -> None:
         }
 
 
-# Keras 3.3 and 3.4 all-reduce the gradients only inside a merge call, where there is no
-# replica context left to reduce in: with MirroredStrategy's default (merge-call) path
-# every replica applied its own gradients and the replicas drifted apart. Fixed in 3.5.
-_REDUCES_GRADIENTS_IN_MERGE_CALL = KERAS_VERSION < (3, 5)
+# --- Keras before 3.8: gradients under MirroredStrategy ----------------------------------
+#
+# Keras 3.3-3.7 do not scale each replica's loss by 1/replicas, yet sum the replicas'
+# gradients: a step on N replicas moved the weights N times as far as the same step on
+# one device (native MirroredStrategy code too). Keras 3.3 and 3.4 also sum them only
+# inside a merge call, where there is no replica context left to reduce in, so each
+# replica applied its own gradients and the replicas drifted apart. On models the shim
+# distributes (the parallel model and its template), the optimizer step averages the
+# replicas' gradients first, which equals the single-device step over the global batch,
+# as with the original `multi_gpu_model`. Keras 3.8 scales the loss: nothing to fix.
+_GRADIENTS_NEED_AVERAGING = not hasattr(
+    importlib.import_module("keras.src.losses.loss"), "scale_loss_for_distribution"
+)
 
 
-def _update_with_reduced_gradients(
+def _served_by_shim(strategy: Any) -> bool:
+    return bool(getattr(strategy, "_compat_served", False))
+
+
+def _update_with_averaged_gradients(
     optimizer: Any, grads: list[Any], trainable_variables: list[Any], learning_rate: Any
 ) -> None:
-    """The optimizer step with the gradients summed across replicas first."""
+    """The optimizer step with the gradients averaged across replicas first."""
     pairs = [
         (g, v if isinstance(v, tf.Variable) else v.value)  # the backing (mirrored) tf.Variable
         for g, v in zip(grads, trainable_variables)
@@ -248,8 +282,8 @@ def _update_with_reduced_gradients(
     ]
     replica = tf.distribute.get_replica_context()
     if replica is not None and pairs:
-        summed = replica.all_reduce(tf.distribute.ReduceOp.SUM, [g for g, _ in pairs])
-        pairs = list(zip(summed, (v for _, v in pairs)))
+        averaged = replica.all_reduce(tf.distribute.ReduceOp.MEAN, [g for g, _ in pairs])
+        pairs = list(zip(averaged, (v for _, v in pairs)))
 
     def _apply(strategy: Any, pairs: list[Any], learning_rate: Any) -> None:
         for grad, variable in pairs:
@@ -264,6 +298,27 @@ def _update_with_reduced_gradients(
         _apply(tf.distribute.get_strategy(), pairs, learning_rate)
     else:
         replica.merge_call(_apply, args=(pairs, learning_rate))
+
+
+def _install_gradient_averaging() -> None:
+    optimizer_class = _resolve("keras.src.backend.tensorflow.optimizer", "TFOptimizer")
+    original = getattr(optimizer_class, "_backend_update_step", None)
+    if original is None:
+        raise _support.missing_internal("keras3", "`TFOptimizer._backend_update_step`")
+    if getattr(original, "_compat_averaging", False):
+        return
+
+    def _backend_update_step(self: Any, grads: Any, trainable_variables: Any, learning_rate: Any) -> Any:
+        if not _served_by_shim(tf.distribute.get_strategy()):
+            return original(self, grads, trainable_variables, learning_rate)
+        return _update_with_averaged_gradients(self, grads, trainable_variables, learning_rate)
+
+    _backend_update_step._compat_averaging = True  # type: ignore[attr-defined]
+    optimizer_class._backend_update_step = _backend_update_step
+
+
+if _GRADIENTS_NEED_AVERAGING:
+    _install_gradient_averaging()
 
 
 def distribute_strategy_of(value: Any) -> Any:

@@ -333,6 +333,7 @@ def test_on_batch_methods_multi_io_and_sample_weight(keras_module):
     assert [o.shape for o in out] == [(6, 1), (6, 3)]
     for o, r in zip(out, ref):
         np.testing.assert_allclose(o, r, rtol=1e-5, atol=1e-6)
+    _skip_if_keras_mismatches_dict_targets(K, [xa, xb], y)
     logs = parallel.test_on_batch([xa, xb], y, return_dict=True)
     assert isinstance(logs, dict) and np.isfinite(logs["loss"])
     mse = np.mean((ref[0] - y["reg"]) ** 2)
@@ -341,6 +342,19 @@ def test_on_batch_methods_multi_io_and_sample_weight(keras_module):
     before = template.get_weights()
     parallel.train_on_batch([xa, xb], y)
     assert not weights_equal(before, template.get_weights())
+
+
+def _skip_if_keras_mismatches_dict_targets(K, x, y) -> None:
+    # Keras 3.5 pairs a dict of targets with the outputs in the wrong order, even on a
+    # plain single-device model: nothing the shim could change.
+    probe = two_in_two_out(K, name="dict_target_probe")
+    probe.compile(optimizer="sgd", loss={"reg": "mse", "cls": "categorical_crossentropy"})
+    try:
+        probe.test_on_batch(x, y)
+    except ValueError as err:
+        if "must have the same shape" in str(err):
+            pytest.skip(f"Keras {K.__version__} itself mismatches dict targets and outputs")
+        raise
 
 
 def test_train_on_batch_sample_weight(pair):

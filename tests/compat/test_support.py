@@ -165,7 +165,15 @@ def test_batch_logs_are_python_floats_and_replicas_stay_in_sync(keras3_only, ker
     assert set(parallel.test_on_batch(x, y, return_dict=True)) == {"loss", "mae"}
     parallel.fit(x, y, batch_size=8, epochs=1, verbose=0)
     strategy = parallel.distribute_strategy
-    for variable in template.trainable_weights:
+    _assert_replicas_equal(strategy, template)
+    # The template trained on its own stays in sync as well.
+    template.compile(optimizer=keras_module.optimizers.SGD(0.1), loss="mse")
+    template.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    _assert_replicas_equal(strategy, template)
+
+
+def _assert_replicas_equal(strategy, model) -> None:
+    for variable in model.trainable_weights:
         first, *others = replica_values(strategy, variable)
         assert all(np.array_equal(first, other) for other in others), variable.path
 
