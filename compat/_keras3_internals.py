@@ -174,10 +174,17 @@ def first_step_batch(epoch_iterator: Any) -> Any:
 def step_input(batch: Any) -> Any:
     """What a compiled train/test function takes for one batch.
 
-    Keras before 3.7 calls `next()` on it, later releases iterate over it: an iterator
-    over the one batch serves both.
+    Keras before 3.7 calls `next()` on it inside a tf.function, later releases
+    iterate over it: a generator of the one batch serves both. Not `iter([batch])`:
+    tf.function tells Python arguments apart by weak reference where it can, and by
+    id otherwise, so a list iterator at a reused address would replay an earlier,
+    traced batch.
     """
-    return iter([batch])
+
+    def _one_batch() -> Any:
+        yield batch
+
+    return _one_batch()
 
 
 # --- variables ----------------------------------------------------------------------

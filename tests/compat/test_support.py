@@ -214,6 +214,7 @@ def test_doctor_reports_untested_newer_version(monkeypatch):
 
 def test_doctor_reports_missing_tensorflow(monkeypatch):
     _fake_versions(monkeypatch, keras="3.15.0", tensorflow=None)
+    monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
     output = _doctor_output()
     assert "support: TensorFlow not installed: `multi_gpu_model` runs on TensorFlow" in output
     assert "pip install tensorflow" in output
