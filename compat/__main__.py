@@ -7,7 +7,7 @@ import sys
 
 # Each command lives in its own module with `main(argv) -> int`; imported only when chosen.
 _COMMANDS = {
-    "doctor": ("compat.doctor", "report backend, devices and which import paths the hook serves"),
+    "doctor": ("compat.doctor", "report backend, support status, devices and which import paths the hook serves"),
     "unwrap": ("compat.unwrap", "turn a legacy multi-GPU .h5 file into the plain template model"),
 }
 

@@ -6,13 +6,13 @@ from functools import partial
 from types import MethodType
 from typing import Any
 
-import keras
-import numpy as np
-import tensorflow as tf
-from keras.src.backend.tensorflow.trainer import TensorFlowTrainer, pythonify_logs
-from keras.src.models.functional import Functional
-
 from compat import _devices, _parallel
+from compat import _keras3_internals as _internals
+from compat._keras3_internals import Functional, TensorFlowTrainer, pythonify_logs
+
+import keras  # noqa: E402  (after the internals: their first-use check comes first)
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
 
 
 def _distribute_variable(variable: Any, strategy: Any) -> None:
@@ -23,22 +23,22 @@ def _distribute_variable(variable: Any, strategy: Any) -> None:
     """
     old = variable.value
     if isinstance(old, tf.distribute.DistributedValues):
-        if old._distribute_strategy is strategy:
+        if _internals.distribute_strategy_of(old) is strategy:
             return
-        raise _devices.foreign_strategy_error(variable.path, old._distribute_strategy)
+        raise _devices.foreign_strategy_error(variable.path, _internals.distribute_strategy_of(old))
     if not variable.trainable and variable.dtype.startswith("float") and variable.aggregation == "none":
         # Keras 3 creates BatchNormalization statistics with aggregation "none": each
         # replica would keep its own. MEAN keeps them identical on all replicas.
-        variable._aggregation = "mean"
+        _internals.set_aggregation(variable, "mean")
     with strategy.scope():
-        variable._value = tf.Variable(
+        _internals.set_backing_variable(variable, tf.Variable(
             old.read_value(),
             dtype=old.dtype,
             trainable=old.trainable,
             name=old.name.split(":")[0],
-            aggregation=variable._map_aggregation(variable.aggregation),
-            synchronization=variable._map_synchronization(variable.synchronization),
-        )
+            aggregation=_internals.tf_aggregation(variable),
+            synchronization=_internals.tf_synchronization(variable),
+        ))
 
 
 def distribute_variables(variables: list[Any], strategy: Any) -> None:
@@ -52,14 +52,7 @@ def distribute_optimizer(optimizer: Any, strategy: Any) -> None:
     if inner is not None:
         distribute_optimizer(inner, strategy)
     distribute_variables(list(optimizer.variables), strategy)
-    # Keras 3's TF optimizer remembers the strategy it was created under.
-    optimizer._distribution_strategy = strategy
-    # A built optimizer finds its slots by the backing tf.Variable's id, which changed.
-    known = getattr(optimizer, "_trainable_variables", None)
-    if known:
-        optimizer._trainable_variables_indices = {
-            optimizer._var_key(v): i for i, v in enumerate(known)
-        }
+    _internals.rebind_optimizer(optimizer, strategy)
 
 
 def distribute_template(template: Any, strategy: Any) -> None:
@@ -68,7 +61,7 @@ def distribute_template(template: Any, strategy: Any) -> None:
     if getattr(template, "optimizer", None) is not None:
         distribute_optimizer(template.optimizer, strategy)
         distribute_variables(list(template.metrics_variables), strategy)
-    template._distribute_strategy = strategy
+    _internals.set_model_strategy(template, strategy)
     _parallel.reset_compiled_functions(template)
 
 
@@ -97,9 +90,9 @@ class _StrategyFixes:
         # shapes; with an uneven split ([3, 3, 3, 0] rows) that fails in AddN. The first
         # replica's rows carry the same shapes.
         if iterator is not None:
-            for _, _, it in iterator:
-                data_batch = tf.nest.map_structure(partial(_first_replica, self), next(it))
-                break
+            batch = _internals.first_step_batch(iterator)
+            if batch is not None:
+                data_batch = tf.nest.map_structure(partial(_first_replica, self), batch)
         TensorFlowTrainer._maybe_symbolic_build(self, data_batch=data_batch)
 
     # Keras runs *_on_batch without distributing the batch: every replica got all rows.
@@ -109,7 +102,7 @@ class _StrategyFixes:
         self._assert_compile_called("train_on_batch")
         self.make_train_function()
         self.reset_metrics()
-        logs = self.train_function([_distributed_batch(self, x, y, sample_weight)])
+        logs = self.train_function(_internals.step_input(_distributed_batch(self, x, y, sample_weight)))
         return _batch_logs(self, logs, return_dict)
 
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
@@ -118,7 +111,7 @@ class _StrategyFixes:
         self._assert_compile_called("test_on_batch")
         self.make_test_function()
         self.reset_metrics()
-        logs = self.test_function([_distributed_batch(self, x, y, sample_weight)])
+        logs = self.test_function(_internals.step_input(_distributed_batch(self, x, y, sample_weight)))
         return _batch_logs(self, logs, return_dict)
 
     def predict_on_batch(self, x):
@@ -152,7 +145,7 @@ def _batch_logs(model: Any, logs: Any, return_dict: bool) -> Any:
 
 def _bind_fixes(template: Any) -> None:
     """Gives the template the fixes, unless its class overrides those methods itself."""
-    for name in ("_maybe_symbolic_build", "train_on_batch", "test_on_batch", "predict_on_batch"):
+    for name in _internals.STRATEGY_FIX_METHODS:
         if getattr(type(template), name) is getattr(TensorFlowTrainer, name):
             template.__dict__[name] = MethodType(getattr(_StrategyFixes, name), template)
 

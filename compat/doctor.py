@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import importlib
 import sys
+import warnings
 from importlib import metadata
 
-from compat import backend, import_hook, simulation
+from compat import _support, backend, import_hook, simulation
 
 
 def _version(distribution: str) -> str:
@@ -24,18 +25,40 @@ def _serves(path: str) -> str:
         return f"fails: {type(err).__name__}: {err}"
 
 
+def _internals_report(backend_name: str) -> str:
+    """Whether every private Keras / TensorFlow internal the shim uses resolves here."""
+    modules = ["compat._tf_internals"]
+    if backend_name == "keras3":
+        modules.insert(0, "compat._keras3_internals")
+    missing: list[str] = []
+    try:
+        with warnings.catch_warnings():  # the support line already says "untested"
+            warnings.simplefilter("ignore")
+            for name in modules:
+                missing += importlib.import_module(name).missing_internals()
+    except Exception as err:  # report, never crash the doctor
+        return f"fail: {err}"
+    if missing:
+        return "missing " + ", ".join(missing)
+    return "all resolve"
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
-        print("usage: python -m compat doctor\n\nReport backend, devices and the import hook's state.")
+        print("usage: python -m compat doctor\n\nReport backend, support status, devices and the import hook's state.")
         return 0
     hook_active = import_hook.is_installed()
     disabled = import_hook.disabled()
     lines = [
         f"multi-gpu-compat {_version('multi-gpu-compat')} (python {sys.version.split()[0]})",
         f"backend: {'tf_keras (TF_USE_LEGACY_KERAS=1)' if backend.uses_legacy_keras() else 'Keras 3'}",
-        f"tensorflow: {_version('tensorflow') if _version('tensorflow') != 'not installed' else _version('tensorflow-cpu')}",
+        f"tensorflow: {_support.tensorflow_version() or 'not installed'}",
         f"keras: {_version('keras')}, tf_keras: {_version('tf-keras')}",
     ]
+    status = _support.status()
+    lines.append(f"support: {status.message}")
+    if status.state != "not installed":
+        lines.append(f"private internals: {_internals_report(status.backend)}")
     try:
         from compat import _devices
 

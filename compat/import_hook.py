@@ -35,6 +35,7 @@ PATCHED_MODULES = (
     "keras.utils",
     "tensorflow.keras.utils",
     "keras._tf_keras.keras.utils",
+    "keras.api.utils",  # Keras 3.3-3.8: what `keras.utils` and `tf.compat.v1.keras.utils` are
     "keras.api._v2.keras.utils",
     "tensorflow.python.keras.utils",
     "tf_keras.utils",

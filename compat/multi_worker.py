@@ -214,12 +214,12 @@ def devices_per_worker() -> int | None:
 @contextlib.contextmanager
 def _local_devices(count: int | None):
     """MWMS puts one replica on a worker's CPU, whatever its logical devices; use `count`."""
-    from tensorflow.python.distribute import collective_all_reduce_strategy as cars
-
     if not count:
         yield
         return
-    ext = cars.CollectiveAllReduceExtended
+    from compat import _tf_internals
+
+    ext = _tf_internals.collective_extended_class()
     original = ext._initialize_local_devices
 
     def _initialize_local_devices(self: Any, cluster_resolver: Any, worker_device: str) -> Any:
@@ -237,25 +237,22 @@ def _local_devices(count: int | None):
 
 def _configure_coordination(info: ClusterInfo | None) -> None:
     """Sets the coordination service up as MWMS would, but with bounded waits."""
-    from tensorflow.python.distribute.collective_all_reduce_strategy import (
-        coordination_config_pb2,
-    )
-    from tensorflow.python.distribute import multi_worker_util
-    from tensorflow.python.eager import context
-    from tensorflow.python.training import server_lib
+    import tensorflow as tf
 
-    ctx = context.context()
+    from compat import _tf_internals
+
+    ctx = _tf_internals.eager_context()
     if info is None or not info.is_multi_worker or ctx.coordination_service is not None:
         return
-    spec = server_lib.ClusterSpec(info.cluster)
+    spec = tf.train.ClusterSpec(info.cluster)
     jobs = [
-        coordination_config_pb2.CoordinatedJob(name=job, num_tasks=spec.num_tasks(job))
+        _tf_internals.coordination_config_pb2().CoordinatedJob(name=job, num_tasks=spec.num_tasks(job))
         for job in ("chief", "worker")
         if job in spec.jobs
     ]
     ctx.configure_coordination_service(
         service_type="standalone",
-        service_leader=multi_worker_util.coordination_leader(spec),
+        service_leader=_tf_internals.coordination_leader(spec),
         coordinated_jobs=jobs,
         cluster_register_timeout_in_ms=timeout_seconds() * 1000,
         heartbeat_timeout_in_ms=_HEARTBEAT_TIMEOUT_S * 1000,
@@ -318,9 +315,9 @@ def _start_watchdog(timeout: float, message: str) -> Any:
 
 
 def _context_initialized() -> bool:
-    from tensorflow.python.eager import context
+    from compat import _tf_internals
 
-    return context.context()._initialized
+    return _tf_internals.context_initialized()
 
 
 def get_strategy() -> Any:
@@ -368,9 +365,9 @@ def install_early_creation() -> bool:
             return False
     except ValueError:
         return False  # a malformed setting is reported when `multi_gpu_model` is called
-    from tensorflow.python.eager import context
+    from compat import _tf_internals
 
-    cls = context.Context
+    cls = _tf_internals.context_class()
     if getattr(cls.ensure_initialized, "_compat_multi_worker", False):
         return True
     original = cls.ensure_initialized
@@ -379,12 +376,11 @@ def install_early_creation() -> bool:
     def ensure_initialized(self: Any) -> None:
         global _creation_error
         if (
-            not self._initialized
+            not _tf_internals.context_initialized(self)
             and not _creating
             and _strategy is None
             and _creation_error is None
-            and self._collective_leader is None  # the script creates its own strategy
-            and self._collective_ops_server_def is None
+            and _tf_internals.collective_setup_pending(self)  # the script creates its own strategy
         ):
             try:
                 get_strategy()
@@ -430,6 +426,13 @@ def check_gpus(gpu_ids: list[int], strategy: Any) -> None:
 # --- Keras 3: tensorflow#72388 -------------------------------------------------------
 
 
+def _keras3_installed() -> bool:
+    from compat import _support
+
+    keras = _support.keras_version()
+    return keras is not None and _support.parse_version(keras)[:1] == (3,)
+
+
 def _patch_keras3_reduce() -> None:
     """Keras 3 reduces per-replica outputs with `reduce("MEAN", v, axis=0)` on MWMS.
 
@@ -439,10 +442,11 @@ def _patch_keras3_reduce() -> None:
     equivalent is `reduce("MEAN", v, axis=None)`. Only strategies created here
     get the fix; everything else goes to Keras's own function.
     """
-    try:
-        from keras.src.backend.tensorflow import trainer
-    except ImportError:  # tf_keras only
-        return
+    if not _keras3_installed():
+        return  # tf_keras or Keras 2 only
+    from compat import _keras3_internals
+
+    trainer = _keras3_internals.trainer_module()
     original = trainer.reduce_per_replica
     if getattr(original, "_compat_multi_worker", False):
         return

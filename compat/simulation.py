@@ -95,9 +95,9 @@ def _patch_mirrored_strategy() -> None:
     # Plain `tf.distribute.MirroredStrategy` code must see the simulated GPUs too:
     # no devices means all of them, and explicit `/gpu:i` names are mapped instead
     # of hanging in `fit`. Reduction to one device is the fast choice on CPUs.
-    from tensorflow.python.distribute import mirrored_strategy
+    import tensorflow as tf
 
-    cls = mirrored_strategy.MirroredStrategy
+    cls = tf.distribute.MirroredStrategy  # the class itself, not a subclass: patch it in place
     if getattr(cls.__init__, "_compat_simulated", False):
         return
     original_init = cls.__init__

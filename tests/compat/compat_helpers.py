@@ -19,6 +19,16 @@ N_REPLICAS = 4  # tests/conftest.py starts the session with 4 simulated GPUs
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 
 
+def keras3_older_than(version: tuple[int, int]) -> bool:
+    """True when this run serves Keras 3 older than `version` (behaviour that release lacks)."""
+    from compat import _support, backend
+
+    if backend.uses_legacy_keras():
+        return False
+    found = _support.parse_version(_support.keras_version() or "0")
+    return found[:1] == (3,) and found[:2] < version
+
+
 def data(rows: int = 8, features: int = 3, outputs: int = 2, seed: int = 0):
     rng = np.random.default_rng(seed)
     x = rng.normal(size=(rows, features)).astype("float32")

@@ -13,7 +13,15 @@ import pytest
 import tensorflow as tf
 
 import compat
-from compat_helpers import N_REPLICAS, data, mlp, numpy_forward, replica_values
+from compat_helpers import N_REPLICAS, data, keras3_older_than, mlp, numpy_forward, replica_values
+
+# Keras 3.3-3.7 average the replicas' losses without weighting them by their rows, and
+# divide an empty replica's loss 0/0: with a batch that does not split evenly, the loss
+# *reported* is not the global mean (NaN with an empty replica). Training is unaffected
+# (the shim averages gradients); the shim leaves that reporting as the release has it.
+UNWEIGHTED_REPLICA_LOSSES = keras3_older_than((3, 8))
+# Validation during `fit` keeps that unweighted average until Keras 3.11 (3.9 measured).
+UNWEIGHTED_VALIDATION_LOSSES = keras3_older_than((3, 11))
 
 @pytest.fixture
 def keras3_plain(legacy_keras):
@@ -99,7 +107,10 @@ def test_uneven_first_evaluation_batch(keras_module):
     x, y = data(9, seed=2)
     expected = numpy_forward(template, x)
     loss = parallel.evaluate(x, y, batch_size=9, verbose=0)  # split [3, 2, 2, 2]: the first call
-    np.testing.assert_allclose(loss, np.mean((expected - y) ** 2), rtol=1e-4)
+    if UNWEIGHTED_REPLICA_LOSSES:
+        assert np.isfinite(loss)
+    else:
+        np.testing.assert_allclose(loss, np.mean((expected - y) ** 2), rtol=1e-4)
     # Uneven validation data during fit, on a fresh model, too.
     template2 = mlp(K, name="uneven_val")
     parallel2 = compat.multi_gpu_model(template2, gpus=N_REPLICAS)
@@ -107,9 +118,13 @@ def test_uneven_first_evaluation_batch(keras_module):
     xt, yt = data(8, seed=3)
     hist = parallel2.fit(xt, yt, batch_size=8, epochs=1, verbose=0, validation_data=(x, y))
     val = np.mean((numpy_forward(template2, x) - y) ** 2)
-    np.testing.assert_allclose(hist.history["val_loss"][-1], val, rtol=1e-4)
+    if UNWEIGHTED_VALIDATION_LOSSES:
+        assert np.isfinite(hist.history["val_loss"][-1])
+    else:
+        np.testing.assert_allclose(hist.history["val_loss"][-1], val, rtol=1e-4)
 
 
+@pytest.mark.skipif(keras3_older_than((3, 5)), reason="Keras before 3.5 does not build the model from the first distributed batch")
 def test_plain_strategy_uneven_first_evaluation_batch_fails(keras_module, keras3_plain):
     with tf.distribute.MirroredStrategy().scope():
         model = mlp(keras_module, name="plain_uneven_eval")
@@ -160,6 +175,7 @@ def test_empty_replica_batch_never_nan(keras_module):
     assert out.shape == (2, 2) and np.isfinite(out).all()
 
 
+@pytest.mark.skipif(keras3_older_than((3, 5)), reason="Keras before 3.5 keeps BatchNormalization statistics per replica: the NaN stays on the empty replica")
 def test_plain_strategy_empty_replica_batch_gives_nan(keras_module, keras3_plain):
     model, _ = bn_model(keras_module, "plain_empty_replica", plain=True)
     model.compile(optimizer=keras_module.optimizers.SGD(0.01), loss="mse")
@@ -178,7 +194,8 @@ def test_template_keeps_the_fixes_on_its_own(keras_module):
     assert template.predict_on_batch(x[:3]).shape == (3, 2)
     template.evaluate(x, y, batch_size=9, verbose=0)  # uneven first batch
     template.fit(x, y, batch_size=9, epochs=1, verbose=0)
-    assert np.isfinite(template.train_on_batch(x[:6], y[:6])).all()
+    loss = template.train_on_batch(x[:6], y[:6])  # split [2, 2, 2, 0]
+    assert UNWEIGHTED_REPLICA_LOSSES or np.isfinite(loss).all()
     assert _all_finite(template)
 
 

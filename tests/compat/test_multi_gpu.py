@@ -202,6 +202,7 @@ def test_layer_layout_and_dict_losses_two_outputs(keras_module):
     xa, xb = rng.normal(size=(8, 3)).astype("float32"), rng.normal(size=(8, 2)).astype("float32")
     y_reg = rng.normal(size=(8, 1)).astype("float32")
     y_cls = np.eye(3, dtype="float32")[rng.integers(0, 3, 8)]
+    _skip_if_keras_mismatches_dict_targets(K, [xa, xb], {"reg": y_reg, "cls": y_cls})
     before = template.get_weights()
     hist = parallel.fit([xa, xb], {"reg": y_reg, "cls": y_cls}, batch_size=4, epochs=1, verbose=0)
     assert np.isfinite(hist.history["loss"][-1])
@@ -213,8 +214,11 @@ def test_layer_layout_and_dict_losses_two_outputs(keras_module):
     assert out[0].shape == (8, 1) and out[1].shape == (8, 3)
 
 
-def test_template_usable_alone_afterwards(pair, keras_module, tmp_path):
-    template, parallel = pair
+def test_template_usable_alone_afterwards(keras_module, tmp_path):
+    # Its own pair: compiling the template changes what the shared parallel model reports
+    # on Keras 3.3 (it adds the template's loss tracker to the parallel model's).
+    template = mlp(keras_module, name="alone_template")
+    compat.multi_gpu_model(template, gpus=N_REPLICAS)
     x, y = data(BATCH, seed=8)
     template.compile(optimizer="sgd", loss="mse")
     before = template.get_weights()
@@ -333,6 +337,7 @@ def test_on_batch_methods_multi_io_and_sample_weight(keras_module):
     assert [o.shape for o in out] == [(6, 1), (6, 3)]
     for o, r in zip(out, ref):
         np.testing.assert_allclose(o, r, rtol=1e-5, atol=1e-6)
+    _skip_if_keras_mismatches_dict_targets(K, [xa, xb], y)
     logs = parallel.test_on_batch([xa, xb], y, return_dict=True)
     assert isinstance(logs, dict) and np.isfinite(logs["loss"])
     mse = np.mean((ref[0] - y["reg"]) ** 2)
@@ -341,6 +346,19 @@ def test_on_batch_methods_multi_io_and_sample_weight(keras_module):
     before = template.get_weights()
     parallel.train_on_batch([xa, xb], y)
     assert not weights_equal(before, template.get_weights())
+
+
+def _skip_if_keras_mismatches_dict_targets(K, x, y) -> None:
+    # Keras 3.5 pairs a dict of targets with the outputs in the wrong order, even on a
+    # plain single-device model: nothing the shim could change.
+    probe = two_in_two_out(K, name="dict_target_probe")
+    probe.compile(optimizer="sgd", loss={"reg": "mse", "cls": "categorical_crossentropy"})
+    try:
+        probe.test_on_batch(x, y)
+    except ValueError as err:
+        if "must have the same shape" in str(err):
+            pytest.skip(f"Keras {K.__version__} itself mismatches dict targets and outputs")
+        raise
 
 
 def test_train_on_batch_sample_weight(pair):

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from compat import multi_worker
+from compat_helpers import keras3_older_than
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
 TRAIN = FIXTURES / "multi_worker" / "train.py"
@@ -184,10 +185,13 @@ def test_workers_agree_with_each_other_and_with_one_process(cluster: Path, refer
     assert worker0["replicas"] == worker1["replicas"] == reference["replicas"] == 4
     # Both workers hold the same mirrored variables.
     assert _max_weight_difference(worker0, worker1) <= ATOL
-    np.testing.assert_allclose(worker0["losses"], worker1["losses"], atol=ATOL)
     # 2 workers x 2 devices train like one process on 4 devices: same global batches.
     assert _max_weight_difference(worker0, reference) <= ATOL
-    np.testing.assert_allclose(worker0["losses"], reference["losses"], atol=ATOL)
+    if not keras3_older_than((3, 8)):
+        # Keras 3.3-3.7 keep the loss tracker per replica (no aggregation): the losses
+        # `fit` reports are each worker's own share. The training itself is the same.
+        np.testing.assert_allclose(worker0["losses"], worker1["losses"], atol=ATOL)
+        np.testing.assert_allclose(worker0["losses"], reference["losses"], atol=ATOL)
     np.testing.assert_allclose(worker0["evaluation"], reference["evaluation"], atol=ATOL)
     np.testing.assert_allclose(worker0["predictions"], reference["predictions"], atol=ATOL)
     # And it trained: the loss went down.

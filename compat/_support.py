@@ -1,0 +1,269 @@
+"""Which TensorFlow / Keras versions the shim is tested on, and the check made at first use.
+
+The shim reaches into private parts of Keras and TensorFlow (see `_keras3_internals`
+and `_tf_internals`), which change between releases. Those modules call `check` when
+they are first imported: a missing TensorFlow or Keras gets an error that says what
+to install, an untested version gets a one-time warning that names the tested range
+and what to do, and an internal that cannot be found gets `UnsupportedVersionError`
+instead of an ImportError from a private module. `status` is what
+`python -m compat doctor` prints.
+
+Only package metadata is read here: nothing imports TensorFlow or Keras.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass
+from importlib import metadata
+
+from compat.notices import notify_once
+
+Version = tuple[int, ...]
+
+# Distributions that install the `tensorflow` package, most common first.
+_TENSORFLOW_DISTRIBUTIONS = (
+    "tensorflow",
+    "tensorflow-cpu",
+    "tensorflow-gpu",
+    "tensorflow-intel",
+    "tensorflow-macos",
+    "tf-nightly",
+    "tf-nightly-cpu",
+)
+_REPORT_HINT = (
+    "report it to multi-gpu-compat with the output of `python -m compat doctor`"
+)
+
+
+@dataclass(frozen=True)
+class TestedRange:
+    """The versions of one backend the test matrix runs on (major.minor, inclusive)."""
+
+    backend: str  # "keras3", "tf_keras" or "keras2"
+    label: str  # how messages name the Keras package
+    distribution: str  # its PyPI name ("" when it ships inside TensorFlow)
+    keras: tuple[Version, Version]
+    tensorflow: tuple[Version, Version]
+
+    def describe(self) -> str:
+        tf = f"TensorFlow {_span(self.tensorflow)}"
+        if not self.distribution:
+            return f"{self.label} in {tf}"
+        return f"{self.label} {_span(self.keras)} with {tf}"
+
+    def pin_hint(self) -> str:
+        newest_tf = _dotted(self.tensorflow[1])
+        if not self.distribution:
+            return f'pip install "tensorflow=={newest_tf}.*"'
+        return (
+            f'pip install "tensorflow=={newest_tf}.*" '
+            f'"{self.distribution}=={_dotted(self.keras[1])}.*"'
+        )
+
+
+TESTED_RANGES = {
+    "keras3": TestedRange("keras3", "Keras", "keras", ((3, 3), (3, 15)), ((2, 16), (2, 21))),
+    "tf_keras": TestedRange("tf_keras", "tf_keras", "tf-keras", ((2, 16), (2, 21)), ((2, 16), (2, 21))),
+    "keras2": TestedRange("keras2", "the built-in Keras 2", "", ((2, 12), (2, 15)), ((2, 12), (2, 15))),
+}
+
+
+class UnsupportedVersionError(RuntimeError):
+    """The installed Keras or TensorFlow lacks something the shim relies on."""
+
+
+def parse_version(text: str) -> Version:
+    """The leading numeric components: '2.16.0rc0' -> (2, 16, 0), '3.15.0.dev2025' -> (3, 15, 0)."""
+    parts: list[int] = []
+    for piece in text.split("."):
+        digits = ""
+        for char in piece:
+            if not char.isdigit():
+                break
+            digits += char
+        if not digits:
+            break
+        parts.append(int(digits))
+        if len(digits) != len(piece):
+            break
+    return tuple(parts)
+
+
+def _dotted(version: Version) -> str:
+    return ".".join(str(p) for p in version)
+
+
+def _span(bounds: tuple[Version, Version]) -> str:
+    return f"{_dotted(bounds[0])}–{_dotted(bounds[1])}"
+
+
+def _distribution_version(name: str) -> str | None:
+    try:
+        return metadata.version(name)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def tensorflow_version() -> str | None:
+    """The installed TensorFlow's version, or None; the imported module wins if there is one."""
+    module = sys.modules.get("tensorflow")
+    version = getattr(module, "__version__", None)
+    if isinstance(version, str):
+        return version
+    for name in _TENSORFLOW_DISTRIBUTIONS:
+        version = _distribution_version(name)
+        if version is not None:
+            return version
+    return None
+
+
+def keras_version() -> str | None:
+    module = sys.modules.get("keras")
+    version = getattr(module, "__version__", None)
+    if isinstance(version, str):
+        return version
+    return _distribution_version("keras") or _distribution_version("keras-nightly")
+
+
+def tf_keras_version() -> str | None:
+    return _distribution_version("tf-keras") or _distribution_version("tf_keras")
+
+
+def _uses_legacy_keras() -> bool:
+    # TensorFlow's own test for routing `tf.keras` to tf_keras.
+    return os.environ.get("TF_USE_LEGACY_KERAS") in ("true", "True", "1")
+
+
+def current_backend() -> str:
+    """The backend legacy code gets here: "tf_keras", "keras2" (TF <= 2.15) or "keras3"."""
+    if _uses_legacy_keras():
+        return "tf_keras"
+    keras = keras_version()
+    if keras is not None and parse_version(keras)[:1] == (2,):
+        return "keras2"
+    tf = tensorflow_version()
+    if keras is None and tf is not None and parse_version(tf)[:2] <= (2, 15):
+        return "keras2"
+    return "keras3"
+
+
+def _package_version(backend: str) -> str | None:
+    if backend == "tf_keras":
+        return tf_keras_version()
+    if backend == "keras2":
+        return keras_version() or tensorflow_version()
+    return keras_version()
+
+
+@dataclass(frozen=True)
+class Status:
+    """What `status` found: `state` is "supported", "untested newer version",
+    "untested older version" or "not installed"; `message` (for a person) starts with
+    the state, or with what is not installed."""
+
+    backend: str
+    state: str
+    tensorflow: str | None
+    keras: str | None
+    tested: TestedRange
+    message: str
+
+    @property
+    def supported(self) -> bool:
+        return self.state == "supported"
+
+
+def _compare(version: Version, bounds: tuple[Version, Version]) -> int:
+    """-1 below the range, 0 inside, 1 above (by major.minor)."""
+    key = version[:2]
+    if key < bounds[0]:
+        return -1
+    if key > bounds[1]:
+        return 1
+    return 0
+
+
+def _install_hint(tested: TestedRange) -> str:
+    if tested.backend == "tf_keras":
+        return f'pip install "tensorflow=={_dotted(tested.tensorflow[1])}.*" tf-keras'
+    return 'pip install tensorflow (or tensorflow-cpu), or pip install "multi-gpu-compat[cpu]"'
+
+
+def status(backend: str | None = None) -> Status:
+    """The support status of this environment for `backend` (default: the one in use)."""
+    backend = backend or current_backend()
+    tested = TESTED_RANGES[backend]
+    tf, keras = tensorflow_version(), _package_version(backend)
+    found = f"{tested.label} {keras}" if tested.distribution else "Keras 2"
+    if tf is None:
+        message = (
+            f"TensorFlow not installed: `multi_gpu_model` runs on TensorFlow, install it "
+            f"with {_install_hint(tested)}. Tested: {tested.describe()}."
+        )
+        return Status(backend, "not installed", tf, keras, tested, message)
+    if keras is None:
+        wanted = tested.distribution
+        if backend == "tf_keras":  # tf_keras releases follow TensorFlow's
+            wanted = f'"{wanted}=={_dotted(parse_version(tf)[:2])}.*"'
+        message = (
+            f"{tested.label} not installed: install it next to TensorFlow {tf} with "
+            f"pip install {wanted}. Tested: {tested.describe()}."
+        )
+        return Status(backend, "not installed", tf, keras, tested, message)
+    positions = [_compare(parse_version(tf), tested.tensorflow)]
+    if tested.distribution:
+        positions.append(_compare(parse_version(keras), tested.keras))
+    here = f"{found} with TensorFlow {tf}" if tested.distribution else f"TensorFlow {tf} (Keras 2)"
+    if all(p == 0 for p in positions):
+        message = f"supported: {here} (tested: {tested.describe()})."
+        return Status(backend, "supported", tf, keras, tested, message)
+    state = "untested newer version" if max(positions) > 0 else "untested older version"
+    if state == "untested newer version":
+        advice = (
+            f"It may well work; if something fails, pin a tested version "
+            f"({tested.pin_hint()}) and {_REPORT_HINT}."
+        )
+    else:
+        advice = (
+            f"If something fails, upgrade to a tested version ({tested.pin_hint()}) "
+            f"or {_REPORT_HINT}."
+        )
+    message = (
+        f"{state}: multi-gpu-compat is tested with {tested.describe()}; this environment "
+        f"has {here}. {advice}"
+    )
+    return Status(backend, state, tf, keras, tested, message)
+
+
+def check(backend: str) -> Status:
+    """The first-use check: warns once on an untested version, raises if a package is missing.
+
+    Raises:
+        ImportError: if TensorFlow (or the backend's Keras package) is not installed,
+            with what to install.
+    """
+    found = status(backend)
+    if found.state == "not installed":
+        raise ImportError(f"multi-gpu-compat: {found.message}")
+    if not found.supported:
+        notify_once(f"support:{backend}", f"multi-gpu-compat: {found.message}", stacklevel=4)
+    return found
+
+
+def missing_internal(backend: str, what: str, detail: str = "") -> UnsupportedVersionError:
+    """The error for a private internal this TensorFlow / Keras does not have."""
+    found = status(backend)
+    here = f"TensorFlow {found.tensorflow}"
+    if found.tested.distribution:
+        here = f"{found.tested.label} {found.keras} with {here}"
+    if found.supported:
+        advice = f"This is a bug in multi-gpu-compat: {_REPORT_HINT}."
+    else:
+        advice = f"Install a tested version ({found.tested.pin_hint()}) or {_REPORT_HINT}."
+    suffix = f" ({detail})" if detail else ""
+    return UnsupportedVersionError(
+        f"multi-gpu-compat cannot run on {here}: it needs {what}, which this version "
+        f"does not have{suffix}. Tested: {found.tested.describe()}. {advice}"
+    )

@@ -1,0 +1,139 @@
+"""Every private TensorFlow internal the shim uses, resolved for the installed TensorFlow.
+
+Multi-worker training must configure TensorFlow's eager context before it is first
+initialised and give MultiWorkerMirroredStrategy simulated devices; both need
+`tensorflow.python` modules that TensorFlow does not export. They are reached here
+and only here. Importing this module is the first-use check
+(`compat._support.check`): an untested TensorFlow warns once, a missing internal
+raises `UnsupportedVersionError` naming it, never an ImportError from a private module.
+"""
+
+from __future__ import annotations
+
+import importlib
+from typing import Any
+
+from compat import _support
+
+_support.check(_support.current_backend())
+
+__all__ = [
+    "context",
+    "eager_context",
+    "context_initialized",
+    "collective_extended_class",
+    "coordination_config_pb2",
+    "coordination_leader",
+    "distribute_strategy_of",
+    "missing_internals",
+]
+
+# (module, attribute) pairs, each checked where it is first resolved.
+_MODULES = {
+    "context": "tensorflow.python.eager.context",
+    "collective_all_reduce_strategy": "tensorflow.python.distribute.collective_all_reduce_strategy",
+    "multi_worker_util": "tensorflow.python.distribute.multi_worker_util",
+}
+# Attributes used on the eager Context and the collective strategy's `extended`.
+_REQUIRED = (
+    ("context", "Context.ensure_initialized"),
+    ("context", "Context.configure_coordination_service"),
+    ("context", "Context.coordination_service"),
+    ("context", "context"),
+    ("collective_all_reduce_strategy", "CollectiveAllReduceExtended._initialize_local_devices"),
+    ("multi_worker_util", "coordination_leader"),
+)
+
+
+def _module(key: str) -> Any:
+    name = _MODULES[key]
+    try:
+        return importlib.import_module(name)
+    except ImportError as err:
+        raise _support.missing_internal(_support.current_backend(), f"`{name}`", str(err)) from None
+
+
+def _lookup(key: str, dotted: str) -> Any:
+    value = _module(key)
+    for part in dotted.split("."):
+        value = getattr(value, part)
+    return value
+
+
+def missing_internals() -> list[str]:
+    """The private internals this TensorFlow lacks (empty on every tested version)."""
+    missing = []
+    for key, dotted in _REQUIRED:
+        try:
+            _lookup(key, dotted)
+        except (AttributeError, _support.UnsupportedVersionError):
+            missing.append(f"{_MODULES[key]}.{dotted}")
+    return missing
+
+
+def _require(key: str, dotted: str) -> Any:
+    try:
+        return _lookup(key, dotted)
+    except AttributeError:
+        raise _support.missing_internal(
+            _support.current_backend(), f"`{_MODULES[key]}.{dotted}`"
+        ) from None
+
+
+def context() -> Any:
+    """TensorFlow's eager context module."""
+    return _module("context")
+
+
+def eager_context() -> Any:
+    """The process's eager `Context` object (not initialising it)."""
+    return _require("context", "context")()
+
+
+def context_initialized(ctx: Any = None) -> bool:
+    """Whether TensorFlow has initialised its context (devices fixed, ops run)."""
+    ctx = eager_context() if ctx is None else ctx
+    return bool(getattr(ctx, "_initialized"))
+
+
+def context_class() -> Any:
+    """The eager `Context` class, whose `ensure_initialized` multi-worker training wraps."""
+    cls = _require("context", "Context")
+    _require("context", "Context.ensure_initialized")
+    return cls
+
+
+def collective_setup_pending(ctx: Any) -> bool:
+    """True when no collective strategy has configured the context yet."""
+    return getattr(ctx, "_collective_leader", None) is None and getattr(
+        ctx, "_collective_ops_server_def", None
+    ) is None
+
+
+def collective_extended_class() -> Any:
+    """MultiWorkerMirroredStrategy's `extended` class (picks each worker's local devices)."""
+    _require("collective_all_reduce_strategy", "CollectiveAllReduceExtended._initialize_local_devices")
+    return _require("collective_all_reduce_strategy", "CollectiveAllReduceExtended")
+
+
+def coordination_config_pb2() -> Any:
+    """The protobuf module describing coordinated jobs."""
+    try:
+        return importlib.import_module("tensorflow.core.protobuf.coordination_config_pb2")
+    except ImportError:
+        return _require("collective_all_reduce_strategy", "coordination_config_pb2")
+
+
+def coordination_leader(cluster_spec: Any) -> str:
+    """The task that leads the coordination service, as MultiWorkerMirroredStrategy picks it."""
+    return _require("multi_worker_util", "coordination_leader")(cluster_spec)
+
+
+def distribute_strategy_of(value: Any) -> Any:
+    """The strategy a distributed value (e.g. a MirroredVariable) belongs to."""
+    try:
+        return value._distribute_strategy
+    except AttributeError:
+        raise _support.missing_internal(
+            _support.current_backend(), f"`{type(value).__name__}._distribute_strategy`"
+        ) from None

@@ -1,0 +1,231 @@
+"""Tested version ranges, the first-use check of private internals, and doctor's support line."""
+
+from __future__ import annotations
+
+import importlib.util
+import io
+import sys
+import warnings
+from contextlib import redirect_stdout
+
+import numpy as np
+import pytest
+
+import compat
+from compat import _support, doctor, notices
+from compat_helpers import data, mlp, replica_values, run
+
+
+@pytest.fixture
+def fresh_notices(monkeypatch):
+    monkeypatch.setattr(notices, "_issued", set())
+
+
+@pytest.fixture
+def keras3_only(legacy_keras):
+    if legacy_keras:
+        pytest.skip("Keras 3 internals: this run serves tf_keras (TF_USE_LEGACY_KERAS=1)")
+
+
+def _fake_versions(monkeypatch, keras: str | None, tensorflow: str | None) -> None:
+    monkeypatch.setattr(_support, "keras_version", lambda: keras)
+    monkeypatch.setattr(_support, "tensorflow_version", lambda: tensorflow)
+
+
+def _load_fresh_copy(name: str):
+    """Imports a second copy of a compat module, as a first use in a new process would."""
+    module_name = f"compat.{name}"
+    spec = importlib.util.spec_from_file_location(
+        f"{module_name}_fresh_copy", importlib.util.find_spec(module_name).origin
+    )
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [("2.16.2", (2, 16, 2)), ("2.16.0rc0", (2, 16, 0)), ("3.15.0.dev2025110303", (3, 15, 0)),
+     ("2.15.0.post1", (2, 15, 0)), ("3.8", (3, 8)), ("nightly", ())],
+)
+def test_parse_version(text, expected):
+    assert _support.parse_version(text) == expected
+
+
+def test_installed_environment_is_supported():
+    status = _support.status()
+    assert status.state == "supported", status.message
+    assert status.tensorflow == _support.tensorflow_version()
+    assert status.keras in status.message and status.tensorflow in status.message
+
+
+def test_untested_newer_version_warns_with_range_and_advice(monkeypatch, fresh_notices):
+    _fake_versions(monkeypatch, keras="3.99.0", tensorflow="2.30.1")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        status = _support.check("keras3")
+        _support.check("keras3")
+    assert status.state == "untested newer version"
+    shim = [w for w in caught if issubclass(w.category, notices.MultiGPUCompatWarning)]
+    assert len(shim) == 1
+    message = str(shim[0].message)
+    assert "Keras 3.99.0" in message and "TensorFlow 2.30.1" in message
+    assert "Keras 3.3–3.15 with TensorFlow 2.16–2.21" in message
+    assert 'pip install "tensorflow==2.21.*" "keras==3.15.*"' in message
+    assert "python -m compat doctor" in message
+
+
+def test_newer_tensorflow_alone_is_untested(monkeypatch):
+    _fake_versions(monkeypatch, keras="3.15.0", tensorflow="2.22.0")
+    assert _support.status("keras3").state == "untested newer version"
+
+
+def test_older_keras_3_is_untested_older(monkeypatch):
+    _fake_versions(monkeypatch, keras="3.1.1", tensorflow="2.16.1")
+    status = _support.status("keras3")
+    assert status.state == "untested older version"
+    assert "upgrade to a tested version" in status.message
+
+
+def test_missing_tensorflow_says_what_to_install(monkeypatch):
+    _fake_versions(monkeypatch, keras="3.15.0", tensorflow=None)
+    with pytest.raises(ImportError, match=r"TensorFlow not installed.*pip install tensorflow"):
+        _support.check("keras3")
+
+
+def test_keras2_backend_is_tensorflow_2_12_to_2_15(monkeypatch):
+    _fake_versions(monkeypatch, keras="2.15.0", tensorflow="2.15.1")
+    monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
+    assert _support.current_backend() == "keras2"
+    assert _support.status().state == "supported"
+    _fake_versions(monkeypatch, keras="2.11.0", tensorflow="2.11.1")
+    assert _support.status().state == "untested older version"
+
+
+def test_support_check_does_not_import_tensorflow():
+    probe = run(
+        "import sys, compat._support as s\n"
+        "s.status()\n"
+        "print('tensorflow' in sys.modules, 'keras' in sys.modules)\n",
+        env={"MULTI_GPU_COMPAT_DISABLE": "1"},
+    )
+    assert probe.stdout.split() == ["False", "False"]
+
+
+# --- the Keras 3 adapter ------------------------------------------------------------------
+
+
+def test_every_keras3_internal_resolves(keras3_only, keras_module):
+    from compat import _keras3_internals as internals
+    from compat import _tf_internals
+
+    assert internals.missing_internals() == []
+    assert _tf_internals.missing_internals() == []
+    model = mlp(keras_module, name="internals_probe")
+    optimizer = keras_module.optimizers.Adam()
+    optimizer.build(model.trainable_variables)
+    live = {"variable": model.weights[0], "optimizer": optimizer, "model": model}
+    for kind, names in internals.INSTANCE_ATTRIBUTES.items():
+        for name in names:
+            assert hasattr(live[kind], name), f"{kind} has no {name}"
+
+
+def test_newer_keras_without_an_internal_gets_clear_error(keras3_only, monkeypatch, fresh_notices):
+    import keras
+    from keras.src.backend.tensorflow import trainer
+
+    monkeypatch.setattr(keras, "__version__", "3.99.0")
+    monkeypatch.delattr(trainer, "TensorFlowTrainer")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with pytest.raises(_support.UnsupportedVersionError) as info:
+            _load_fresh_copy("_keras3_internals")
+    assert not isinstance(info.value, ImportError)
+    message = str(info.value)
+    assert "Keras 3.99.0" in message and "TensorFlowTrainer" in message
+    assert "Tested: Keras 3.3–3.15 with TensorFlow 2.16–2.21" in message
+    assert 'pip install "tensorflow==2.21.*" "keras==3.15.*"' in message
+
+
+def test_tested_keras_without_an_internal_is_reported_as_our_bug(keras3_only, monkeypatch):
+    from compat._keras3_internals import TensorFlowTrainer
+
+    monkeypatch.setattr(TensorFlowTrainer, "_flatten_metrics_in_order", None)  # inherited: shadow it
+    with pytest.raises(_support.UnsupportedVersionError, match="_flatten_metrics_in_order.*bug in multi-gpu-compat"):
+        _load_fresh_copy("_keras3_internals")
+
+
+def test_batch_logs_are_python_floats_and_replicas_stay_in_sync(keras3_only, keras_module):
+    template = mlp(keras_module, name="sync_probe")
+    parallel = compat.multi_gpu_model(template, gpus=4)
+    parallel.compile(optimizer=keras_module.optimizers.SGD(0.1), loss="mse", metrics=["mae"])
+    x, y = data(8, seed=5)
+    losses = parallel.train_on_batch(x, y)
+    assert all(type(v) is float for v in losses), losses
+    assert set(parallel.test_on_batch(x, y, return_dict=True)) == {"loss", "mae"}
+    parallel.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    strategy = parallel.distribute_strategy
+    _assert_replicas_equal(strategy, template)
+    # The template trained on its own stays in sync as well.
+    template.compile(optimizer=keras_module.optimizers.SGD(0.1), loss="mse")
+    template.fit(x, y, batch_size=8, epochs=1, verbose=0)
+    _assert_replicas_equal(strategy, template)
+
+
+def _assert_replicas_equal(strategy, model) -> None:
+    for variable in model.trainable_weights:
+        first, *others = replica_values(strategy, variable)
+        assert all(np.array_equal(first, other) for other in others), variable.path
+
+
+def test_tf_internals_error_names_what_is_missing(monkeypatch):
+    from compat import _tf_internals
+
+    monkeypatch.setitem(_tf_internals._MODULES, "multi_worker_util", "tensorflow.python.no_such_module")
+    assert "tensorflow.python.no_such_module.coordination_leader" in _tf_internals.missing_internals()
+    with pytest.raises(_support.UnsupportedVersionError, match="no_such_module"):
+        _tf_internals.coordination_leader(None)
+
+
+# --- doctor ---------------------------------------------------------------------------
+
+
+def _doctor_output() -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert doctor.main([]) == 0
+    return out.getvalue()
+
+
+def test_doctor_reports_supported_environment():
+    lines = _doctor_output().splitlines()
+    support = next(line for line in lines if line.startswith("support: "))
+    assert support.startswith("support: supported: ")
+    assert f"TensorFlow {_support.tensorflow_version()}" in support and "(tested: " in support
+    assert "private internals: all resolve" in lines
+
+
+def test_doctor_reports_untested_newer_version(monkeypatch):
+    _fake_versions(monkeypatch, keras="3.99.0", tensorflow="2.30.0")
+    monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
+    output = _doctor_output()
+    assert "support: untested newer version: multi-gpu-compat is tested with Keras 3.3–3.15" in output
+
+
+def test_doctor_reports_missing_tensorflow(monkeypatch):
+    _fake_versions(monkeypatch, keras="3.15.0", tensorflow=None)
+    monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
+    output = _doctor_output()
+    assert "support: TensorFlow not installed: `multi_gpu_model` runs on TensorFlow" in output
+    assert "pip install tensorflow" in output
+    assert "private internals" not in output
+    assert sys.modules.get("tensorflow") is not None  # the real one stayed loaded
+
+
+def test_missing_keras_package_says_what_to_install(monkeypatch):
+    _fake_versions(monkeypatch, keras=None, tensorflow="2.18.1")
+    assert "Keras not installed: install it next to TensorFlow 2.18.1 with pip install keras." in (
+        _support.status("keras3").message
+    )
+    monkeypatch.setattr(_support, "tf_keras_version", lambda: None)
+    assert 'pip install "tf-keras==2.18.*"' in _support.status("tf_keras").message
