@@ -32,10 +32,11 @@ def _case_names() -> list[str]:
 def case_results(tmp_path_factory) -> dict[str, list[tuple[str, str]]]:
     """Runs conformance_cases.py on 8 simulated GPUs: {case: [(outcome, details), ...]}."""
     report = tmp_path_factory.mktemp("conformance") / "report.xml"
-    pythonpath = os.pathsep.join(p for p in (str(ROOT), os.environ.get("PYTHONPATH")) if p)
+    here = str(Path(__file__).parent)  # for the `conformance_exit` plugin
+    pythonpath = os.pathsep.join(p for p in (str(ROOT), here, os.environ.get("PYTHONPATH")) if p)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", str(CASES), "--noconftest", "-p", "no:cacheprovider",
-         "-q", f"--junitxml={report}"],
+         "-p", "conformance_exit", "-q", f"--junitxml={report}"],
         cwd=ROOT, capture_output=True, text=True, timeout=1800,
         env=child_env({"MULTI_GPU_COMPAT_SIMULATE_GPUS": "8", "PYTHONPATH": pythonpath}),
     )
