@@ -70,13 +70,14 @@ def test_legacy_helpers_report_the_real_devices_without_simulation():
         import tensorflow as tf
         import keras
         from keras import backend as K
-        real = [d.name for d in tf.config.list_logical_devices()]
         utils = keras.utils.multi_gpu_utils
-        assert utils._get_available_devices() == real, (utils._get_available_devices(), real)
-        gpus = [d for d in real if ":GPU:" in d]
-        assert K.tensorflow_backend._get_available_gpus() == gpus
-        assert keras.backend._get_available_gpus() == gpus
-        assert tf.keras.backend._get_available_gpus() == gpus
+        short = lambda names: [utils._normalize_device_name(n) for n in names]
+        real = short(d.name for d in tf.config.list_logical_devices())
+        assert short(utils._get_available_devices()) == real, (utils._get_available_devices(), real)
+        gpus = [d for d in real if d.startswith("/gpu:")]
+        assert short(K.tensorflow_backend._get_available_gpus()) == gpus
+        assert short(keras.backend._get_available_gpus()) == gpus
+        assert short(tf.keras.backend._get_available_gpus()) == gpus
         print(len(gpus))
         """
     )
