@@ -78,16 +78,14 @@ def _strategy_for(devices: list[str], cross_device_ops: Any) -> Any:
     return strategy
 
 
+def is_shim_strategy(strategy: Any) -> bool:
+    """True for a MirroredStrategy that `multi_gpu_model` created (its variables may move)."""
+    return any(ours is strategy for ours in _strategies.values())
+
+
 def foreign_strategy_error(variable_name: str, strategy: Any) -> ValueError:
-    """The error for a template whose variables already belong to another strategy."""
-    for devices, ours in _strategies.items():
-        if ours is strategy:
-            return ValueError(
-                f"This template is already replicated by `multi_gpu_model` on {list(devices)} "
-                f"(variable {variable_name}); its weights cannot live on two device sets. "
-                "Call `multi_gpu_model` with the same `gpus` again, or build a new template "
-                "for the other devices."
-            )
+    """The error for a template whose variables belong to a strategy the user created."""
+    del strategy  # Named for the caller's benefit; the message is the same for any strategy.
     return ValueError(
         f"Variable {variable_name} was created under another tf.distribute strategy; "
         "`multi_gpu_model` expects a template built outside any strategy scope. Build the "

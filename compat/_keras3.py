@@ -23,16 +23,20 @@ def _distribute_variable(variable: Any, strategy: Any) -> None:
     """
     old = variable.value
     if isinstance(old, tf.distribute.DistributedValues):
-        if _internals.distribute_strategy_of(old) is strategy:
+        current = _internals.distribute_strategy_of(old)
+        if current is strategy:
             return
-        raise _devices.foreign_strategy_error(variable.path, _internals.distribute_strategy_of(old))
+        if not _devices.is_shim_strategy(current):
+            raise _devices.foreign_strategy_error(variable.path, current)
+        # Wrapped again on other devices: the new strategy takes the variable over.
+    initial = old.read_value()  # read outside the new scope: `old` may be another strategy's
     if not variable.trainable and variable.dtype.startswith("float") and variable.aggregation == "none":
         # Keras 3 creates BatchNormalization statistics with aggregation "none": each
         # replica would keep its own. MEAN keeps them identical on all replicas.
         _internals.set_aggregation(variable, "mean")
     with strategy.scope():
         _internals.set_backing_variable(variable, tf.Variable(
-            old.read_value(),
+            initial,
             dtype=old.dtype,
             trainable=old.trainable,
             name=old.name.split(":")[0],
@@ -90,7 +94,12 @@ class _StrategyFixes:
         # shapes; with an uneven split ([3, 3, 3, 0] rows) that fails in AddN. The first
         # replica's rows carry the same shapes.
         if iterator is not None:
-            batch = _internals.first_step_batch(iterator)
+            try:
+                batch = _internals.first_step_batch(iterator)
+            except StopIteration:
+                # No data at all: build nothing, so that `fit` warns that the input
+                # ran out of data and returns, as it does without a strategy.
+                return
             if batch is not None:
                 data_batch = tf.nest.map_structure(partial(_first_replica, self), batch)
         TensorFlowTrainer._maybe_symbolic_build(self, data_batch=data_batch)
@@ -148,6 +157,22 @@ def _bind_fixes(template: Any) -> None:
     for name in _internals.STRATEGY_FIX_METHODS:
         if getattr(type(template), name) is getattr(TensorFlowTrainer, name):
             template.__dict__[name] = MethodType(getattr(_StrategyFixes, name), template)
+    template.__dict__["compile"] = MethodType(_compile_distributed_template, template)
+
+
+def _compile_distributed_template(template: Any, *args: Any, **kwargs: Any) -> None:
+    """`template.compile(...)` after wrapping: the template is a distributed model now.
+
+    Its metrics and its optimizer (even one created before `multi_gpu_model`, under
+    no strategy) must belong to the template's strategy, or `fit` fails with "Mixing
+    different tf.distribute.Strategy objects". Training then runs on the replicas,
+    with single-device results, and the variables stay shared with the parallel model.
+    """
+    strategy = template.distribute_strategy
+    with strategy.scope():
+        type(template).compile(template, *args, **kwargs)
+    if getattr(template, "optimizer", None) is not None:
+        distribute_optimizer(template.optimizer, strategy)
 
 
 class ParallelModel(_parallel.ParallelMixin, _StrategyFixes, Functional):
@@ -235,6 +260,7 @@ def _guard_empty_batches(template: Any) -> None:
 def replicate(template: Any, strategy: Any, relocate: bool = False) -> ParallelModel:
     """Distributes `template` onto `strategy` and returns the parallel model."""
     del relocate  # Variables are mirrored on every replica device either way.
+    _parallel.note_owner(template, getattr(template, "_distribute_strategy", None), strategy)
     distribute_template(template, strategy)
     _bind_fixes(template)
     _guard_empty_batches(template)

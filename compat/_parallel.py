@@ -28,16 +28,51 @@ def reset_compiled_functions(model: Any) -> None:
 
 
 def output_names(template: Any, count: int) -> list[str]:
-    """The template's output names (Keras 3 Sequential has no `output_names`: use its layers)."""
+    """The template's output names (Keras 3 Sequential has no `output_names`: use its layers).
+
+    A name the template repeats (a shared sub-model called twice) becomes `name_1`,
+    `name_2`, ... and the unique names are kept, as Keras 2.2.3+ named them.
+    """
     names = list(getattr(template, "output_names", None) or [])
     if len(names) != count:
         try:
             names = [t._keras_history[0].name for t in template.outputs]
         except (AttributeError, TypeError, ValueError, IndexError):
             names = []
-    if len(names) != count or len(set(names)) != count:
+    if len(names) != count:
         names = [f"output_{i + 1}" for i in range(count)]
-    return names
+    return _deduplicated(names)
+
+
+def _deduplicated(names: list[str]) -> list[str]:
+    repeated = {n for n in names if names.count(n) > 1}
+    taken = set(names) - repeated
+    last_suffix: dict[str, int] = {}
+    result = []
+    for name in names:
+        if name not in repeated:
+            result.append(name)
+            continue
+        suffix = last_suffix.get(name, 0) + 1
+        while f"{name}_{suffix}" in taken:  # e.g. ['a', 'a', 'a_1']: skip to a_2
+            suffix += 1
+        last_suffix[name] = suffix
+        taken.add(f"{name}_{suffix}")
+        result.append(f"{name}_{suffix}")
+    return result
+
+
+def note_owner(template: Any, current: Any, strategy: Any) -> None:
+    """Records that `strategy` now holds the template's variables.
+
+    A template wrapped again on other devices hands its variables to the new
+    strategy; parallel models made before that see a new generation and refuse
+    to run (`ParallelMixin._check_current`) instead of failing inside TensorFlow.
+    """
+    generation = template.__dict__.get("_compat_generation", 0)
+    if current is not None and current is not strategy:
+        generation += 1
+    template.__dict__["_compat_generation"] = generation
 
 
 class ParallelMixin:
@@ -55,6 +90,21 @@ class ParallelMixin:
         # second time as a sub-layer and change `layers`.
         self.__dict__["_compat_template"] = template
         self.__dict__["_compat_strategy"] = strategy
+        self.__dict__["_compat_generation"] = template.__dict__.get("_compat_generation", 0)
+
+    def _check_current(self) -> None:
+        """Raises if a later `multi_gpu_model` call moved the template's weights elsewhere."""
+        template = self._compat_template
+        if template.__dict__.get("_compat_generation", 0) == self.__dict__.get("_compat_generation", 0):
+            return
+        raise RuntimeError(
+            f"This parallel model no longer holds the weights of its template "
+            f"{template.name!r}: `multi_gpu_model` was called on that template again "
+            "with other `gpus`, and the model it returned took the weights over. Use "
+            "the model returned by the latest `multi_gpu_model` call, or call "
+            "`multi_gpu_model(template, gpus=...)` again to run on these devices "
+            "(the template keeps the trained weights either way)."
+        )
 
     @property
     def template(self) -> Any:
@@ -62,6 +112,7 @@ class ParallelMixin:
         return self._compat_template
 
     def compile(self, *args: Any, **kwargs: Any) -> None:
+        self._check_current()
         # Keras 3 needs the optimizer, metrics and loss trackers created in scope.
         with self._compat_strategy.scope():
             super().compile(*args, **kwargs)
@@ -92,6 +143,30 @@ class ParallelMixin:
 
     def _distribute_optimizer(self, optimizer: Any) -> None:
         raise NotImplementedError
+
+    def fit(self, *args: Any, **kwargs: Any) -> Any:
+        self._check_current()
+        return super().fit(*args, **kwargs)
+
+    def evaluate(self, *args: Any, **kwargs: Any) -> Any:
+        self._check_current()
+        return super().evaluate(*args, **kwargs)
+
+    def predict(self, *args: Any, **kwargs: Any) -> Any:
+        self._check_current()
+        return super().predict(*args, **kwargs)
+
+    def train_on_batch(self, *args: Any, **kwargs: Any) -> Any:
+        self._check_current()
+        return super().train_on_batch(*args, **kwargs)
+
+    def test_on_batch(self, *args: Any, **kwargs: Any) -> Any:
+        self._check_current()
+        return super().test_on_batch(*args, **kwargs)
+
+    def predict_on_batch(self, *args: Any, **kwargs: Any) -> Any:
+        self._check_current()
+        return super().predict_on_batch(*args, **kwargs)
 
     def save(self, filepath: Any, *args: Any, **kwargs: Any) -> Any:
         """Saves the template (the single-device model), as `multi_gpu_model` users were told to."""

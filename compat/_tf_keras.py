@@ -24,10 +24,11 @@ def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
         # would depend on the replica a row lands on. Mirrored with MEAN, every update
         # is averaged across replicas and all replicas hold the same statistics.
         synchronization, aggregation = tf.VariableSynchronization.ON_WRITE, tf.VariableAggregation.MEAN
+    initial = variable.read_value()  # outside the scope: `variable` may be another strategy's
     with strategy.scope():
         # The full name is kept: tf_keras matches .h5 weights by it.
         return tf.Variable(
-            variable.read_value(),
+            initial,
             dtype=variable.dtype,
             trainable=variable.trainable,
             name=variable.name.split(":")[0],
@@ -76,7 +77,9 @@ def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: 
         if isinstance(variable, tf.distribute.DistributedValues):
             if variable._distribute_strategy is strategy:
                 continue
-            raise _devices.foreign_strategy_error(variable.name, variable._distribute_strategy)
+            if not _devices.is_shim_strategy(variable._distribute_strategy):
+                raise _devices.foreign_strategy_error(variable.name, variable._distribute_strategy)
+            # Wrapped again on other devices: the new strategy takes the variable over.
         new = mapping.get(id(variable))
         if new is None:
             new = mapping[id(variable)] = _mirror(variable, strategy)
@@ -172,5 +175,6 @@ def build_parallel(template: Any, strategy: Any) -> ParallelModel:
 def replicate(template: Any, strategy: Any, relocate: bool = False) -> ParallelModel:
     """Distributes `template` onto `strategy` and returns the parallel model."""
     del relocate  # Variables are mirrored on every replica device either way.
+    _parallel.note_owner(template, getattr(template, "_distribution_strategy", None), strategy)
     distribute_template(template, strategy)
     return build_parallel(template, strategy)

@@ -49,6 +49,7 @@ VIRTUAL_MODULES = {
     "keras.utils.training_utils": "keras.utils",
     "keras.utils.multi_gpu_utils": "keras.utils",
     "tensorflow.python.keras.utils.multi_gpu_utils": "tensorflow.keras.utils",
+    "keras.backend.tensorflow_backend": "keras.backend",
     "tensorflow._api.v1": None,
     "tensorflow._api.v1.keras": "tensorflow.keras",
     "tensorflow._api.v1.keras.utils": "tensorflow.keras.utils",
@@ -105,6 +106,58 @@ _AFTER_IMPORT: dict[str, Callable[[types.ModuleType], None]] = {
 }
 _AFTER_IMPORT["tensorflow"] = _after_tensorflow
 
+# The legacy module surface: Keras 2's device helpers (compat.legacy_surface) on the
+# modules that had them, and the old submodules as attributes of their parents
+# (`keras.utils.multi_gpu_utils` after a plain `import keras`).
+_LEGACY_HELPERS = {
+    "keras.utils.training_utils": ("_get_available_devices", "_normalize_device_name"),
+    "keras.utils.multi_gpu_utils": ("_get_available_devices", "_normalize_device_name"),
+    "tensorflow.python.keras.utils.multi_gpu_utils": ("_get_available_devices", "_normalize_device_name"),
+    "keras.backend.tensorflow_backend": ("_get_available_gpus",),
+    "keras.backend": ("_get_available_gpus",),
+    "keras._tf_keras.keras.backend": ("_get_available_gpus",),
+    "tf_keras.backend": ("_get_available_gpus",),
+    "tf_keras.api._v1.keras.backend": ("_get_available_gpus",),
+    "tf_keras.api._v2.keras.backend": ("_get_available_gpus",),
+    # Has its own, which sees no simulated GPUs: replaced by one that does.
+    "tensorflow.python.keras.backend": ("_get_available_gpus",),
+}
+_LEGACY_SUBMODULES = {
+    "keras.utils": ("training_utils", "multi_gpu_utils"),
+    "tensorflow.python.keras.utils": ("multi_gpu_utils",),
+    "keras.backend": ("tensorflow_backend",),
+}
+
+
+def _add_legacy_surface(module: types.ModuleType) -> None:
+    helpers = _LEGACY_HELPERS.get(module.__name__, ())
+    if helpers:
+        from compat import legacy_surface
+
+        for name in helpers:
+            setattr(module, name, getattr(legacy_surface, name))
+    for child in _LEGACY_SUBMODULES.get(module.__name__, ()):
+        if not hasattr(module, child):  # importing sets the parent's attribute
+            importlib.import_module(f"{module.__name__}.{child}")
+
+
+def _then(
+    first: Callable[[types.ModuleType], None] | None, second: Callable[[types.ModuleType], None]
+) -> Callable[[types.ModuleType], None]:
+    if first is None:
+        return second
+
+    def both(module: types.ModuleType) -> None:
+        first(module)
+        second(module)
+
+    return both
+
+
+for _name in set(_LEGACY_HELPERS) | set(_LEGACY_SUBMODULES):
+    if _name not in VIRTUAL_MODULES:  # virtual modules get theirs from _VirtualLoader
+        _AFTER_IMPORT[_name] = _then(_AFTER_IMPORT.get(_name), _add_legacy_surface)
+
 
 class _PatchingLoader:
     """Runs the real loader, then our callback; a failing callback only warns."""
@@ -144,8 +197,11 @@ class _VirtualLoader:
         return _VirtualModule(spec.name)
 
     def exec_module(self, module: types.ModuleType) -> None:
-        if module.__name__ not in _VIRTUAL_PACKAGES:
-            _patch(module)
+        if module.__name__ not in _VIRTUAL_PACKAGES and not module.__name__.endswith("_backend"):
+            # Set, not `_patch`ed: `hasattr` would forward to the target module, which
+            # may not be importable yet (served while TensorFlow itself is importing).
+            module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]
+        _add_legacy_surface(module)
 
 
 class _Finder:

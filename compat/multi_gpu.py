@@ -162,6 +162,15 @@ def _check_devices(gpus: Any, gpu_ids: Any) -> None:
 
 
 def _check_model(model: Any) -> None:
+    if any(cls.__module__.startswith("tensorflow.python.keras") for cls in type(model).__mro__):
+        # TensorFlow's frozen internal Keras copy: its variables cannot be mirrored.
+        raise TypeError(
+            "`multi_gpu_model` cannot distribute a model built with "
+            "`tensorflow.python.keras`, TensorFlow's internal copy of an old Keras. Build "
+            "the model with the public API instead: import from `tensorflow.keras` (or "
+            "`keras`) rather than `tensorflow.python.keras`. "
+            f"Received: model={getattr(model, 'name', model)!r} of type {type(model).__name__}"
+        )
     # `built` first: tf_keras raises (not AttributeError) for `variables` of an unbuilt model.
     if not (hasattr(model, "built") and callable(getattr(model, "fit", None))):
         raise TypeError(

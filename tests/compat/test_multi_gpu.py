@@ -307,12 +307,14 @@ def test_wrapping_same_template_twice_shares_variables(keras_module):
     assert weights_equal(second.get_weights(), new)
 
 
-def test_template_distributed_on_other_devices_clear_error(keras_module):
+def test_template_wrapped_again_on_other_devices_moves_there(keras_module):
     template = mlp(keras_module, name="other_devices_template")
-    compat.multi_gpu_model(template, gpus=2)
-    with pytest.raises(ValueError, match="already replicated by `multi_gpu_model`") as excinfo:
-        compat.multi_gpu_model(template, gpus=[1, 2])
-    assert "CPU:0" in str(excinfo.value) and "CPU:1" in str(excinfo.value)  # where it already lives
+    first = compat.multi_gpu_model(template, gpus=2)
+    second = compat.multi_gpu_model(template, gpus=[1, 2])
+    x, _ = data()
+    np.testing.assert_allclose(second.predict(x, verbose=0), numpy_forward(template, x), atol=1e-5)
+    with pytest.raises(RuntimeError, match="latest `multi_gpu_model` call"):
+        first.predict(x, verbose=0)
 
 
 def test_template_built_under_user_strategy_clear_error(keras_module):
