@@ -5,6 +5,7 @@ Subprocess runners live in tests/compat/compat_helpers.py (the shim) and the cod
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import pytest
@@ -15,15 +16,23 @@ SIMULATED_GPUS = 4
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
+# The codemod's tests run without TensorFlow (its install needs libcst alone).
+HAS_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Logical devices must exist before TensorFlow initialises its context, so the
     # whole session runs on 4 simulated GPUs from the start.
+    if not HAS_TENSORFLOW:
+        return
     import compat
 
     compat.simulate_gpus(SIMULATED_GPUS)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    if not HAS_TENSORFLOW:
+        return "keras backend: none (TensorFlow is not installed: codemod tests only)"
     from compat import backend
 
     return f"keras backend: {'tf_keras' if backend.uses_legacy_keras() else 'keras 3'}"
