@@ -32,6 +32,7 @@ PATCHED_MODULES = (
     "tensorflow.keras.utils",
     "keras._tf_keras.keras.utils",
     "keras.api._v2.keras.utils",
+    "keras.api._v1.keras.utils",  # tf.compat.v1.keras.utils on TF 2.12-2.15 (Keras 2)
     "tensorflow.python.keras.utils",
     "tf_keras.utils",
     "tf_keras.api._v1.keras.utils",

@@ -160,6 +160,9 @@ def load_legacy_weights(template, filepath: str | os.PathLike) -> None:
 
 def _inspect(filepath: str | os.PathLike) -> _Inspection:
     """Reads the structure of a legacy file. Imports neither TensorFlow nor Keras."""
+    from compat.backend import require_tensorflow
+
+    require_tensorflow()  # h5py comes with it
     import h5py
 
     path = _check_path(filepath)
@@ -449,11 +452,11 @@ def _node_refs(inner: dict) -> list[list]:
 
 
 def _model_from_config(config: dict, custom_objects: dict | None):
-    from compat.backend import uses_legacy_keras
+    from compat.backend import uses_keras2
 
     keras = _keras()
     config = _normalize_config(copy.deepcopy(config))
-    if uses_legacy_keras():
+    if uses_keras2():
         return keras.models.model_from_config(config, custom_objects=custom_objects)
     # Keras 3's `model_from_json` only reads Keras 3 configs; its legacy deserializer
     # (the one `load_model` uses for `.h5` files) reads Keras 2 ones.

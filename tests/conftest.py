@@ -35,20 +35,22 @@ def pytest_report_header(config: pytest.Config) -> str:
         return "keras backend: none (TensorFlow is not installed: codemod tests only)"
     from compat import backend
 
-    return f"keras backend: {'tf_keras' if backend.uses_legacy_keras() else 'keras 3'}"
+    if backend.uses_keras2():
+        return f"keras backend: Keras 2 ({backend.keras2_package_name()})"
+    return "keras backend: keras 3"
 
 
 @pytest.fixture(scope="session")
 def legacy_keras() -> bool:
-    """True when this run uses tf_keras (TF_USE_LEGACY_KERAS=1)."""
+    """True when this run uses a Keras 2: tf_keras (TF_USE_LEGACY_KERAS=1) or Keras 2.12-2.15."""
     from compat import backend
 
-    return backend.uses_legacy_keras()
+    return backend.uses_keras2()
 
 
 @pytest.fixture(scope="session")
 def keras_module():
-    """The Keras package under test: `keras` (Keras 3) or `tf_keras`."""
+    """The Keras package under test: `keras` (Keras 3 or 2.12-2.15) or `tf_keras`."""
     from compat import backend
 
     return backend.keras_module()
