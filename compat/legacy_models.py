@@ -457,6 +457,10 @@ def _model_from_config(config: dict, custom_objects: dict | None):
     keras = _keras()
     config = _normalize_config(copy.deepcopy(config))
     if uses_keras2():
+        if keras.__name__ == "keras":  # Keras 2.12-2.15: no `optional` inputs (tf_keras 2.16+ writes it)
+            for inner in _dicts_bottom_up(config):
+                if inner.get("class_name") == "InputLayer" and isinstance(inner.get("config"), dict):
+                    inner["config"].pop("optional", None)
         return keras.models.model_from_config(config, custom_objects=custom_objects)
     # Keras 3's `model_from_json` only reads Keras 3 configs; its legacy deserializer
     # (the one `load_model` uses for `.h5` files) reads Keras 2 ones.
