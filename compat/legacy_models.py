@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import json
 import os
 import warnings
@@ -457,7 +458,8 @@ def _model_from_config(config: dict, custom_objects: dict | None):
     keras = _keras()
     config = _normalize_config(copy.deepcopy(config))
     if uses_keras2():
-        if keras.__name__ == "keras":  # Keras 2.12-2.15: no `optional` inputs (tf_keras 2.16+ writes it)
+        # `optional` inputs came with tf_keras 2.17; Keras 2.12-2.15 and tf_keras 2.16 refuse the key.
+        if "optional" not in inspect.signature(keras.layers.InputLayer.__init__).parameters:
             for inner in _dicts_bottom_up(config):
                 if inner.get("class_name") == "InputLayer" and isinstance(inner.get("config"), dict):
                     inner["config"].pop("optional", None)
