@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
+from typing import Any, Union
 
 import libcst as cst
 import libcst.matchers as m
@@ -13,11 +14,19 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
-Block = cst.Module | cst.IndentedBlock
+Block = Union[cst.Module, cst.IndentedBlock]  # not `X | Y`: the codemod runs on Python 3.9
 _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _CPU_DEVICE = re.compile(r"^/?(device:)?cpu(:0)?$", re.IGNORECASE)
 _TF_DEVICE = {"tensorflow.device", "tensorflow.compat.v1.device", "tensorflow.compat.v2.device"}
 _INDEXED = frozenset({cst.Call, cst.ClassDef, cst.FunctionDef, cst.Import, cst.ImportFrom})
+
+
+def zip_equal(*iterables: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
+    """`zip(..., strict=True)` for Python 3.9: pairs items, raising if the lengths differ."""
+    lists = [list(items) for items in iterables]
+    if len({len(items) for items in lists}) > 1:
+        raise ValueError(f"zip_equal: lengths differ: {[len(items) for items in lists]}")
+    return zip(*lists)
 
 
 class Tree:
@@ -29,8 +38,8 @@ class Tree:
         skipped: set[int] = set()
         analysed = module
         if keep is not None and not all(keep):
-            skipped = {id(s) for s, k in zip(module.body, keep, strict=True) if not k}
-            analysed = module.with_changes(body=[s for s, k in zip(module.body, keep, strict=True) if k])
+            skipped = {id(s) for s, k in zip_equal(module.body, keep) if not k}
+            analysed = module.with_changes(body=[s for s, k in zip_equal(module.body, keep) if k])
         self.wrapper = MetadataWrapper(analysed, unsafe_skip_copy=True)
         self._full_wrapper = self.wrapper if analysed is module else None
         self.module = module

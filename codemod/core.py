@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ._tree import Tree
+from ._tree import Tree, zip_equal
 from .findings import Finding
 from .fixers import FIXERS, FixContext, imports, multi_worker
 from .isolation import out_of_memory, too_deep
@@ -143,6 +143,8 @@ _PY2_HINTS = (
     "leading zeros in decimal integer literals",
     "invalid decimal literal",
 )
+# Python 2 statements Python 3.9's parser reports as a bare "invalid syntax".
+_PY2_STATEMENT = re.compile(r"\s*(print\s|exec\s|except\s+[\w.]+\s*,\s*\w+\s*:|raise\s+[\w.]+\s*,)")
 
 
 def check_python3(source: bytes) -> tuple[int, int, str, str] | None:
@@ -188,8 +190,11 @@ def _check(source: bytes) -> tuple[tuple[int, int, str, str] | None, tuple[ast.M
     except (SyntaxError, ValueError) as error:
         line, col = _error_position(error)
         reason = _first_line(error)
-        if any(hint in reason for hint in _PY2_HINTS) or "print " in _line(text, line):
+        statement = _line(text, line)
+        if any(hint in reason for hint in _PY2_HINTS) or _PY2_STATEMENT.match(statement):
             advice = "This looks like Python 2: port it first (e.g. `2to3 -w FILE`), then rerun the codemod."
+            # The whole statement is Python 2; parsers differ on the column inside it.
+            col = len(statement) - len(statement.lstrip()) + 1
         else:
             advice = "Fix the syntax error (or port the file to Python 3), then rerun the codemod."
         return (line, col, reason, advice), None
@@ -249,7 +254,7 @@ def relevant_statements(module: cst.Module, tree: ast.Module, text: str) -> list
     if all(keep):
         return None
     words: list[set[str]] = []
-    for group, kept in zip(items, keep, strict=True):
+    for group, kept in zip_equal(items, keep):
         if kept:
             words.append(set())
             continue
@@ -267,7 +272,7 @@ def relevant_statements(module: cst.Module, tree: ast.Module, text: str) -> list
     changed = True
     while changed:
         changed = False
-        for index, (group, kept) in enumerate(zip(items, keep, strict=True)):
+        for index, (group, kept) in enumerate(zip_equal(items, keep)):
             if not kept or index in seen:
                 continue
             seen.add(index)

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ._tree import Block
+from ._tree import Block, zip_equal
 
 if TYPE_CHECKING:
     from ._tree import Tree
@@ -141,7 +141,7 @@ class _Applier(cst.CSTTransformer):
         pending: list[cst.EmptyLine] = []
         region_iter = iter(regions)
         region = next(region_iter, None)
-        for index, (orig, upd) in enumerate(zip(original.body, updated.body, strict=True)):
+        for index, (orig, upd) in enumerate(zip_equal(original.body, updated.body)):
             pieces, comments = self._pieces(orig, upd)
             if pieces:
                 if pieces[0].leading_lines and pieces[0].leading_lines[0].comment is None:

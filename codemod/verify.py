@@ -21,6 +21,7 @@ required pass; 1: a run failed or a required comparison did not match.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import shutil
@@ -33,6 +34,19 @@ from pathlib import Path
 from typing import Any, Sequence
 
 __all__ = ["Comparison", "Report", "Run", "TOLERANCES", "main", "verify"]
+
+# The codemod needs libcst alone; only verify, which trains the script's models, needs more.
+MISSING_TENSORFLOW = (
+    "verify trains the script's models and needs TensorFlow, which is not installed here "
+    "(the codemod itself does not need it). Install it next to the codemod: "
+    "`pip install 'multi-gpu-compat[cpu]'` (CPU), `pip install 'multi-gpu-compat[gpu]'` (NVIDIA GPUs), "
+    "plus `pip install --no-deps tf-keras` for tf.keras scripts; or verify in the "
+    "environment the script runs in."
+)
+
+
+def _has_tensorflow() -> bool:
+    return importlib.util.find_spec("tensorflow") is not None
 
 # Layers whose training-time behaviour depends on how the batch is split across replicas.
 # BatchNormalization normalises each replica's slice with that slice's statistics; Dropout
@@ -305,6 +319,8 @@ def _migrate(script: Path, target: Path) -> tuple[bool, list[str]]:
 
 def _start(mode: str, script: Path, workdir: Path, *, gpus: int, legacy: bool, timeout: float,
            original: Path, hook: bool = False) -> Run:
+    if not _has_tensorflow():
+        raise RuntimeError(MISSING_TENSORFLOW)
     workdir.mkdir(parents=True, exist_ok=True)
     out = workdir / ".verify"
     out.mkdir(exist_ok=True)
@@ -559,6 +575,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     if not Path(args.script).is_file():
         print(f"verify: {args.script}: no such file", file=sys.stderr)
+        return 2
+    if not _has_tensorflow():
+        print(f"verify: {MISSING_TENSORFLOW}", file=sys.stderr)
         return 2
     flavour = {"auto": "auto", "keras3": "keras3", "tf_keras": "tf_keras"}[args.keras]
     report = verify(args.script, gpus=args.gpus, keras_flavour=flavour, original=args.original,

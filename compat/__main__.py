@@ -27,6 +27,13 @@ def main(argv: list[str] | None = None) -> int:
     if command not in _COMMANDS:
         print(f"python -m compat: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
         return 2
+    from compat import backend
+
+    try:
+        backend.require_tensorflow()
+    except ModuleNotFoundError as err:
+        print(f"python -m compat {command}: {err}", file=sys.stderr)
+        return 1
     module = importlib.import_module(_COMMANDS[command][0])
     return module.main(rest)
 

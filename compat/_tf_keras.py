@@ -1,18 +1,40 @@
-"""tf_keras (Keras 2) backend of the shim: distribute a template's variables and wrap it."""
+"""Keras 2 backend of the shim: distribute a template's variables and wrap it.
+
+Serves tf_keras 2.16-2.21 (`TF_USE_LEGACY_KERAS=1`) and the built-in Keras 2.12-2.15 of
+TensorFlow 2.12-2.15 (the `keras` package), the code base tf_keras forked from: the same
+classes under another package root (`keras.engine` in 2.12, `keras.src.engine` from 2.13).
+"""
 
 from __future__ import annotations
 
+import importlib
+from types import ModuleType
 from typing import Any
 
 import tensorflow as tf
-import tf_keras
-from tf_keras.src.engine.functional import Functional
 
-from compat import _devices, _parallel
+from compat import _devices, _parallel, backend
+
+
+def _private(name: str) -> ModuleType:
+    """A Keras 2 module by its path under the package's sources: `engine.functional` is
+    `tf_keras.src.engine.functional`, `keras.src...` on Keras 2.13-2.15, `keras...` on 2.12."""
+    root = backend.keras2_package_name()
+    try:
+        return importlib.import_module(f"{root}.src.{name}")
+    except ModuleNotFoundError as err:
+        if err.name not in (f"{root}.src", f"{root}.src.{name}"):
+            raise
+    return importlib.import_module(f"{root}.{name}")
+
+
+# Named for the package most users have; on TF 2.12-2.15 it is `keras` (Keras 2).
+tf_keras = importlib.import_module(backend.keras2_package_name())
+Functional = _private("engine.functional").Functional
 
 
 def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
-    from tf_keras.src.mixed_precision import autocast_variable
+    autocast_variable = _private("mixed_precision.autocast_variable")
 
     if isinstance(variable, autocast_variable.AutoCastVariable):
         # Mixed precision: mirror the float32 variable inside, then wrap it again so
@@ -95,9 +117,7 @@ def _optimizer_variables(optimizer: Any) -> list[Any]:
 def _slot_key(optimizer: Any, variable: Any) -> Any:
     if hasattr(optimizer, "_var_key"):
         return optimizer._var_key(variable)
-    from tf_keras.src.optimizers.legacy.optimizer_v2 import _var_key
-
-    return _var_key(variable)
+    return _private("optimizers.legacy.optimizer_v2")._var_key(variable)
 
 
 def _distribute_optimizer(optimizer: Any, strategy: Any, mapping: dict[int, Any], old_keys: dict[int, Any]) -> None:

@@ -37,6 +37,7 @@ PATCHED_MODULES = (
     "keras._tf_keras.keras.utils",
     "keras.api.utils",  # Keras 3.3-3.8: what `keras.utils` and `tf.compat.v1.keras.utils` are
     "keras.api._v2.keras.utils",
+    "keras.api._v1.keras.utils",  # tf.compat.v1.keras.utils on TF 2.12-2.15 (Keras 2)
     "tensorflow.python.keras.utils",
     "tf_keras.utils",
     "tf_keras.api._v1.keras.utils",

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import inspect
 import json
 import os
 import re
@@ -171,6 +172,9 @@ def load_legacy_weights(template, filepath: str | os.PathLike) -> None:
 
 def _inspect(filepath: str | os.PathLike) -> _Inspection:
     """Reads the structure of a legacy file. Imports neither TensorFlow nor Keras."""
+    from compat.backend import require_tensorflow
+
+    require_tensorflow()  # h5py comes with it
     import h5py
 
     path = _check_path(filepath)
@@ -573,11 +577,16 @@ def _build_error_detail(error: Exception) -> str:
 
 
 def _model_from_config(config: dict, custom_objects: dict | None):
-    from compat.backend import uses_legacy_keras
+    from compat.backend import uses_keras2
 
     keras = _keras()
     config = _normalize_config(copy.deepcopy(config))
-    if uses_legacy_keras():
+    if uses_keras2():
+        # `optional` inputs came with tf_keras 2.17; Keras 2.12-2.15 and tf_keras 2.16 refuse the key.
+        if "optional" not in inspect.signature(keras.layers.InputLayer.__init__).parameters:
+            for inner in _dicts_bottom_up(config):
+                if inner.get("class_name") == "InputLayer" and isinstance(inner.get("config"), dict):
+                    inner["config"].pop("optional", None)
         return keras.models.model_from_config(config, custom_objects=custom_objects)
     # Keras 3's `model_from_json` only reads Keras 3 configs; its legacy deserializer
     # (the one `load_model` uses for `.h5` files) reads Keras 2 ones.

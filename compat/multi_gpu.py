@@ -80,6 +80,7 @@ def multi_gpu_model(
         TypeError: if `gpus` is neither an integer nor a list of integers.
     """
     del cpu_merge  # MirroredStrategy has no output merge to place.
+    backend.require_tensorflow()
     # Created before any device query: MultiWorkerMirroredStrategy configures TensorFlow first.
     use_multi_worker = multi_worker.wants_multi_worker(strategy)
     dist = multi_worker.get_strategy() if use_multi_worker else None
@@ -96,7 +97,7 @@ def multi_gpu_model(
         devices = _devices.replica_devices(gpu_ids)
         dist = _devices.strategy_for(devices, cross_device_ops)
     notify_once("served", _SERVED_NOTICE.format(devices=[f"/gpu:{i}" for i in gpu_ids]))
-    if backend.is_tf_keras_model(model):
+    if backend.is_keras2_model(model):
         from compat import _tf_keras as impl
     else:
         from compat import _keras3 as impl  # type: ignore[no-redef]

@@ -5,6 +5,7 @@ Subprocess runners live in tests/compat/compat_helpers.py (the shim) and the cod
 
 from __future__ import annotations
 
+import importlib.util
 import os
 
 import pytest
@@ -15,31 +16,41 @@ SIMULATED_GPUS = 4
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 
+# The codemod's tests run without TensorFlow (its install needs libcst alone).
+HAS_TENSORFLOW = importlib.util.find_spec("tensorflow") is not None
+
+
 def pytest_configure(config: pytest.Config) -> None:
     # Logical devices must exist before TensorFlow initialises its context, so the
     # whole session runs on 4 simulated GPUs from the start.
+    if not HAS_TENSORFLOW:
+        return
     import compat
 
     compat.simulate_gpus(SIMULATED_GPUS)
 
 
 def pytest_report_header(config: pytest.Config) -> str:
+    if not HAS_TENSORFLOW:
+        return "keras backend: none (TensorFlow is not installed: codemod tests only)"
     from compat import backend
 
-    return f"keras backend: {'tf_keras' if backend.uses_legacy_keras() else 'keras 3'}"
+    if backend.uses_keras2():
+        return f"keras backend: Keras 2 ({backend.keras2_package_name()})"
+    return "keras backend: keras 3"
 
 
 @pytest.fixture(scope="session")
 def legacy_keras() -> bool:
-    """True when this run uses tf_keras (TF_USE_LEGACY_KERAS=1)."""
+    """True when this run uses a Keras 2: tf_keras (TF_USE_LEGACY_KERAS=1) or Keras 2.12-2.15."""
     from compat import backend
 
-    return backend.uses_legacy_keras()
+    return backend.uses_keras2()
 
 
 @pytest.fixture(scope="session")
 def keras_module():
-    """The Keras package under test: `keras` (Keras 3) or `tf_keras`."""
+    """The Keras package under test: `keras` (Keras 3 or 2.12-2.15) or `tf_keras`."""
     from compat import backend
 
     return backend.keras_module()

@@ -3,11 +3,20 @@
 from __future__ import annotations
 
 import ast
+import importlib.util
 from pathlib import Path
+
+import pytest
 
 from codemod import transform_source
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "codemod"
+
+# The codemod needs libcst alone; tests that run a migrated script need TensorFlow too.
+needs_tensorflow = pytest.mark.skipif(
+    importlib.util.find_spec("tensorflow") is None,
+    reason="runs the migrated script: TensorFlow is not installed (codemod-only environment)",
+)
 
 
 def pairs(fixer: str) -> list[Path]:

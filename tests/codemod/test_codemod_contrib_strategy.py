@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from codemod import transform_source
-from codemod_fixtures import ROOT, check_pair, check_unchanged, pairs, unchanged
+from codemod_fixtures import ROOT, check_pair, check_unchanged, needs_tensorflow, pairs, unchanged
 
 
 @pytest.mark.parametrize("before", pairs("contrib_strategy"), ids=lambda p: p.name)
@@ -43,6 +43,7 @@ def run_on_two_simulated_gpus(after, tmp_path, extra=""):
     assert "REPLICAS 2" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
 
 
+@needs_tensorflow
 @pytest.mark.slow
 def test_migrated_contrib_script_runs_on_two_simulated_gpus(tmp_path):
     run_on_two_simulated_gpus(ROOT / "contrib_strategy" / "num_gpus.after.py", tmp_path)

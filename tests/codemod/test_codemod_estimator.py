@@ -3,7 +3,7 @@
 import pytest
 
 from codemod import transform_source
-from codemod_fixtures import ROOT, check_pair, check_unchanged, pairs, unchanged
+from codemod_fixtures import ROOT, check_pair, check_unchanged, needs_tensorflow, pairs, unchanged
 from test_codemod_contrib_strategy import run_on_two_simulated_gpus
 
 
@@ -64,6 +64,7 @@ def test_train_until_input_ends():
     assert "with strategy.scope():\n    model = tf.keras.Sequential" in out
 
 
+@needs_tensorflow
 @pytest.mark.slow
 def test_migrated_estimator_script_runs_on_two_simulated_gpus(tmp_path):
     run_on_two_simulated_gpus(ROOT / "estimator" / "train_evaluate.after.py", tmp_path)

@@ -12,7 +12,7 @@ import pytest
 from codemod import transform_source
 from codemod.cli import main
 from codemod.fixers.multi_worker import _HELPER
-from codemod_fixtures import ROOT, check_pair, pairs
+from codemod_fixtures import ROOT, check_pair, needs_tensorflow, pairs
 
 EXPECTED = {
     "hoist_after_imports.before.py": [],
@@ -157,6 +157,7 @@ def test_libcst_command_takes_the_option():
     assert MigrateMultiGpuCommand(CodemodContext()).strategy == "mirrored"
 
 
+@needs_tensorflow
 @pytest.mark.slow
 def test_migrated_fixture_runs_as_one_worker_and_saves(tmp_path):
     script = tmp_path / "train.py"

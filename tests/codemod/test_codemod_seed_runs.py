@@ -8,7 +8,7 @@ import sys
 import pytest
 
 from codemod import transform_source
-from codemod_fixtures import ROOT
+from codemod_fixtures import ROOT, needs_tensorflow
 
 SEEDS = sorted((ROOT / "seed").glob("*.before.py"))
 
@@ -19,6 +19,7 @@ def test_seed_fixture_migrates_to_its_after_file(before):
     assert transform_source(before.read_bytes()).output == after
 
 
+@needs_tensorflow
 @pytest.mark.slow
 @pytest.mark.parametrize("before", SEEDS, ids=lambda p: p.name.split(".")[0])
 def test_migrated_seed_runs_on_two_simulated_gpus(before, tmp_path):

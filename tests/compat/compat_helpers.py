@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import sysconfig
+import tempfile
 import textwrap
 from pathlib import Path
 
@@ -88,6 +89,27 @@ def run(code: str, *, env: dict | None = None, cwd: Path | None = None, timeout:
     return proc
 
 
+def site_packages_without_project() -> str:
+    """site-packages as a path entry that does not hold this project: site-packages itself
+    for an editable install, else a folder of links to all its entries but the project's."""
+    site = Path(SITE_PACKAGES)
+    if not (site / "compat").exists():
+        return SITE_PACKAGES
+    global _SITE_WITHOUT_PROJECT
+    if _SITE_WITHOUT_PROJECT is None:
+        folder = Path(tempfile.mkdtemp(prefix="site-without-project-"))
+        for entry in site.iterdir():
+            if entry.name not in ("compat", "codemod", "multi_gpu_compat.pth") and not entry.name.startswith(
+                "multi_gpu_compat-"
+            ):
+                (folder / entry.name).symlink_to(entry)
+        _SITE_WITHOUT_PROJECT = str(folder)
+    return _SITE_WITHOUT_PROJECT
+
+
+_SITE_WITHOUT_PROJECT: str | None = None
+
+
 def run_without_project(code: str, *, cwd: Path, env: dict | None = None, timeout: float = 180):
     """Runs `code` where this project is NOT importable: no site processing, so neither the
     editable-install .pth nor the start-up hook runs; site-packages comes only via PYTHONPATH.
@@ -97,7 +119,7 @@ def run_without_project(code: str, *, cwd: Path, env: dict | None = None, timeou
         "assert importlib.util.find_spec('compat') is None, 'project importable'\n"
         "assert not any(m == 'compat' or m.startswith('compat.') for m in sys.modules)\n"
     )
-    extra = {"PYTHONPATH": SITE_PACKAGES, "MULTI_GPU_COMPAT_DISABLE": "1"}
+    extra = {"PYTHONPATH": site_packages_without_project(), "MULTI_GPU_COMPAT_DISABLE": "1"}
     extra.update(env or {})
     return run(guard + textwrap.dedent(code), env=extra, cwd=cwd, timeout=timeout, args=["-S"])
 

@@ -70,17 +70,13 @@ def saved(keras_module, legacy_keras, tmp_path_factory):
     return template, parallel, out, expected
 
 
-def test_saved_files_load_without_project(saved, legacy_keras):
+def test_saved_files_load_without_project(saved, keras_module, legacy_keras):
     template, _, out, _ = saved
     layer_names = [layer.name for layer in template.layers]
     code = f"""
-        import json, os, sys
+        import importlib, json, os, sys
         import numpy as np
-        legacy = {legacy_keras!r}
-        if legacy:
-            import tf_keras as K
-        else:
-            import keras as K
+        K = importlib.import_module({keras_module.__name__!r})  # keras (3, or 2.12-2.15) or tf_keras
         out = {str(out)!r}
         sys.path.insert(0, {str(ROOT / 'tests' / 'compat')!r})
         from compat_helpers import mlp
