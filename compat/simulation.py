@@ -58,6 +58,7 @@ def simulate_gpus(n: int) -> None:
             tf.config.set_logical_device_configuration(
                 cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(n)]
             )
+            _give_each_replica_a_thread(tf, n)
         except RuntimeError as err:
             raise RuntimeError(
                 f"`compat.simulate_gpus({n})` was called after TensorFlow initialised "
@@ -67,6 +68,18 @@ def simulate_gpus(n: int) -> None:
             ) from err
     _simulated = n
     _patch_mirrored_strategy()
+
+
+def _give_each_replica_a_thread(tf: Any, n: int) -> None:
+    """Sizes TensorFlow's inter-op pool so that N replicas on few cores cannot starve.
+
+    Within one step the replicas wait on each other (input shards, reductions). By
+    default TensorFlow runs ops on one inter-op thread per core, so 8 simulated GPUs
+    on 2 cores can all be blocked waiting while the op they need has no thread left.
+    A setting the user made is kept.
+    """
+    if tf.config.threading.get_inter_op_parallelism_threads() == 0:
+        tf.config.threading.set_inter_op_parallelism_threads(max(os.cpu_count() or 1, n + 2))
 
 
 def simulated_device(spec: str) -> str:

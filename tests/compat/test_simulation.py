@@ -140,3 +140,25 @@ def test_simulated_device_mapping():
     assert simulation.simulated_device("/cpu:0") == "/cpu:0"
     with pytest.raises(ValueError, match="/gpu:4"):
         simulation.simulated_device("/gpu:4")
+
+
+def test_each_simulated_replica_gets_an_inter_op_thread_unless_the_user_chose():
+    # Eight replicas on a 2-core machine must not wait on each other with no thread left.
+    code = """
+import os, tensorflow as tf
+import compat
+compat.simulate_gpus(8)
+threads = tf.config.threading.get_inter_op_parallelism_threads()
+assert threads >= 10, threads
+print("THREADS-OK")
+"""
+    assert "THREADS-OK" in run(code, timeout=120).stdout
+    chosen = """
+import tensorflow as tf
+import compat
+tf.config.threading.set_inter_op_parallelism_threads(3)
+compat.simulate_gpus(8)
+assert tf.config.threading.get_inter_op_parallelism_threads() == 3
+print("KEPT-OK")
+"""
+    assert "KEPT-OK" in run(chosen, timeout=120).stdout
