@@ -31,6 +31,11 @@ MARKERS: tuple[bytes, ...] = (
     b"layers[-",
     b"get_layer('model",
     b'get_layer("model',
+    # a wrapper-named call imported from the project (`ParallelNet(m, 2)`, `GpuWrapper(m, gpus=2)`)
+    b"arallel",
+    b"gpu",
+    b"Gpu",
+    b"GPU",
 )
 
 
