@@ -175,7 +175,7 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         )
         ctx.report(site.call, "MGPU105", (
             f"the GPU count uses {assigned} "
-            f"after line {tree.position(first)[0]} (`{tree.code(first).splitlines()[0]}`) where the code the scope must "
+            f"after line {tree.position(first)[0]}{_short_code(tree, first)} where the code the scope must "
             f"cover starts (what builds `{template}` or its compile's arguments); assign {', '.join(f'`{n}`' for n in names)} "
             "before that line and rerun, or migrate by hand."
         ))
@@ -764,9 +764,10 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
     """MGPU106: what the kept `if`/`try` holds besides the model choice, and which branch to keep."""
     kind = "if" if isinstance(kept, cst.If) else "try"
     branch = next(a for a in tree.ancestors(site.call) if isinstance(a, cst.IndentedBlock))
+    besides = [s for s in branch.body if s is not site.statement]
     others = [
-        s for s in branch.body
-        if s is not site.statement and not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
+        s for s in besides
+        if not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
     ]
     everywhere = {tree.code(s) for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))}
     others = [s for s in others if tree.code(s) not in everywhere]  # the same in the other branch: no difference
@@ -784,12 +785,28 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         plain = f"the `else`/`elif` branch (line {tree.position(kept.orelse)[0]})" if kept.orelse is not None else "the code after it"
     else:
         plain = f"the `if` branch (line {tree.position(kept)[0]})"
-    held = f" (its branch with the call also does `{tree.code(others[0]).splitlines()[0]}`)" if others else ""
+    shown = others or besides  # a branch that only adds a `print` is still not a plain fallback
+    held = f" (its branch with the call also runs {_quoted(tree, shown[0])})" if shown else ""
     return (
         f"{head}{held}. After migration `{template}` is the model in every branch; {plain} was written for "
         f"a plain model, so keep that branch's code and remove the `{kind}` with the branch written for the "
         "old wrapper."
     )
+
+
+def _quoted(tree: Tree, statement: cst.CSTNode) -> str:
+    """`code` (line N) for a one-line statement; a longer one is named by its line only."""
+    text = tree.code(statement).strip()
+    line = tree.position(statement)[0]
+    if "\n" in text or len(text) > 80:
+        return f"the statement on line {line}"
+    return f"`{text}` (line {line})"
+
+
+def _short_code(tree: Tree, statement: cst.CSTNode) -> str:
+    """` (`code`)` for a one-line statement, nothing for a longer one (never a call cut in half)."""
+    text = tree.code(statement).strip()
+    return "" if "\n" in text or len(text) > 80 else f" (`{text}`)"
 
 
 def _origin_of(tree: Tree, site: Site, template: str) -> str:
