@@ -33,6 +33,8 @@ _VALUE_METHODS = {
     "parse_args", "parse_known_args", "add_argument", "add_argument_group", "ArgumentParser",
     "format", "join", "split", "strip", "replace", "lower", "upper", "startswith", "endswith",
 }
+# Attributes through which a model hands its layers/tensors to another model.
+_MODEL_PARTS = {"output", "outputs", "input", "inputs", "layers", "get_layer", "get_output_at", "get_input_at"}
 # compile arguments that may carry objects owning variables (optimizers, metric objects).
 _VARIABLE_ARGS = ("optimizer", "metrics", "weighted_metrics")
 
@@ -500,7 +502,7 @@ def _created_outside(tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNod
     if not isinstance(scope_node, cst.FunctionDef):
         return None
     for node in nodes:
-        plain = _plain_uses(node)
+        plain = _plain_uses(node) | _object_reads(node)
         reads = [n for n in m.findall(node, m.Name()) if n.value in plain and not _is_attr_name(tree, n)]
         for name in reads:
             scope = tree.scopes.get(name)
@@ -569,12 +571,14 @@ def _plain_uses(node: cst.CSTNode) -> set[str]:
 
 
 def _object_reads(node: cst.CSTNode) -> set[str]:
-    """Names read through an attribute (`backbone.output`, `base.layers[-1]`) that are not
-    settings (`args.x`, `np.pi`): the object they name may own layers the template uses."""
+    """Names whose model parts are read (`backbone.output`, `base.layers[-1]`,
+    `enc.get_layer('x')`): the model they name owns layers the template uses. Data read the
+    same way (`x_train.shape`) is not followed."""
     names = set()
     for attribute in m.findall(node, m.Attribute(value=m.Name())):
-        root = cst.ensure_type(attribute.value, cst.Name).value  # type: ignore[attr-defined]
-        if root not in _VALUE_ROOTS:
+        attribute = cst.ensure_type(attribute, cst.Attribute)
+        root = cst.ensure_type(attribute.value, cst.Name).value
+        if root not in _VALUE_ROOTS and attribute.attr.value in _MODEL_PARTS:
             names.add(root)
     return names
 

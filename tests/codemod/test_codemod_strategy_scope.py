@@ -229,3 +229,16 @@ def test_definition_between_template_and_site_stays_out_of_the_scope():
     )
     assert "\ndef log(h):\n    print(h)\n" in out
     assert out.index("def log") < out.index("strategy = ") < out.index("    net = build()")
+
+
+def test_backbone_read_through_attributes_at_module_level_is_reported_at_its_line():
+    (finding,) = _findings("backbone_at_module_level.unchanged.py")
+    assert (finding.line, finding.code) == (6, "MGPU109") and "`backbone`" in finding.message
+
+
+def test_data_read_through_attributes_is_not_pulled_under_the_scope():
+    out = _run(
+        "from keras.utils import multi_gpu_model\nx_train, y_train = load_data()\nmodel = build(x_train.shape[1:])\n"
+        "par = multi_gpu_model(model, 2)\npar.compile('adam', 'mse')\n"
+    )
+    assert "\nx_train, y_train = load_data()\n" in out and "    model = build(x_train.shape[1:])" in out
