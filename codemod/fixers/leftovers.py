@@ -99,14 +99,20 @@ def _report_imported_wrappers(ctx: FixContext, site_calls: set[int]) -> None:
     tree = ctx.tree
     for call in tree.all(cst.Call):
         assert isinstance(call, cst.Call)
-        if id(call) in site_calls or not isinstance(call.func, cst.Name):
+        if id(call) in site_calls:
             continue
-        name = call.func.value
+        func = call.func
+        if isinstance(func, cst.Name):
+            name = func.value
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            name = func.attr.value  # `helpers.ParallelNet(m, 2)`
+        else:
+            continue
         if name == _NAME or name in _RECOGNISED_ELSEWHERE:
             continue  # recognised as a site, or reported as a vendored copy (MGPU108)
         if not _WRAPPER_LIKE.search(name) or not _wrapper_shaped(call):
             continue
-        module = _project_module(ctx, call.func)
+        module = _project_module(ctx, func if isinstance(func, cst.Name) else cst.ensure_type(func.value, cst.Name))
         if module is None:
             continue
         ctx.report(call, "MGPU111", (
@@ -126,13 +132,20 @@ def _wrapper_shaped(call: cst.Call) -> bool:
 
 
 def _project_module(ctx: FixContext, func: cst.Name) -> str | None:
-    """The module `func` is imported from when it is not a library the codemod knows."""
+    """The module `func` is imported from (or, for `import helpers`, is) when it is not a
+    library the codemod knows."""
     for assignment in _assignments(ctx, func):
         node = getattr(assignment, "node", None)
         if isinstance(node, cst.ImportFrom):
             module = "." * len(node.relative) + (dotted_name(node.module) if node.module else "")
             if node.relative or module.split(".", 1)[0] not in _LIBRARIES:
                 return module
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                module = dotted_name(alias.name)
+                bound = alias.asname.name.value if alias.asname else module.split(".", 1)[0]  # type: ignore[union-attr]
+                if bound == func.value and module.split(".", 1)[0] not in _LIBRARIES:
+                    return module
     return None
 
 

@@ -57,6 +57,12 @@ def test_known_wrapper_definition_says_its_users_are_rewritten():
     assert any("rewrites `ModelMGPU(...)` calls" in f.message for f in findings)
 
 
+def test_wrapper_reached_through_its_module_is_reported():
+    source = b"import training.parallel_net as pn\nnet = build()\npar = pn.ParallelNet(net, gpus=2)\n"
+    (finding,) = transform_source(source).findings
+    assert (finding.line, finding.code) == (3, "MGPU111") and "`training.parallel_net`" in finding.message
+
+
 def test_imported_wrapper_call_names_module_and_template():
     (finding,) = transform_source((ROOT / "leftovers" / "imported_wrapper_user.unchanged.py").read_bytes()).findings
     assert "`training.parallel_net`" in finding.message and "build and compile `net`" in finding.message
@@ -65,6 +71,8 @@ def test_imported_wrapper_call_names_module_and_template():
 @pytest.mark.parametrize("source", [
     # a library's class of a wrapper-like name
     b"from torch.nn import DataParallel\nnet = DataParallel(net, 2)\n",
+    b"import torch\nnet = torch.nn.DataParallel(net, 2)\n",
+    b"import torch.nn as nn\nnet = nn.DataParallel(net, 2)\n",
     # a project name that is not wrapper-like
     b"from training.pool import ThreadPool\npool = ThreadPool(net, 4)\n",
     # wrapper-like but not called like one (one argument, no GPU keyword)
