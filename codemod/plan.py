@@ -35,6 +35,7 @@ class Plan:
     # original statement -> replacement statement, or None to remove it (its comments are kept)
     statements: dict[int, cst.BaseStatement | None] = field(default_factory=dict)
     unwrap: set[int] = field(default_factory=set)  # `with tf.device('/cpu:0'):` to dissolve
+    moved: set[int] = field(default_factory=set)  # statements a region hoists whole (with comments)
     nodes: dict[int, cst.CSTNode] = field(default_factory=dict)  # original expression -> replacement
     remove_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     add_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
@@ -88,6 +89,7 @@ class _Applier(cst.CSTTransformer):
         self.plan = plan
         self.paths = paths
         self.regions: dict[int, list[Region]] = {}
+        self.moved: dict[int, cst.BaseStatement] = {}
         for region in plan.regions:
             self.regions.setdefault(id(region.block), []).append(region)
 
@@ -109,6 +111,9 @@ class _Applier(cst.CSTTransformer):
     def _pieces(self, original: cst.BaseStatement, updated: cst.BaseStatement) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
         """What one statement becomes, plus comments to hand to the next statement."""
         key = id(original)
+        if key in self.plan.moved:
+            self.moved[key] = updated  # emitted by the region's `_wrap`, with its own edits
+            return [], []
         if key in self.plan.statements:
             replacement = self.plan.statements[key]
             if replacement is None:
@@ -133,7 +138,7 @@ class _Applier(cst.CSTTransformer):
     def _rebuild(self, original: Block, updated: Block) -> Block:
         regions = sorted(self.regions.get(id(original), []), key=lambda r: r.start)
         if not regions and not any(
-            id(s) in self.plan.statements or id(s) in self.plan.unwrap for s in original.body
+            id(s) in self.plan.statements or id(s) in self.plan.unwrap or id(s) in self.plan.moved for s in original.body
         ):
             return updated
         out: list[cst.BaseStatement] = []
@@ -173,8 +178,17 @@ class _Applier(cst.CSTTransformer):
             body[0] = body[0].with_changes(leading_lines=[])
         lines += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
         strategy = cst.parse_statement(f"{region.name} = {region.expression}\n")
+        region.hoisted = [self.moved.get(id(h), h) for h in region.hoisted]
         if region.hoisted:
-            region.hoisted[0] = _with_leading(region.hoisted[0], lines)
+            first = region.hoisted[0]
+            if isinstance(first, (cst.FunctionDef, cst.ClassDef)) and any(l.comment is None for l in first.leading_lines):
+                lines = [line for line in lines if line.comment is not None]  # its own blank lines suffice
+            region.hoisted[0] = _with_leading(first, lines)
+            last = region.hoisted[-1]
+            if isinstance(last, (cst.FunctionDef, cst.ClassDef)):
+                # After a moved definition, the same blank lines that set it apart.
+                blanks = [line for line in last.leading_lines if line.comment is None][-2:]
+                strategy = strategy.with_changes(leading_lines=[b.with_changes(indent=False) for b in blanks])
         else:
             strategy = strategy.with_changes(leading_lines=lines)
         scope = cst.With(

@@ -4,7 +4,8 @@ Every call the recogniser (recognise.py) and the checkpoint fixer act on is reac
 a name that appears literally in the file: `multi_gpu_model` (also via a
 `...multi_gpu_utils` module or an alias, whose import names it), the copied helpers
 `make_parallel` / `to_multi_gpu`, the `ModelMGPU`-style wrapper classes (a local one calls
-`multi_gpu_model` in its `__init__`) and `AltModelCheckpoint`. Python sources are ASCII
+`multi_gpu_model` in its `__init__`), `AltModelCheckpoint`, and the wrapper-named calls the
+leftovers fixer reports (`gpu` or `parallel` in the name). Python sources are ASCII
 compatible (PEP 263), so a byte search is exact in every encoding a Python file may use.
 """
 
@@ -31,6 +32,11 @@ MARKERS: tuple[bytes, ...] = (
     b"layers[-",
     b"get_layer('model",
     b'get_layer("model',
+    # a wrapper-named call imported from the project (`ParallelNet(m, 2)`, `GpuWrapper(m, gpus=2)`)
+    b"arallel",
+    b"gpu",
+    b"Gpu",
+    b"GPU",
 )
 
 

@@ -20,6 +20,12 @@ _ON_BATCH = {
     "test_on_batch": "`{model}.evaluate(x, y, batch_size=len(x), verbose=0)`",
     "predict_on_batch": "`{model}.predict(x, batch_size=len(x), verbose=0)`",
 }
+# What goes wrong with each, on 2 GPUs.
+_EFFECT = {
+    "train_on_batch": "with 2 GPUs each step computes on the 8 samples of an 8-sample batch twice",
+    "test_on_batch": "with 2 GPUs the 8 samples of an 8-sample batch are evaluated twice",
+    "predict_on_batch": "with 2 GPUs, `predict_on_batch` on 8 inputs returns 16 rows",
+}
 _TENSORS = {"output", "outputs", "input", "inputs"}
 _GRAPH_RUNNERS = {"run", "function"}  # `sess.run(...)`, `K.function(...)`
 
@@ -49,8 +55,8 @@ def fix(ctx: FixContext) -> None:
                 advice = _ON_BATCH[name].format(model=template)
                 ctx.report(parent, "MGPU203", (
                     f"`{receiver}.{name}(...)` runs on `{template}`, which is now built under MirroredStrategy; "
-                    f"there Keras 3 gives every replica the whole batch passed to `{name}` (with 2 GPUs, "
-                    f"`predict_on_batch` on 8 inputs returns 16 rows). Use {advice} instead."
+                    f"there Keras 3 gives every replica the whole batch passed to `{name}` ({_EFFECT[name]}). "
+                    f"Use {advice} instead."
                 ))
             elif name in _TENSORS and _inside_graph_runner(tree, node):
                 statement = tree.statement_of(node)

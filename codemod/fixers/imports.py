@@ -204,6 +204,9 @@ def _hand_on_lines(block, emptied: dict[int, cst.SimpleStatementLine], top: bool
     for statement in block.body:
         if emptied.get(id(statement)) is statement:
             carry += list(statement.leading_lines)
+            trailing = statement.trailing_whitespace.comment
+            if trailing is not None:  # `import x  # why`: the comment stays, on a line of its own
+                carry.append(cst.EmptyLine(comment=trailing))
             continue
         if carry:
             statement = statement.with_changes(leading_lines=_merge_lines(carry, list(statement.leading_lines)))

@@ -4,15 +4,18 @@
 - `multi_gpu_model` imported from the project's own module (a vendored copy, a package-relative
   import), called the way Keras's function is called: the copy is the user's code;
 - a copied wrapper class / helper defined in this file with no call site here: it still calls
-  `multi_gpu_model`, so importing this module fails without multi-gpu-compat.
+  `multi_gpu_model`, so importing this module fails without multi-gpu-compat;
+- a call of an imported, wrapper-named class or function of this project (`ParallelNet(m, 2)`).
 """
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from .._tree import dotted_name
-from ..recognise import MULTI_GPU_MODEL_NAMES, local_helper_definitions
+from ..recognise import _HELPER_FUNCTIONS, _WRAPPER_NAMES, MULTI_GPU_MODEL_NAMES, local_helper_definitions
 from .context import FixContext
 
 __all__ = ["fix"]
@@ -21,6 +24,15 @@ _NAME = "multi_gpu_model"
 _KERAS_KEYWORDS = {"model", "gpus", "cpu_merge", "cpu_relocation"}
 # Where copies of Keras's function live in projects: files named after it or after its Keras module.
 _COPY_MODULES = {"multi_gpu_model", "multi_gpu_utils", "training_utils", "multi_gpu_model_utils"}
+# Wrapper names whose calls `recognise` rewrites when imported from any module.
+_RECOGNISED_ELSEWHERE = _WRAPPER_NAMES | _HELPER_FUNCTIONS
+_WRAPPER_LIKE = re.compile(r"gpu|parallel", re.IGNORECASE)
+_GPU_KEYWORDS = {"gpus", "gpu_count", "n_gpus", "ngpus", "num_gpus", "gpu_num"}
+# Libraries whose names never hold this project's wrapper.
+_LIBRARIES = {
+    "keras", "tensorflow", "tf_keras", "torch", "numpy", "sklearn", "joblib", "multiprocessing",
+    "concurrent", "horovod", "ray", "dask", "mxnet", "jax", "chainer", "paddle",
+}
 
 
 def fix(ctx: FixContext) -> None:
@@ -61,11 +73,80 @@ def fix(ctx: FixContext) -> None:
     for name, node in local_helper_definitions(tree):
         if id(node) in used:
             continue
+        if name in _RECOGNISED_ELSEWHERE:
+            users = (
+                f"The codemod rewrites `{name}(...)` calls in the files that import `{name}` by that name; "
+                f"once none is left, delete `{name}`."
+            )
+        else:
+            users = (
+                f"The codemod reads one file at a time and does not recognise `{name}(...)` calls in the files "
+                f"that import it (it reports them as MGPU111): in each, build and compile the model under "
+                f"`with tf.distribute.MirroredStrategy().scope():` and use it instead of the `{name}` instance; "
+                f"then delete `{name}`."
+            )
         ctx.report(node, "MGPU402", (
             f"`{name}` (defined here) calls `{_NAME}`, which Keras removed: importing this module fails "
-            f"without multi-gpu-compat. The codemod rewrites the `{name}(...)` calls in the files that use it; "
-            f"once none is left, delete `{name}`."
+            f"without multi-gpu-compat. {users}"
         ))
+    _report_imported_wrappers(ctx, site_calls)
+
+
+def _report_imported_wrappers(ctx: FixContext, site_calls: set[int]) -> None:
+    """`ParallelNet(model, 2)` with `ParallelNet` imported from a module of this project: named
+    like a multi-GPU wrapper and called like one (a model, then a GPU count). Whether that module
+    calls `multi_gpu_model` is beyond one file: reported, never rewritten."""
+    tree = ctx.tree
+    for call in tree.all(cst.Call):
+        assert isinstance(call, cst.Call)
+        if id(call) in site_calls:
+            continue
+        func = call.func
+        if isinstance(func, cst.Name):
+            name = func.value
+        elif isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name):
+            name = func.attr.value  # `helpers.ParallelNet(m, 2)`
+        else:
+            continue
+        if name == _NAME or name in _RECOGNISED_ELSEWHERE:
+            continue  # recognised as a site, or reported as a vendored copy (MGPU108)
+        if not _WRAPPER_LIKE.search(name) or not _wrapper_shaped(call):
+            continue
+        module = _project_module(ctx, func if isinstance(func, cst.Name) else cst.ensure_type(func.value, cst.Name))
+        if module is None:
+            continue
+        ctx.report(call, "MGPU111", (
+            f"`{name}` comes from `{module}`, a module of this project, and is called like a multi-GPU wrapper "
+            f"(a model, then a GPU count); the codemod cannot see whether it calls `{_NAME}`. If it does, build and "
+            f"compile `{tree.code(call.args[0].value)}` under `with tf.distribute.MirroredStrategy().scope():` and "
+            f"use it instead of the `{name}(...)` result; this call is left as it is."
+        ))
+
+
+def _wrapper_shaped(call: cst.Call) -> bool:
+    positional = [a for a in call.args if a.keyword is None and not a.star]
+    keywords = {a.keyword.value for a in call.args if a.keyword is not None}
+    if not positional:
+        return False
+    return len(positional) == 2 or (len(positional) == 1 and bool(keywords & _GPU_KEYWORDS))
+
+
+def _project_module(ctx: FixContext, func: cst.Name) -> str | None:
+    """The module `func` is imported from (or, for `import helpers`, is) when it is not a
+    library the codemod knows."""
+    for assignment in _assignments(ctx, func):
+        node = getattr(assignment, "node", None)
+        if isinstance(node, cst.ImportFrom):
+            module = "." * len(node.relative) + (dotted_name(node.module) if node.module else "")
+            if node.relative or module.split(".", 1)[0] not in _LIBRARIES:
+                return module
+        if isinstance(node, cst.Import):
+            for alias in node.names:
+                module = dotted_name(alias.name)
+                bound = alias.asname.name.value if alias.asname else module.split(".", 1)[0]  # type: ignore[union-attr]
+                if bound == func.value and module.split(".", 1)[0] not in _LIBRARIES:
+                    return module
+    return None
 
 
 def _keras_shaped(call: cst.Call) -> bool:

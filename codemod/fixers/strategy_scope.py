@@ -27,6 +27,16 @@ _VALUE_CALLS = {
     "min", "max", "sum", "abs", "round", "print", "open", "getattr", "zip", "enumerate",
 }
 _VALUE_ROOTS = {"np", "numpy", "os", "sys", "argparse", "parser", "args", "pd", "json", "math", "random", "time", "glob", "config", "cfg", "FLAGS", "flags"}
+# Methods that return settings or text whatever they are called on (`ap.parse_args()`,
+# `'{}'.format(n)`): they create no variables.
+_VALUE_METHODS = {
+    "parse_args", "parse_known_args", "add_argument", "add_argument_group", "ArgumentParser",
+    "format", "join", "split", "strip", "replace", "lower", "upper", "startswith", "endswith",
+}
+# Attributes through which a model hands its layers/tensors to another model.
+_MODEL_PARTS = {"output", "outputs", "input", "inputs", "layers", "get_layer", "get_output_at", "get_input_at"}
+# compile arguments that may carry objects owning variables (optimizers, metric objects).
+_VARIABLE_ARGS = ("optimizer", "metrics", "weighted_metrics")
 
 
 @dataclass
@@ -42,6 +52,7 @@ class _Planned:
     fallback_kept: cst.CSTNode | None = None
     unwrap: list[cst.CSTNode] = field(default_factory=list)
     hoisted: list[cst.BaseStatement] = field(default_factory=list)
+    definitions: list[cst.BaseStatement] = field(default_factory=list)
 
 
 def fix(ctx: FixContext) -> None:
@@ -116,6 +127,23 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
             "call is left as it is meanwhile."
         ))
         return None
+    outside_arg = _outside_compile_argument(tree, scope_node, compiles, block.body[start:end + 1])
+    if outside_arg is not None:
+        name, node, where = outside_arg
+        function = scope_node.name.value if isinstance(scope_node, cst.FunctionDef) else "this module"
+        origin = (
+            f"`{name}` is a parameter of `{function}`: its caller creates it, outside the `strategy.scope()` "
+            "the migration would open here"
+            if where == "parameter"
+            else f"`{name}` is assigned on {where}, outside the code the codemod would move under `strategy.scope()`"
+        )
+        ctx.report(node, "MGPU110", (
+            f"{origin}, and `compile` receives it; an optimizer or metric object created outside the scope makes "
+            f"`fit` fail (\"Mixing different tf.distribute.Strategy objects\"). Create it under the same "
+            f"`strategy.scope()` as `{template}` (pass a string such as 'adam', or build it inside), then migrate "
+            f"the `{site.name}` call (line {tree.position(site.call)[0]}) by hand; it is left as it is."
+        ))
+        return None
     # Every `if` between the site and the block the scope goes in guards the site: where its
     # condition is false the old script ran on one device, so it caps the count (kept structure too).
     guards += _path_guards(tree, anchor, block)
@@ -144,10 +172,12 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     if needed & late:
         names = sorted(needed & late)
         first = block.body[start]
-        where = next(s for s in block.body[start:anchor_index + 1] if bound_names(s) & needed)
+        assigned = " and ".join(
+            f"`{n}`, assigned on line {_binding_line(tree, block.body[start:anchor_index + 1], n)}," for n in names
+        )
         ctx.report(site.call, "MGPU105", (
-            f"the GPU count uses {', '.join(f'`{n}`' for n in names)}, assigned on line {tree.position(where)[0]}, "
-            f"after line {tree.position(first)[0]} (`{tree.code(first).splitlines()[0]}`) where the code the scope must "
+            f"the GPU count uses {assigned} "
+            f"after line {tree.position(first)[0]}{_short_code(tree, first)} where the code the scope must "
             f"cover starts (what builds `{template}` or its compile's arguments); assign {', '.join(f'`{n}`' for n in names)} "
             "before that line and rerun, or migrate by hand."
         ))
@@ -162,7 +192,9 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         for node in [built_by, *tree.ancestors(built_by)]
         if tree.is_cpu_device_with(node) and any(_contains(tree, s, node) for s in region)
     ]
-    planned = _Planned(site, anchor, block, start, end, expression, notes, scope_node, unwrap=unwrap, hoisted=hoisted)
+    definitions = _movable_definitions(block, start, end, hoisted)
+    planned = _Planned(site, anchor, block, start, end, expression, notes, scope_node, unwrap=unwrap,
+                       hoisted=hoisted, definitions=definitions)
     if not fallback.collapsed and target is not None:
         planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
     if not compiles and not _loaded(built_by):
@@ -172,6 +204,118 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
             "(Keras 3 creates the optimizer in `compile`; outside the scope `fit` fails)."
         ))
     return planned
+
+
+def _movable_definitions(block: Block, start: int, end: int, hoisted: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """The `def`s and `class`es inside the range that can move above the strategy line (they
+    create no variables): their decorators, defaults and bases read nothing the range binds
+    before them, and nothing else in the range rebinds their name."""
+    chosen: list[cst.BaseStatement] = []
+    bound_before: set[str] = set()
+    region = block.body[start:end + 1]
+    for statement in region:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            header: list[cst.CSTNode] = [d.decorator for d in statement.decorators]
+            if isinstance(statement, cst.FunctionDef):
+                header += [p.default for p in statement.params.params if p.default is not None]
+                header += [p.default for p in statement.params.kwonly_params if p.default is not None]
+            else:
+                header += [a.value for a in statement.bases]
+            reads = set().union(*(used_names(h) for h in header)) if header else set()
+            rebound = any(statement.name.value in bound_names(o) for o in region if o is not statement)
+            if not (reads & bound_before) and not rebound:
+                chosen.append(statement)
+                continue
+        if statement not in hoisted:
+            bound_before |= bound_names(statement)
+    return chosen
+
+
+def _binding_line(tree: Tree, statements: list[cst.BaseStatement], name: str) -> int:
+    """The line of the innermost statement among `statements` that assigns `name`."""
+    for statement in statements:
+        if name not in bound_names(statement) and not any(
+            isinstance(n, cst.SimpleStatementLine) and name in bound_names(n) for n in walk_same_scope(statement)
+        ):
+            continue
+        inner = [n for n in walk_same_scope(statement) if isinstance(n, cst.SimpleStatementLine) and name in bound_names(n)]
+        return tree.position(inner[0] if inner else statement)[0]
+    return tree.position(statements[0])[0]
+
+
+def _outside_compile_argument(
+    tree: Tree, scope_node: cst.CSTNode, compiles: list[cst.Call], region: list[cst.BaseStatement]
+) -> tuple[str, cst.CSTNode, str] | None:
+    """A name passed to `compile` as optimizer or metrics that the scope will not cover: a
+    parameter of the function (its caller creates the object) or a value assigned outside the
+    statements moved under the scope that is not a plain constant. (name, node, where)."""
+    params: set[str] = set()
+    if isinstance(scope_node, cst.FunctionDef):
+        p = scope_node.params
+        params = {x.name.value for x in [*p.posonly_params, *p.params, *p.kwonly_params]}
+        for star in (p.star_arg, p.star_kwarg):
+            if isinstance(star, cst.Param):
+                params.add(star.name.value)
+    inside = {id(n) for statement in region for n in _all_nodes(statement)}
+    for call in compiles:
+        for position, arg in enumerate(call.args):
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if not (keyword in _VARIABLE_ARGS or (keyword is None and position == 0) or (keyword is None and position == 2)):
+                continue
+            for name in _passed_objects(arg.value):
+                if name.value in {"None", "True", "False"}:
+                    continue
+                scope = tree.scopes.get(name)
+                if scope is None:
+                    continue
+                assignments = [a for a in scope.assignments[name.value] if getattr(a, "node", None) is not None]
+                local_inside = [a for a in assignments if id(a.node) in inside]
+                if name.value in params and not local_inside:
+                    return name.value, name, "parameter"
+                for assignment in assignments:
+                    node = assignment.node
+                    if id(node) in inside or isinstance(node, (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)):
+                        continue
+                    statement = tree.statement_of(node)
+                    if statement is None or tree.enclosing_scope_node(statement) is not scope_node:
+                        continue  # module-level objects are checked by `_created_outside`
+                    if _constant_assignment(statement):
+                        continue
+                    return name.value, name, f"line {tree.position(statement)[0]}"
+    return None
+
+
+def _passed_objects(value: cst.BaseExpression) -> list[cst.Name]:
+    """The names `compile` receives as objects: `opt`, the items of `[acc, auc]` or `{'out': m}`.
+    A name inside a call (`SGD(lr)`) is not one: the call creates the object where it stands."""
+    if isinstance(value, cst.Name):
+        return [value]
+    if isinstance(value, (cst.List, cst.Tuple, cst.Set)):
+        return [n for e in value.elements for n in _passed_objects(e.value)]
+    if isinstance(value, cst.Dict):
+        return [n for e in value.elements if isinstance(e, cst.DictElement) for n in _passed_objects(e.value)]
+    return []
+
+
+def _all_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+def _constant_assignment(statement: cst.CSTNode) -> bool:
+    """`opt = 'adam'`, `metrics = ['accuracy']`: no object is created."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], (cst.Assign, cst.AnnAssign))):
+        return False
+    value = statement.body[0].value
+    if value is None or m.findall(value, m.Call() | m.Attribute() | m.Lambda() | m.Subscript()):
+        return False
+    return all(cst.ensure_type(n, cst.Name).value in {"None", "True", "False"} for n in m.findall(value, m.Name()))
 
 
 def _assigns_with_call(statement: cst.CSTNode, template: str, tree: Tree) -> bool:
@@ -301,7 +445,9 @@ def _makes_layers(value: cst.CSTNode) -> bool:
         name = root.value if isinstance(root, cst.Name) else ""
         if isinstance(func, cst.Name) and name in _VALUE_CALLS:
             continue
-        if isinstance(func, cst.Attribute) and name in _VALUE_ROOTS:
+        if isinstance(func, cst.Attribute) and (name in _VALUE_ROOTS or func.attr.value in _VALUE_METHODS):
+            continue
+        if isinstance(func, cst.Name) and func.value in _VALUE_METHODS:
             continue
         return True
     return False
@@ -310,16 +456,21 @@ def _makes_layers(value: cst.CSTNode) -> bool:
 def _construction_start(tree: Tree, block: Block, j: int) -> int:
     """First statement of the template's construction: follows the layers/tensors it uses."""
     start = j
-    wanted = _plain_uses(block.body[j])
+    wanted = _plain_uses(block.body[j]) | _object_reads(block.body[j])
     for k in range(j - 1, -1, -1):
         statement = block.body[k]
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
             continue
         names = bound_names(statement) & wanted
-        if names and _makes_layers(statement):
+        if names and (_makes_layers(statement) or _is_alias(statement)):
             start = k
-            wanted |= _plain_uses(statement)
+            wanted |= _plain_uses(statement) | _object_reads(statement)
     return start
+
+
+def _is_alias(statement: cst.CSTNode) -> bool:
+    """`serial = net`: one name passed on under another."""
+    return m.matches(statement, m.SimpleStatementLine(body=[m.Assign(value=m.Name())]))
 
 
 def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str]) -> list[cst.BaseStatement]:
@@ -351,7 +502,7 @@ def _created_outside(tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNod
     if not isinstance(scope_node, cst.FunctionDef):
         return None
     for node in nodes:
-        plain = _plain_uses(node)
+        plain = _plain_uses(node) | _object_reads(node)
         reads = [n for n in m.findall(node, m.Name()) if n.value in plain and not _is_attr_name(tree, n)]
         for name in reads:
             scope = tree.scopes.get(name)
@@ -392,28 +543,45 @@ def _outer_construction(tree: Tree, block: Block, start: int, j: int, template: 
     Variables they create must exist under the scope too."""
     wanted = {template}
     for statement in block.body[start:j + 1]:
-        wanted |= _plain_uses(statement)
+        wanted |= _plain_uses(statement) | _object_reads(statement)
     found: list[cst.BaseStatement] = []
     for outer, index in tree.block_chain(block.body[start])[1:]:
         for k in range(index - 1, -1, -1):
             statement = outer.body[k]
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
                 continue
-            if bound_names(statement) & wanted and _makes_layers(statement):
+            if bound_names(statement) & wanted and (_makes_layers(statement) or _is_alias(statement)):
                 found.append(statement)
-                wanted |= _plain_uses(statement)
+                wanted |= _plain_uses(statement) | _object_reads(statement)
     return found
 
 
 def _plain_uses(node: cst.CSTNode) -> set[str]:
-    """Names used bare (not `args.x`), as call arguments or callees: where layers/tensors flow."""
+    """Names used bare (not `args.x`), as call arguments or callees, or assigned on (`serial =
+    net`): where layers/tensors flow."""
     names = set()
     for call in m.findall(node, m.Call()):
         for arg in call.args:  # type: ignore[attr-defined]
             names |= {n.value for n in m.findall(arg.value, m.Name()) if not _is_attr_value(arg.value, n)}
         if isinstance(call.func, cst.Name):  # type: ignore[attr-defined]
             names.add(call.func.value)  # type: ignore[attr-defined]
+    for assign in m.findall(node, m.Assign(value=m.Name())):
+        names.add(cst.ensure_type(assign.value, cst.Name).value)  # type: ignore[attr-defined]
     return names
+
+
+def _object_reads(node: cst.CSTNode) -> set[str]:
+    """Names whose model parts are read (`backbone.output`, `base.layers[-1]`,
+    `enc.get_layer('x')`): the model they name owns layers the template uses. Data read the
+    same way (`x_train.shape`) is not followed."""
+    names = set()
+    for attribute in m.findall(node, m.Attribute(value=m.Name())):
+        attribute = cst.ensure_type(attribute, cst.Attribute)
+        root = cst.ensure_type(attribute.value, cst.Name).value
+        if root not in _VALUE_ROOTS and attribute.attr.value in _MODEL_PARTS:
+            names.add(root)
+    return names
+
 
 
 def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
@@ -555,6 +723,12 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
     hoisted = [h.with_changes(leading_lines=[]) for h in item.hoisted]
     for statement in item.hoisted:
         ctx.plan.statements[id(statement)] = None  # its comments stay where it was
+    if item.definitions:
+        # Definitions create no variables: they move above the strategy line, whole (their
+        # comments and blank lines with them), in their order, before the hoisted settings.
+        for statement in item.definitions:
+            ctx.plan.moved.add(id(statement))
+        hoisted = [*item.definitions, *hoisted]
     ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted))
     for node in item.unwrap:
         ctx.plan.unwrap.add(id(node))
@@ -594,9 +768,10 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
     """MGPU106: what the kept `if`/`try` holds besides the model choice, and which branch to keep."""
     kind = "if" if isinstance(kept, cst.If) else "try"
     branch = next(a for a in tree.ancestors(site.call) if isinstance(a, cst.IndentedBlock))
+    besides = [s for s in branch.body if s is not site.statement]
     others = [
-        s for s in branch.body
-        if s is not site.statement and not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
+        s for s in besides
+        if not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
     ]
     everywhere = {tree.code(s) for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))}
     others = [s for s in others if tree.code(s) not in everywhere]  # the same in the other branch: no difference
@@ -614,12 +789,28 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         plain = f"the `else`/`elif` branch (line {tree.position(kept.orelse)[0]})" if kept.orelse is not None else "the code after it"
     else:
         plain = f"the `if` branch (line {tree.position(kept)[0]})"
-    held = f" (its branch with the call also does `{tree.code(others[0]).splitlines()[0]}`)" if others else ""
+    shown = others or besides  # a branch that only adds a `print` is still not a plain fallback
+    held = f" (its branch with the call also runs {_quoted(tree, shown[0])})" if shown else ""
     return (
         f"{head}{held}. After migration `{template}` is the model in every branch; {plain} was written for "
         f"a plain model, so keep that branch's code and remove the `{kind}` with the branch written for the "
         "old wrapper."
     )
+
+
+def _quoted(tree: Tree, statement: cst.CSTNode) -> str:
+    """`code` (line N) for a one-line statement; a longer one is named by its line only."""
+    text = tree.code(statement).strip()
+    line = tree.position(statement)[0]
+    if "\n" in text or len(text) > 80:
+        return f"the statement on line {line}"
+    return f"`{text}` (line {line})"
+
+
+def _short_code(tree: Tree, statement: cst.CSTNode) -> str:
+    """` (`code`)` for a one-line statement, nothing for a longer one (never a call cut in half)."""
+    text = tree.code(statement).strip()
+    return "" if "\n" in text or len(text) > 80 else f" (`{text}`)"
 
 
 def _origin_of(tree: Tree, site: Site, template: str) -> str:

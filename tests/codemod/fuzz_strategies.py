@@ -83,6 +83,19 @@ SITE_SOURCES = sorted(
 )
 
 
+
+def _is_utf8(data: bytes) -> bool:
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return True
+
+
+# Notebook cells are text: a latin-1 fixture (imports/crlf_latin1) cannot become one.
+_UTF8_SITE_SOURCES = [s for s in SITE_SOURCES if _is_utf8(s)]
+
+
 def _statement_starts(text: str) -> list[int]:
     """0-based line index where each top-level statement starts (decorators included)."""
     tree = ast.parse(text)
@@ -98,7 +111,7 @@ def split_notebook(draw: st.DrawFn) -> tuple[bytes, list[str]]:
     """A legacy script with sites cut into notebook cells at top-level statement boundaries: often
     one statement per cell (a cell holding only the call), or random cuts, so the scope the rewrite
     opens in one cell runs on into the next ones."""
-    source = draw(st.sampled_from(SITE_SOURCES))
+    source = draw(st.sampled_from(_UTF8_SITE_SOURCES))
     text = source.decode("utf-8")
     lines = text.splitlines(keepends=True)
     starts = _statement_starts(text)

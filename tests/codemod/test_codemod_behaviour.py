@@ -22,6 +22,10 @@ def test_every_on_batch_call_on_the_migrated_model_is_reported_with_its_replacem
     assert "`parallel.train_on_batch(...)`" in found[(10, "MGPU203")] and "model.fit(x, y, batch_size=len(x)" in found[(10, "MGPU203")]
     assert "model.predict(x, batch_size=len(x)" in found[(11, "MGPU203")]
     assert "`model.test_on_batch(...)`" in found[(12, "MGPU203")]  # the template is under the strategy too
+    # each message describes its own method's effect, not another's
+    assert "computes on the 8 samples" in found[(10, "MGPU203")] and "predict_on_batch" not in found[(10, "MGPU203")]
+    assert "returns 16 rows" in found[(11, "MGPU203")]
+    assert "evaluated twice" in found[(12, "MGPU203")] and "predict_on_batch" not in found[(12, "MGPU203")]
 
 
 def test_session_inference_is_reported_once_per_statement_and_plain_tensor_reads_are_not():

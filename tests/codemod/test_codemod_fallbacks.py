@@ -80,3 +80,23 @@ def test_no_branch_is_left_as_pass():
         b"except ValueError:\n    print('one')\np.compile('a', 'b')\n"
     ).output.decode()
     assert "pass" not in out and "    p = m\n" in out.replace("        p = m\n", "    p = m\n")
+
+
+def _kept_if_message(branch_extra: str) -> str:
+    source = (
+        "import keras\nfrom nets import build\n\n\ndef run(many):\n    net = build()\n    if many:\n"
+        f"{branch_extra}        trainer = keras.utils.multi_gpu_model(net, gpus=2)\n    else:\n        trainer = net\n"
+        "    trainer.compile('adam', 'mse')\n"
+    ).encode()
+    (finding,) = [f for f in transform_source(source).findings if f.code == "MGPU106"]
+    return finding.message
+
+
+def test_kept_if_gives_its_reason_even_when_it_is_a_print():
+    message = _kept_if_message("        print('building the multi GPU copy')\n")
+    assert "also runs `print('building the multi GPU copy')` (line 8)" in message
+
+
+def test_kept_if_never_quotes_a_call_cut_in_half():
+    message = _kept_if_message("        log_settings(gpus=2,\n                     copies=True)\n")
+    assert "also runs the statement on line 8" in message and "log_settings(gpus=2,`" not in message

@@ -10,6 +10,8 @@ EXPECTED = {
     "vendored_copy.unchanged.py": [(6, "MGPU108")],
     "relative_import.unchanged.py": [(5, "MGPU108")],
     "wrapper_class_defined.unchanged.py": [(5, "MGPU402"), (12, "MGPU402")],
+    "renamed_wrapper_class.unchanged.py": [(5, "MGPU402")],
+    "imported_wrapper_user.unchanged.py": [(7, "MGPU111")],
 }
 
 
@@ -42,3 +44,39 @@ def test_messages_name_the_module_and_the_fix():
 def test_what_is_not_a_leftover_stays_quiet(source):
     result = transform_source(source)
     assert result.output == source and result.findings == []
+
+
+def test_renamed_wrapper_definition_claims_no_rewrite_elsewhere():
+    (finding,) = transform_source((ROOT / "leftovers" / "renamed_wrapper_class.unchanged.py").read_bytes()).findings
+    assert "does not recognise `ParallelNet(...)` calls" in finding.message and "MGPU111" in finding.message
+    assert "rewrites" not in finding.message
+
+
+def test_known_wrapper_definition_says_its_users_are_rewritten():
+    findings = transform_source((ROOT / "leftovers" / "wrapper_class_defined.unchanged.py").read_bytes()).findings
+    assert any("rewrites `ModelMGPU(...)` calls" in f.message for f in findings)
+
+
+def test_wrapper_reached_through_its_module_is_reported():
+    source = b"import training.parallel_net as pn\nnet = build()\npar = pn.ParallelNet(net, gpus=2)\n"
+    (finding,) = transform_source(source).findings
+    assert (finding.line, finding.code) == (3, "MGPU111") and "`training.parallel_net`" in finding.message
+
+
+def test_imported_wrapper_call_names_module_and_template():
+    (finding,) = transform_source((ROOT / "leftovers" / "imported_wrapper_user.unchanged.py").read_bytes()).findings
+    assert "`training.parallel_net`" in finding.message and "build and compile `net`" in finding.message
+
+
+@pytest.mark.parametrize("source", [
+    # a library's class of a wrapper-like name
+    b"from torch.nn import DataParallel\nnet = DataParallel(net, 2)\n",
+    b"import torch\nnet = torch.nn.DataParallel(net, 2)\n",
+    b"import torch.nn as nn\nnet = nn.DataParallel(net, 2)\n",
+    # a project name that is not wrapper-like
+    b"from training.pool import ThreadPool\npool = ThreadPool(net, 4)\n",
+    # wrapper-like but not called like one (one argument, no GPU keyword)
+    b"from training.parallel_net import ParallelNet\nnet = ParallelNet(config)\n",
+])
+def test_other_imported_calls_are_quiet(source):
+    assert transform_source(source).findings == []

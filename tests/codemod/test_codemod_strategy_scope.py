@@ -173,3 +173,72 @@ def test_module_level_settings_read_by_the_function_are_not_objects_with_variabl
               "    parallel = multi_gpu_model(model, gpus=2)\n    parallel.compile('adam', 'mse')\n").encode()
     result = transform_source(source)
     assert result.changed and result.findings == []
+
+
+def _findings(name: str):
+    from codemod_fixtures import ROOT
+
+    return transform_source((ROOT / "strategy_scope" / name).read_bytes(), name).findings
+
+
+def test_optimizer_parameter_is_reported_with_its_name():
+    (finding,) = _findings("optimizer_parameter.unchanged.py")
+    assert finding.code == "MGPU110" and finding.line == 8
+    assert "`optimizer` is a parameter of `make_trainer`" in finding.message and "strategy.scope()" in finding.message
+
+
+def test_metrics_from_outside_the_moved_code_are_reported():
+    (finding,) = _findings("metrics_from_outside.unchanged.py")
+    assert finding.code == "MGPU110" and "`scores` is assigned on line 6" in finding.message
+
+
+def test_settings_neither_start_the_scope_nor_block_it():
+    (finding,) = _findings("settings_do_not_start_scope.unchanged.py")
+    assert finding.code == "MGPU105"
+    assert "`devices`, assigned on line 14, after line 12" in finding.message and "after line 12 (`opt = keras" in finding.message
+    assert "parse_args" not in finding.message
+
+
+def test_gpu_count_assigned_in_a_branch_names_its_own_line():
+    out = transform_source(
+        b"import keras\nfrom keras.utils import multi_gpu_model\nfrom nets import build, gpus_of\n"
+        b"opt = keras.optimizers.Adam()\nif args.n > 1:\n    serial = build()\n    devices = gpus_of()\n"
+        b"    net = multi_gpu_model(serial, gpus=len(devices))\nelse:\n    net = build()\n"
+        b"net.compile(optimizer=opt, loss='mse')\n"
+    )
+    (finding,) = out.findings
+    assert finding.code == "MGPU105" and "`devices`, assigned on line 7," in finding.message
+
+
+@pytest.mark.parametrize("optimizer,rewritten", [("'adam'", True), ("OPTIMIZERS['adam']", False)])
+def test_compile_argument_constants_do_not_block(optimizer, rewritten):
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef fit(x, y):\n"
+        f"    opt = {optimizer}\n    model = build()\n    par = multi_gpu_model(model, 2)\n"
+        "    par.compile(opt, 'mse')\n"
+    ).encode()
+    result = transform_source(source)
+    assert result.changed is rewritten
+    assert [f.code for f in result.findings] == ([] if rewritten else ["MGPU110"])
+
+
+def test_definition_between_template_and_site_stays_out_of_the_scope():
+    out = _run(
+        "from keras.utils import multi_gpu_model\nnet = build()\n\n\ndef log(h):\n    print(h)\n\n\n"
+        "serial = net\npar = multi_gpu_model(serial, 2)\npar.compile('adam', 'mse')\n"
+    )
+    assert "\ndef log(h):\n    print(h)\n" in out
+    assert out.index("def log") < out.index("strategy = ") < out.index("    net = build()")
+
+
+def test_backbone_read_through_attributes_at_module_level_is_reported_at_its_line():
+    (finding,) = _findings("backbone_at_module_level.unchanged.py")
+    assert (finding.line, finding.code) == (6, "MGPU109") and "`backbone`" in finding.message
+
+
+def test_data_read_through_attributes_is_not_pulled_under_the_scope():
+    out = _run(
+        "from keras.utils import multi_gpu_model\nx_train, y_train = load_data()\nmodel = build(x_train.shape[1:])\n"
+        "par = multi_gpu_model(model, 2)\npar.compile('adam', 'mse')\n"
+    )
+    assert "\nx_train, y_train = load_data()\n" in out and "    model = build(x_train.shape[1:])" in out
