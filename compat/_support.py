@@ -215,7 +215,11 @@ def status(backend: str | None = None) -> Status:
     positions = [_compare(parse_version(tf), tested.tensorflow)]
     if tested.distribution:
         positions.append(_compare(parse_version(keras), tested.keras))
-    here = f"{found} with TensorFlow {tf}" if tested.distribution else f"TensorFlow {tf} (Keras 2)"
+    here = (
+        f"{found} with TensorFlow {tf}"
+        if tested.distribution
+        else f"TensorFlow {tf} with its built-in Keras {keras}"
+    )
     if all(p == 0 for p in positions):
         message = f"supported: {here} (tested: {tested.describe()})."
         return Status(backend, "supported", tf, keras, tested, message)

@@ -138,8 +138,18 @@ def _add_legacy_surface(module: types.ModuleType) -> None:
         for name in helpers:
             setattr(module, name, getattr(legacy_surface, name))
     for child in _LEGACY_SUBMODULES.get(module.__name__, ()):
-        if not hasattr(module, child):  # importing sets the parent's attribute
-            importlib.import_module(f"{module.__name__}.{child}")
+        if hasattr(module, child):
+            continue
+        name = f"{module.__name__}.{child}"
+        if hasattr(module, "__path__"):
+            importlib.import_module(name)  # importing sets the parent's attribute
+            continue
+        # A plain module (Keras 2.12-2.15's `keras.backend`) cannot have submodules
+        # found below it: serve the old name directly, as an attribute and in sys.modules.
+        virtual = _VirtualModule(name)
+        _VirtualLoader().exec_module(virtual)
+        sys.modules[name] = virtual
+        setattr(module, child, virtual)
 
 
 def _then(
