@@ -116,6 +116,9 @@ _LEGACY_HELPERS = {
     "tensorflow.python.keras.utils.multi_gpu_utils": ("_get_available_devices", "_normalize_device_name"),
     "keras.backend.tensorflow_backend": ("_get_available_gpus",),
     "keras.backend": ("_get_available_gpus",),
+    "keras.api.backend": ("_get_available_gpus",),
+    "keras.api._v1.keras.backend": ("_get_available_gpus",),  # Keras 2.12-2.15's tf.keras
+    "keras.api._v2.keras.backend": ("_get_available_gpus",),
     "keras._tf_keras.keras.backend": ("_get_available_gpus",),
     "tf_keras.backend": ("_get_available_gpus",),
     "tf_keras.api._v1.keras.backend": ("_get_available_gpus",),
@@ -125,9 +128,14 @@ _LEGACY_HELPERS = {
 }
 _LEGACY_SUBMODULES = {
     "keras.utils": ("training_utils", "multi_gpu_utils"),
+    "keras.api.utils": ("training_utils", "multi_gpu_utils"),
     "tensorflow.python.keras.utils": ("multi_gpu_utils",),
     "keras.backend": ("tensorflow_backend",),
+    "keras.api.backend": ("tensorflow_backend",),
 }
+# Keras 3.3-3.8: a plain `import keras` binds `keras.utils` / `keras.backend` to these
+# modules; their old submodules keep the names scripts used.
+_LEGACY_PARENT_NAMES = {"keras.api.utils": "keras.utils", "keras.api.backend": "keras.backend"}
 
 
 def _add_legacy_surface(module: types.ModuleType) -> None:
@@ -137,19 +145,24 @@ def _add_legacy_surface(module: types.ModuleType) -> None:
 
         for name in helpers:
             setattr(module, name, getattr(legacy_surface, name))
+    parent = _LEGACY_PARENT_NAMES.get(module.__name__, module.__name__)
     for child in _LEGACY_SUBMODULES.get(module.__name__, ()):
         if hasattr(module, child):
             continue
-        name = f"{module.__name__}.{child}"
-        if hasattr(module, "__path__"):
+        name = f"{parent}.{child}"
+        if parent == module.__name__ and hasattr(module, "__path__"):
             importlib.import_module(name)  # importing sets the parent's attribute
             continue
-        # A plain module (Keras 2.12-2.15's `keras.backend`) cannot have submodules
-        # found below it: serve the old name directly, as an attribute and in sys.modules.
-        virtual = _VirtualModule(name)
-        _VirtualLoader().exec_module(virtual)
-        sys.modules[name] = virtual
-        setattr(module, child, virtual)
+        # A plain module (Keras 2.12-2.15's `keras.backend`) has no submodules to find, and
+        # an aliased one serves another name: create the old module directly.
+        setattr(module, child, sys.modules.get(name) or _virtual_module(name))
+
+
+def _virtual_module(name: str) -> types.ModuleType:
+    module = _VirtualModule(name)
+    _VirtualLoader().exec_module(module)
+    sys.modules[name] = module
+    return module
 
 
 def _then(

@@ -555,7 +555,10 @@ def _build_model(config: dict, custom_objects: dict | None, path: str):
     """`_model_from_config`, with Keras's errors on a bad config as one clear ValueError."""
     try:
         return _model_from_config(config, custom_objects)
-    except _BUILD_ERRORS as e:
+    except LegacyFileError:
+        raise
+    # ValueError too: Keras 3.3-3.4 reject a malformed shape with one, later releases with a TypeError.
+    except (*_BUILD_ERRORS, ValueError) as e:
         raise ValueError(
             f"Keras could not build the model stored in the file at filepath={path} "
             f"({_build_error_detail(e)}). If it uses custom layers, load it in Python with "
