@@ -71,7 +71,7 @@ def make_corpus(root: Path, files: int, site_every: int, seed: int = 0) -> tuple
 
 def time_codemod(corpus: Path, jobs: int) -> float:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "codemod", "--check", "-j", str(jobs), "--progress", "never", str(corpus)],
+    done = subprocess.run([sys.executable, "-m", "multi_gpu_codemod", "--check", "-j", str(jobs), "--progress", "never", str(corpus)],
                           cwd=ROOT, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):

@@ -23,7 +23,7 @@ def main() -> int:
     parser.add_argument("--steps", type=int, default=30)
     args = parser.parse_args()
 
-    import compat
+    import multi_gpu_compat as compat
     import tensorflow as tf
 
     real_gpus = len(tf.config.list_physical_devices("GPU"))
@@ -32,7 +32,7 @@ def main() -> int:
     import keras
     import numpy as np
 
-    from compat import _devices
+    from multi_gpu_compat import _devices
 
     def mlp() -> keras.Model:
         inp = keras.Input((784,))

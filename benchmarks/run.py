@@ -65,7 +65,7 @@ def _codemod_latency() -> dict:
     import tempfile
 
     sys.path.insert(0, str(ROOT))
-    from codemod import transform_source
+    from multi_gpu_codemod import transform_source
 
     site = (ROOT / "fixtures/codemod/seed/xception_doc.before.py").read_text()
     filler = "".join(
@@ -85,7 +85,7 @@ def _codemod_latency() -> dict:
         for _ in range(5):
             path.write_bytes(source)
             start = time.perf_counter()
-            subprocess.run([sys.executable, "-m", "codemod", str(path)], capture_output=True, cwd=ROOT)
+            subprocess.run([sys.executable, "-m", "multi_gpu_codemod", str(path)], capture_output=True, cwd=ROOT)
             cli.append(time.perf_counter() - start)
     return {"lines": lines, "in_process_ms": statistics.median(times) * 1000,
             "cli_ms": statistics.median(cli) * 1000}

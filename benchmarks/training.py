@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import platform
 import statistics
 import sys
 import time
@@ -32,7 +31,7 @@ def _parse() -> argparse.Namespace:
 
 def main() -> int:
     args = _parse()
-    import compat
+    import multi_gpu_compat as compat
     import tensorflow as tf
 
     real_gpus = len(tf.config.list_physical_devices("GPU"))
@@ -41,7 +40,7 @@ def main() -> int:
     import keras
     import numpy as np
 
-    from compat import _devices
+    from multi_gpu_compat import _devices
 
     def mlp() -> keras.Model:
         inp = keras.Input((784,))

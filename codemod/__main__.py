@@ -1,12 +1,21 @@
-"""`python -m codemod PATH...`; `python -m codemod verify SCRIPT` (see codemod/verify.py)."""
+"""`multi-gpu-codemod PATH...` / `multi-gpu-codemod verify SCRIPT` (or `python -m multi_gpu_codemod ...`)."""
+
+from __future__ import annotations
 
 import sys
+from typing import Sequence
 
-if len(sys.argv) > 1 and sys.argv[1] == "verify":
-    from .verify import main as verify_main
 
-    sys.exit(verify_main(sys.argv[2:]))
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if args[:1] == ["verify"]:
+        from .verify import main as verify_main
 
-from .cli import main
+        return verify_main(args[1:])
+    from .cli import main as cli_main
 
-sys.exit(main())
+    return cli_main(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

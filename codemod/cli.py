@@ -1,4 +1,4 @@
-"""`python -m codemod PATH...` / `multi-gpu-codemod`: rewrite, `--diff` or `--check`; reports; parallel runs."""
+"""The codemod's command line: rewrite, `--diff` or `--check`; reports; parallel runs (`multi-gpu-codemod PATH...`)."""
 
 from __future__ import annotations
 

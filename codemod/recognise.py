@@ -25,6 +25,7 @@ _MODULES = (
     "tensorflow.compat.v2.keras.utils",
     "tensorflow.contrib.keras.utils",
     "tf_keras.utils",
+    "multi_gpu_compat",  # this project's shim, for scripts that adopted it and now migrate
 )
 # Only these resolve to Keras's function; a module's own `def multi_gpu_model` or
 # `lib.multi_gpu_frame.multi_gpu_model` resolves elsewhere and is left alone.

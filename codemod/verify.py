@@ -1,4 +1,4 @@
-"""`python -m codemod verify SCRIPT`: proof that the migration preserves training.
+"""`multi-gpu-codemod verify SCRIPT`: proof that the migration preserves training.
 
 For one runnable legacy script, each run in its own subprocess, with the same fixed seeds
 (`random`, NumPy, TensorFlow / `keras.utils.set_random_seed(0)`) set before the script runs:
@@ -130,14 +130,14 @@ def _child(config: dict[str, Any]) -> None:
     legacy = os.environ.get("TF_USE_LEGACY_KERAS", "") in ("1", "true", "True")
     if mode == "migrated":
         # The import hook is off; only the device simulation of the project is used.
-        from compat import simulation
+        from multi_gpu_compat import simulation
 
         simulation.simulate_gpus(gpus)
     if mode in ("single", "original"):
-        import compat.multi_gpu
+        import multi_gpu_compat.multi_gpu
 
         replacement = _identity if mode == "single" else _original_algorithm(config, gpus)
-        compat.multi_gpu.multi_gpu_model = replacement  # the import hook hands out this one
+        multi_gpu_compat.multi_gpu.multi_gpu_model = replacement  # the import hook hands out this one
     import numpy as np
     import tensorflow as tf
 
@@ -148,9 +148,9 @@ def _child(config: dict[str, Any]) -> None:
     if mode in ("single", "original"):  # modules imported before the swap
         for module in list(sys.modules.values()):
             current = getattr(module, "multi_gpu_model", None)
-            if callable(current) and getattr(current, "__module__", "") == "compat.multi_gpu":
+            if callable(current) and getattr(current, "__module__", "") == "multi_gpu_compat.multi_gpu":
                 try:
-                    module.multi_gpu_model = compat.multi_gpu.multi_gpu_model
+                    module.multi_gpu_model = multi_gpu_compat.multi_gpu.multi_gpu_model
                 except (AttributeError, TypeError):
                     pass
     random.seed(0)
@@ -332,14 +332,14 @@ def _start(mode: str, script: Path, workdir: Path, *, gpus: int, legacy: bool, t
     elif mode == "migrated" and not hook:
         env["MULTI_GPU_COMPAT_DISABLE"] = "1"
     # This package must be importable by the child whatever the working directory.
-    package_root = str(Path(__file__).resolve().parents[1])
+    package_root = str(Path(__file__).absolute().parents[1])
     env["PYTHONPATH"] = os.pathsep.join([package_root] + [p for p in [env.get("PYTHONPATH")] if p])
     config = {"mode": mode, "gpus": gpus, "script": str(script), "out": str(out), "original": str(original)}
     run = Run(mode)
     started = time.monotonic()
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "codemod.verify", "_child", json.dumps(config)],
+            [sys.executable, "-m", f"{__package__}.verify", "_child", json.dumps(config)],
             cwd=workdir, env=env, capture_output=True, text=True, timeout=timeout,
         )
     except subprocess.TimeoutExpired:

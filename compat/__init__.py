@@ -1,6 +1,9 @@
 """Keras's removed `multi_gpu_model`, served by `tf.distribute.MirroredStrategy`.
 
-`import compat` is cheap: nothing here imports TensorFlow or Keras until a
+Installed as `multi_gpu_compat` (the repository keeps it in `compat/`), so that a
+user's own `compat` module can neither replace nor disable it.
+
+`import multi_gpu_compat` is cheap: nothing here imports TensorFlow or Keras until a
 public function is first used.
 """
 
@@ -21,21 +24,21 @@ __all__ = [
 ]
 
 # Public name -> module that defines it, imported on first attribute access
-# (PEP 562) so that `import compat` never pulls in TensorFlow.
+# (PEP 562) so that importing the package never pulls in TensorFlow.
 _LAZY = {
-    "multi_gpu_model": "compat.multi_gpu",
-    "simulate_gpus": "compat.simulation",
-    "load_legacy_model": "compat.legacy_models",
-    "load_legacy_weights": "compat.legacy_models",
-    "MultiGPUCompatWarning": "compat.notices",
+    "multi_gpu_model": ".multi_gpu",
+    "simulate_gpus": ".simulation",
+    "load_legacy_model": ".legacy_models",
+    "load_legacy_weights": ".legacy_models",
+    "MultiGPUCompatWarning": ".notices",
 }
 
 
 def __getattr__(name: str) -> Any:
     module = _LAZY.get(name)
     if module is None:
-        raise AttributeError(f"module 'compat' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
     globals()[name] = value
     return value
 

@@ -1,4 +1,4 @@
-"""`python -m compat COMMAND`: the shim's command line (doctor, unwrap, demo)."""
+"""`multi-gpu-compat COMMAND` (or `python -m multi_gpu_compat COMMAND`): the shim's command line (doctor, unwrap, demo)."""
 
 from __future__ import annotations
 
@@ -7,13 +7,13 @@ import sys
 
 # Each command lives in its own module with `main(argv) -> int`; imported only when chosen.
 _COMMANDS = {
-    "doctor": ("compat.doctor", "report backend, support status, devices and which import paths the hook serves"),
-    "unwrap": ("compat.unwrap", "turn a legacy multi-GPU .h5 file into the plain template model"),
+    "doctor": (".doctor", "report backend, support status, devices and which import paths the hook serves"),
+    "unwrap": (".unwrap", "turn a legacy multi-GPU .h5 file into the plain template model"),
 }
 
 
 def _usage() -> str:
-    lines = ["usage: python -m compat COMMAND [ARGS...]", "", "commands:"]
+    lines = ["usage: multi-gpu-compat COMMAND [ARGS...]", "", "commands:"]
     lines += [f"  {name:<8} {help_}" for name, (_, help_) in _COMMANDS.items()]
     return "\n".join(lines)
 
@@ -25,16 +25,16 @@ def main(argv: list[str] | None = None) -> int:
         return 0 if args else 2
     command, rest = args[0], args[1:]
     if command not in _COMMANDS:
-        print(f"python -m compat: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
+        print(f"multi-gpu-compat: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    from compat import backend
+    from . import backend
 
     try:
         backend.require_tensorflow()
     except ModuleNotFoundError as err:
-        print(f"python -m compat {command}: {err}", file=sys.stderr)
+        print(f"multi-gpu-compat {command}: {err}", file=sys.stderr)
         return 1
-    module = importlib.import_module(_COMMANDS[command][0])
+    module = importlib.import_module(_COMMANDS[command][0], __package__)
     return module.main(rest)
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
-from compat import simulation
+from . import simulation
 
 # MirroredStrategy objects by device tuple: a second call on the same devices reuses one.
 _strategies: dict[tuple[str, ...], Any] = {}

@@ -6,9 +6,9 @@ from functools import partial
 from types import MethodType
 from typing import Any
 
-from compat import _devices, _parallel
-from compat import _keras3_internals as _internals
-from compat._keras3_internals import Functional, TensorFlowTrainer, pythonify_logs
+from . import _devices, _parallel
+from . import _keras3_internals as _internals
+from ._keras3_internals import Functional, TensorFlowTrainer, pythonify_logs
 
 import keras  # noqa: E402  (after the internals: their first-use check comes first)
 import numpy as np  # noqa: E402

@@ -4,7 +4,7 @@ The shim needs parts of Keras 3 that live under `keras.src` and change between
 releases (3.3 to 3.15 are tested). They are reached here and only here: where an
 internal moved or appeared, it is found by feature detection; where Keras behaves
 differently, what the installed release has decides. Importing this module is the
-first-use check (`compat._support.check`): an untested version warns once, and a
+first-use check (`_support.check`): an untested version warns once, and a
 missing internal raises `UnsupportedVersionError` naming it and the tested range,
 never an ImportError from a private module.
 
@@ -32,7 +32,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from compat import _support, _tf_internals
+from . import _support, _tf_internals
 
 _support.check("keras3")
 

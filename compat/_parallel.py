@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from compat.notices import notify_once
+from .notices import notify_once
 
 _SAVE_NOTICE = (
     "Saving the model returned by `multi_gpu_model` writes its template (the "

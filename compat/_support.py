@@ -6,7 +6,7 @@ they are first imported: a missing TensorFlow or Keras gets an error that says w
 to install, an untested version gets a one-time warning that names the tested range
 and what to do, and an internal that cannot be found gets `UnsupportedVersionError`
 instead of an ImportError from a private module. `status` is what
-`python -m compat doctor` prints.
+`multi-gpu-compat doctor` prints.
 
 Only package metadata is read here: nothing imports TensorFlow or Keras.
 """
@@ -18,7 +18,7 @@ import sys
 from dataclasses import dataclass
 from importlib import metadata
 
-from compat.notices import notify_once
+from .notices import notify_once
 
 Version = tuple[int, ...]
 
@@ -33,7 +33,7 @@ _TENSORFLOW_DISTRIBUTIONS = (
     "tf-nightly-cpu",
 )
 _REPORT_HINT = (
-    "report it to multi-gpu-compat with the output of `python -m compat doctor`"
+    "report it to multi-gpu-compat with the output of `multi-gpu-compat doctor`"
 )
 
 

@@ -4,7 +4,7 @@ Multi-worker training must configure TensorFlow's eager context before it is fir
 initialised and give MultiWorkerMirroredStrategy simulated devices; both need
 `tensorflow.python` modules that TensorFlow does not export. They are reached here
 and only here. Importing this module is the first-use check
-(`compat._support.check`): an untested TensorFlow warns once, a missing internal
+(`_support.check`): an untested TensorFlow warns once, a missing internal
 raises `UnsupportedVersionError` naming it, never an ImportError from a private module.
 """
 
@@ -13,7 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from compat import _support
+from . import _support
 
 _support.check(_support.current_backend())
 

@@ -13,7 +13,7 @@ from typing import Any
 
 import tensorflow as tf
 
-from compat import _devices, _parallel, backend
+from . import _devices, _parallel, backend
 
 
 def _private(name: str) -> ModuleType:

@@ -16,7 +16,7 @@ MISSING_TENSORFLOW = (
     "`pip install tensorflow-cpu`), or, starting from nothing, "
     "`pip install 'multi-gpu-compat[cpu]'` (`[gpu]` for NVIDIA GPUs; add "
     "`pip install --no-deps tf-keras` for TF_USE_LEGACY_KERAS=1). The codemod "
-    "(`python -m codemod`) needs no TensorFlow."
+    "(`multi-gpu-codemod`) needs no TensorFlow."
 )
 
 

@@ -1,4 +1,4 @@
-"""`python -m compat doctor`: what the shim sees in this environment, and whether it is active."""
+"""`multi-gpu-compat doctor`: what the shim sees in this environment, and whether it is active."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import sys
 import warnings
 from importlib import metadata
 
-from compat import _support, backend, import_hook, simulation
+from . import _support, backend, import_hook, simulation
 
 
 def _version(distribution: str) -> str:
@@ -27,9 +27,9 @@ def _serves(path: str) -> str:
 
 def _internals_report(backend_name: str) -> str:
     """Whether every private Keras / TensorFlow internal the shim uses resolves here."""
-    modules = ["compat._tf_internals"]
+    modules = [f"{__package__}._tf_internals"]
     if backend_name == "keras3":
-        modules.insert(0, "compat._keras3_internals")
+        modules.insert(0, f"{__package__}._keras3_internals")
     missing: list[str] = []
     try:
         with warnings.catch_warnings():  # the support line already says "untested"
@@ -45,7 +45,7 @@ def _internals_report(backend_name: str) -> str:
 
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
-        print("usage: python -m compat doctor\n\nReport backend, support status, devices and the import hook's state.")
+        print("usage: multi-gpu-compat doctor\n\nReport backend, support status, devices and the import hook's state.")
         return 0
     hook_active = import_hook.is_installed()
     disabled = import_hook.disabled()
@@ -60,7 +60,7 @@ def main(argv: list[str]) -> int:
     if status.state != "not installed":
         lines.append(f"private internals: {_internals_report(status.backend)}")
     try:
-        from compat import _devices
+        from . import _devices
 
         simulation.simulate_from_environment()
         gpus = _devices.visible_gpu_count()

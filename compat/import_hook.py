@@ -74,7 +74,7 @@ def import_paths() -> list[str]:
 
 def _multi_gpu_model() -> Callable[..., Any]:
     try:
-        from compat.multi_gpu import multi_gpu_model
+        from .multi_gpu import multi_gpu_model
 
         return multi_gpu_model
     except Exception as err:  # never break the user's import; fail when used instead
@@ -85,7 +85,7 @@ def _multi_gpu_model() -> Callable[..., Any]:
                 "multi-gpu-compat could not load `multi_gpu_model`: "
                 f"{type(failure).__name__}: {failure}. Reinstall the project "
                 "(`pip install --force-reinstall multi-gpu-compat`) or run "
-                "`python -m compat doctor` to see what is missing."
+                "`multi-gpu-compat doctor` to see what is missing."
             ) from failure
 
         return multi_gpu_model
@@ -97,7 +97,7 @@ def _patch(module: types.ModuleType) -> None:
 
 
 def _after_tensorflow(module: types.ModuleType) -> None:
-    from compat import simulation
+    from . import simulation
 
     simulation.simulate_from_environment()
 
@@ -141,7 +141,7 @@ _LEGACY_PARENT_NAMES = {"keras.api.utils": "keras.utils", "keras.api.backend": "
 def _add_legacy_surface(module: types.ModuleType) -> None:
     helpers = _LEGACY_HELPERS.get(module.__name__, ())
     if helpers:
-        from compat import legacy_surface
+        from . import legacy_surface
 
         for name in helpers:
             setattr(module, name, getattr(legacy_surface, name))

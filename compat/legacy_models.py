@@ -84,7 +84,7 @@ def load_legacy_model(filepath: str | os.PathLike, *, custom_objects: dict | Non
     Example:
 
     ```python
-    model = compat.load_legacy_model("checkpoint_multi_gpu.h5")
+    model = multi_gpu_compat.load_legacy_model("checkpoint_multi_gpu.h5")
     model.save("model.keras")
     ```
 
@@ -112,7 +112,7 @@ def load_legacy_model(filepath: str | os.PathLike, *, custom_objects: dict | Non
         raise ValueError(
             f"The file at filepath={info.filepath} holds weights only (it was written by "
             "`save_weights`), so there is no model to load. Build the template model in "
-            "code and call `compat.load_legacy_weights(template, filepath)`."
+            "code and call `multi_gpu_compat.load_legacy_weights(template, filepath)`."
         )
     if not info.is_parallel:
         _refuse_lambdas(info.model_config, info.filepath, what="The model")
@@ -145,7 +145,7 @@ def load_legacy_weights(template, filepath: str | os.PathLike) -> None:
 
     ```python
     template = build_model()  # the model you passed to `multi_gpu_model`
-    compat.load_legacy_weights(template, "weights_multi_gpu.h5")
+    multi_gpu_compat.load_legacy_weights(template, "weights_multi_gpu.h5")
     ```
 
     Args:
@@ -172,7 +172,7 @@ def load_legacy_weights(template, filepath: str | os.PathLike) -> None:
 
 def _inspect(filepath: str | os.PathLike) -> _Inspection:
     """Reads the structure of a legacy file. Imports neither TensorFlow nor Keras."""
-    from compat.backend import require_tensorflow
+    from .backend import require_tensorflow
 
     require_tensorflow()  # h5py comes with it
     import h5py
@@ -435,7 +435,7 @@ def _size(shape: tuple[int, ...]) -> int:
 
 
 def _keras():
-    from compat.backend import keras_module
+    from .backend import keras_module
 
     return keras_module()
 
@@ -460,7 +460,7 @@ def _refuse_lambdas(config: dict, path: str, *, what: str) -> None:
             f"({', '.join(names)}). Their stored Python bytecode is never executed here: "
             "it is unsafe to run and only works on the Python version that wrote it. "
             "Re-create the model in code and load its weights with "
-            "`compat.load_legacy_weights(model, filepath)`."
+            "`multi_gpu_compat.load_legacy_weights(model, filepath)`."
         )
 
 
@@ -562,7 +562,7 @@ def _build_model(config: dict, custom_objects: dict | None, path: str):
         raise ValueError(
             f"Keras could not build the model stored in the file at filepath={path} "
             f"({_build_error_detail(e)}). If it uses custom layers, load it in Python with "
-            "`compat.load_legacy_model(path, custom_objects={...})`; otherwise the file is "
+            "`multi_gpu_compat.load_legacy_model(path, custom_objects={...})`; otherwise the file is "
             "corrupt or was written by an incompatible Keras."
         ) from None
 
@@ -580,7 +580,7 @@ def _build_error_detail(error: Exception) -> str:
 
 
 def _model_from_config(config: dict, custom_objects: dict | None):
-    from compat.backend import uses_keras2
+    from .backend import uses_keras2
 
     keras = _keras()
     config = _normalize_config(copy.deepcopy(config))

@@ -10,7 +10,7 @@ so simulated GPUs count too. TensorFlow is imported on first call only.
 
 from __future__ import annotations
 
-from compat import _devices
+from . import _devices
 
 __all__ = ["_get_available_devices", "_get_available_gpus", "_normalize_device_name"]
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from compat import _devices, _gpus, backend, multi_worker
-from compat.notices import notify_once
+from . import _devices, _gpus, backend, multi_worker
+from .notices import notify_once
 
 # With TF_CONFIG / MULTI_GPU_COMPAT_STRATEGY asking for multi-worker training, the
 # strategy must exist before TensorFlow initialises its context: arrange that now.
@@ -17,7 +17,7 @@ __all__ = ["multi_gpu_model"]
 _SERVED_NOTICE = (
     "`multi_gpu_model` was removed from Keras; this call is served by multi-gpu-compat "
     "on tf.distribute.MirroredStrategy over {devices}. To migrate the script for good, "
-    "run `python -m codemod <path>` and see MIGRATION.md."
+    "run `multi-gpu-codemod <path>` and see MIGRATION.md."
 )
 
 
@@ -98,9 +98,9 @@ def multi_gpu_model(
         dist = _devices.strategy_for(devices, cross_device_ops)
     notify_once("served", _SERVED_NOTICE.format(devices=[f"/gpu:{i}" for i in gpu_ids]))
     if backend.is_keras2_model(model):
-        from compat import _tf_keras as impl
+        from . import _tf_keras as impl
     else:
-        from compat import _keras3 as impl  # type: ignore[no-redef]
+        from . import _keras3 as impl  # type: ignore[no-redef]
     parallel = impl.replicate(model, dist, relocate=cpu_relocation)
     if use_multi_worker:  # template.save(path) writes the real file on the chief only
         multi_worker.chief_aware_saving(model)

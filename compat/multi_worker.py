@@ -9,8 +9,8 @@ MWMS must configure TensorFlow's collective ops before TensorFlow initialises
 its context ("Collective ops must be configured at program startup"), but a
 legacy script builds its model (which initialises the context) before it calls
 `multi_gpu_model`. So when the environment asks for multi-worker training, this
-module (imported with `compat.multi_gpu`, i.e. as soon as the script imports
-`keras.utils`, `tf_keras.utils` or `compat`) arranges for the strategy to be
+module (imported with `multi_gpu_compat.multi_gpu`, i.e. as soon as the script imports
+`keras.utils`, `tf_keras.utils` or `multi_gpu_compat`) arranges for the strategy to be
 created just before the context is first initialised, and `multi_gpu_model`
 picks it up later.
 
@@ -37,7 +37,7 @@ import tempfile
 import threading
 from typing import Any
 
-from compat import simulation
+from . import simulation
 
 __all__ = [
     "STRATEGY_ENV",
@@ -217,7 +217,7 @@ def _local_devices(count: int | None):
     if not count:
         yield
         return
-    from compat import _tf_internals
+    from . import _tf_internals
 
     ext = _tf_internals.collective_extended_class()
     original = ext._initialize_local_devices
@@ -239,7 +239,7 @@ def _configure_coordination(info: ClusterInfo | None) -> None:
     """Sets the coordination service up as MWMS would, but with bounded waits."""
     import tensorflow as tf
 
-    from compat import _tf_internals
+    from . import _tf_internals
 
     ctx = _tf_internals.eager_context()
     if info is None or not info.is_multi_worker or ctx.coordination_service is not None:
@@ -315,7 +315,7 @@ def _start_watchdog(timeout: float, message: str) -> Any:
 
 
 def _context_initialized() -> bool:
-    from compat import _tf_internals
+    from . import _tf_internals
 
     return _tf_internals.context_initialized()
 
@@ -341,8 +341,8 @@ def get_strategy() -> Any:
                 "configure TensorFlow before that. multi-gpu-compat does it automatically "
                 "when TF_CONFIG (or MULTI_GPU_COMPAT_STRATEGY=multi_worker) is set in the "
                 "environment before Python starts and the script imports keras, tf_keras "
-                "or compat before building its model. Set TF_CONFIG in the environment "
-                "rather than in the script, or import `compat` at the top of the script."
+                "or multi_gpu_compat before building its model. Set TF_CONFIG in the environment "
+                "rather than in the script, or import `multi_gpu_compat` at the top of the script."
             )
         _creating = True
         try:
@@ -365,7 +365,7 @@ def install_early_creation() -> bool:
             return False
     except ValueError:
         return False  # a malformed setting is reported when `multi_gpu_model` is called
-    from compat import _tf_internals
+    from . import _tf_internals
 
     cls = _tf_internals.context_class()
     if getattr(cls.ensure_initialized, "_compat_multi_worker", False):
@@ -401,7 +401,7 @@ def served_notice(strategy: Any) -> str:
         "`multi_gpu_model` was removed from Keras; this call is served by multi-gpu-compat "
         f"on tf.distribute.MultiWorkerMirroredStrategy: {strategy.num_replicas_in_sync} "
         f"replicas in all, {len(strategy.extended.worker_devices)} on this worker ({task}). "
-        "To migrate the script for good, run `python -m codemod <path>` and see MIGRATION.md."
+        "To migrate the script for good, run `multi-gpu-codemod <path>` and see MIGRATION.md."
     )
 
 
@@ -427,7 +427,7 @@ def check_gpus(gpu_ids: list[int], strategy: Any) -> None:
 
 
 def _keras3_installed() -> bool:
-    from compat import _support
+    from . import _support
 
     keras = _support.keras_version()
     return keras is not None and _support.parse_version(keras)[:1] == (3,)
@@ -444,7 +444,7 @@ def _patch_keras3_reduce() -> None:
     """
     if not _keras3_installed():
         return  # tf_keras or Keras 2 only
-    from compat import _keras3_internals
+    from . import _keras3_internals
 
     trainer = _keras3_internals.trainer_module()
     original = trainer.reduce_per_replica

@@ -1,7 +1,7 @@
 """Simulation mode: N logical CPU devices stand in for GPUs 0..N-1 on machines without GPUs.
 
 Set `MULTI_GPU_COMPAT_SIMULATE_GPUS=N` in the environment (applied as soon as
-TensorFlow is imported, by the import hook) or call `compat.simulate_gpus(N)`
+TensorFlow is imported, by the import hook) or call `multi_gpu_compat.simulate_gpus(N)`
 before TensorFlow initialises its devices. Then `multi_gpu_model(model, gpus=N)`
 runs N replicas, and plain `tf.distribute.MirroredStrategy()` uses the N devices,
 with `/gpu:i` in its `devices` mapped onto them instead of hanging.
@@ -61,7 +61,7 @@ def simulate_gpus(n: int) -> None:
             _give_each_replica_a_thread(tf, n)
         except RuntimeError as err:
             raise RuntimeError(
-                f"`compat.simulate_gpus({n})` was called after TensorFlow initialised "
+                f"`multi_gpu_compat.simulate_gpus({n})` was called after TensorFlow initialised "
                 "its devices, which cannot be changed any more. Call it at the top of "
                 "the script, before building any model or running any op, or set "
                 f"{ENV_VAR}={n} in the environment before starting Python."
@@ -159,7 +159,7 @@ def warn_if_environment_ignored() -> None:
     """
     import warnings
 
-    from compat import import_hook
+    from . import import_hook
 
     raw = os.environ.get(ENV_VAR, "").strip()
     in_effect = raw.isdigit() and int(raw) == _simulated
@@ -179,19 +179,19 @@ def warn_if_environment_ignored() -> None:
     elif import_hook.disabled():
         reason = (
             f"{import_hook.DISABLE_VAR} switches multi-gpu-compat's import hook off. Unset "
-            f"{import_hook.DISABLE_VAR}, or call `compat.simulate_gpus({raw})` before any "
+            f"{import_hook.DISABLE_VAR}, or call `multi_gpu_compat.simulate_gpus({raw})` before any "
             "TensorFlow op"
         )
     elif not import_hook.is_installed():
         reason = (
             "multi-gpu-compat's import hook, which applies it, is not active in this "
-            "process (install the project with pip; `python -m compat doctor` tells more). "
-            f"Or call `compat.simulate_gpus({raw})` before any TensorFlow op"
+            "process (install the project with pip; `multi-gpu-compat doctor` tells more). "
+            f"Or call `multi_gpu_compat.simulate_gpus({raw})` before any TensorFlow op"
         )
     else:
         reason = (
             "it was not set when TensorFlow started (it is read when TensorFlow is "
             "imported). Set it in the environment before starting Python, or call "
-            f"`compat.simulate_gpus({raw})` before any TensorFlow op"
+            f"`multi_gpu_compat.simulate_gpus({raw})` before any TensorFlow op"
         )
     warnings.warn(f"{ENV_VAR}={raw} is ignored: {reason}.", RuntimeWarning, stacklevel=2)

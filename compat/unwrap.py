@@ -1,4 +1,4 @@
-"""`python -m compat unwrap OLD.h5 NEW.keras`: save the template of a legacy multi-GPU file.
+"""`multi-gpu-compat unwrap OLD.h5 NEW.keras`: save the template of a legacy multi-GPU file.
 
 The output format follows NEW's suffix: `.keras` (Keras's current format) or `.h5` /
 `.hdf5` (legacy HDF5). An existing NEW is left alone unless `--force` is given; the output
@@ -14,7 +14,7 @@ import argparse
 import os
 import sys
 
-_PROG = "python -m compat unwrap"
+_PROG = "multi-gpu-compat unwrap"
 _SUFFIXES = (".keras", ".h5", ".hdf5")
 
 
@@ -62,20 +62,20 @@ def main(argv: list[str]) -> int:
     if os.path.exists(new) and os.path.exists(args.old) and os.path.samefile(new, args.old):
         return _fail("NEW must be a different file from OLD.", 2)
 
-    from compat import legacy_models
+    from . import legacy_models
 
     try:
         info = legacy_models._inspect(args.old)
         if info.model_config is None:
             raise legacy_models.NotMultiGPUModelError(
                 f"{args.old} holds weights only (written by `save_weights`). Build the "
-                "template in code and use `compat.load_legacy_weights(template, path)`."
+                "template in code and use `multi_gpu_compat.load_legacy_weights(template, path)`."
             )
         if not info.is_parallel:
             raise legacy_models.NotMultiGPUModelError(
                 f"{args.old} is not a multi-GPU model (no slicing Lambdas, nested template "
                 "and Concatenate layers found); load it with `keras.models.load_model` or "
-                "`compat.load_legacy_model`."
+                "`multi_gpu_compat.load_legacy_model`."
             )
         os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # keep stderr to our own line
         model = legacy_models.load_legacy_model(args.old)

@@ -25,7 +25,7 @@ def pytest_configure(config: pytest.Config) -> None:
     # whole session runs on 4 simulated GPUs from the start.
     if not HAS_TENSORFLOW:
         return
-    import compat
+    import multi_gpu_compat as compat
 
     compat.simulate_gpus(SIMULATED_GPUS)
 
@@ -33,7 +33,7 @@ def pytest_configure(config: pytest.Config) -> None:
 def pytest_report_header(config: pytest.Config) -> str:
     if not HAS_TENSORFLOW:
         return "keras backend: none (TensorFlow is not installed: codemod tests only)"
-    from compat import backend
+    from multi_gpu_compat import backend
 
     if backend.uses_keras2():
         return f"keras backend: Keras 2 ({backend.keras2_package_name()})"
@@ -43,7 +43,7 @@ def pytest_report_header(config: pytest.Config) -> str:
 @pytest.fixture(scope="session")
 def legacy_keras() -> bool:
     """True when this run uses a Keras 2: tf_keras (TF_USE_LEGACY_KERAS=1) or Keras 2.12-2.15."""
-    from compat import backend
+    from multi_gpu_compat import backend
 
     return backend.uses_keras2()
 
@@ -51,7 +51,7 @@ def legacy_keras() -> bool:
 @pytest.fixture(scope="session")
 def keras_module():
     """The Keras package under test: `keras` (Keras 3 or 2.12-2.15) or `tf_keras`."""
-    from compat import backend
+    from multi_gpu_compat import backend
 
     return backend.keras_module()
 

@@ -8,8 +8,8 @@ Convention: an HTML comment on the line just before a fence steers the check.
 - `<!-- docs-test: slow REASON -->`: a bash command too slow for this file (another test runs
   it); its arguments are still parsed by the real argument parser.
 Python blocks run in a fresh interpreter on 2 simulated GPUs in a scratch folder. Bash blocks:
-`bash -n`, then each command is run (cheap codemod invocations on files that exist, `python -m
-compat doctor`) or checked (`pip install` lines parsed; scripts and paths must exist; placeholder
+`bash -n`, then each command is run (cheap codemod invocations on files that exist, `multi-gpu-compat
+doctor`) or checked (`pip install` lines parsed; scripts and paths must exist; placeholder
 paths only parsed). `r` blocks need Rscript. `text` blocks show output or formats.
 """
 
@@ -90,7 +90,7 @@ def _python(code, kind, reason, tmp_path):
         return
     if kind in ("before", "after"):
         if kind == "before":
-            from codemod import transform_source
+            from multi_gpu_codemod import transform_source
 
             after = [c for _, _, _, c, (k, r) in BLOCKS if k == "after" and r == reason]
             assert after, f"no after block for {reason}"
@@ -136,11 +136,14 @@ def _command(argv, env_prefix, kind, tmp_path):
         return
     if prog == "export":
         return
+    # The console scripts are `python -m` of the installed packages (test_console_scripts).
     if prog == "multi-gpu-codemod":
-        argv = ["python", "-m", "codemod"] + argv[1:]
+        argv = ["python", "-m", "multi_gpu_codemod"] + argv[1:]
+    if prog == "multi-gpu-compat":
+        argv = ["python", "-m", "multi_gpu_compat"] + argv[1:]
     assert argv[0] == "python", argv
-    if argv[1:3] == ["-m", "codemod"] and len(argv) > 3 and argv[3] == "verify":
-        from codemod import verify
+    if argv[1:3] == ["-m", "multi_gpu_codemod"] and len(argv) > 3 and argv[3] == "verify":
+        from multi_gpu_codemod import verify
 
         args = verify._parser().parse_args(argv[4:])
         assert _exists(args.script), args.script
@@ -149,8 +152,8 @@ def _command(argv, env_prefix, kind, tmp_path):
                                   text=True, timeout=600)
             assert done.returncode == 0, done.stdout[-3000:]
         return
-    if argv[1:3] == ["-m", "codemod"]:
-        from codemod import cli
+    if argv[1:3] == ["-m", "multi_gpu_codemod"]:
+        from multi_gpu_codemod import cli
 
         args = cli._parser().parse_args([a for a in argv[3:] if a != "..."] or ["--help"])
         if all(_exists(p) for p in args.paths) and (args.check or args.diff):
@@ -158,13 +161,13 @@ def _command(argv, env_prefix, kind, tmp_path):
                                   text=True, timeout=300)
             assert done.returncode in (0, 1), done.stderr[-3000:]
         return
-    if argv[1:3] == ["-m", "compat"]:
+    if argv[1:3] == ["-m", "multi_gpu_compat"]:
         if argv[3] == "doctor":
             done = subprocess.run([sys.executable] + argv[1:], cwd=ROOT, env=_env(**env_prefix),
                                   capture_output=True, text=True, timeout=300)
             assert done.returncode == 0, done.stderr[-3000:]
         else:  # placeholder file names: the subcommand must exist
-            done = subprocess.run([sys.executable, "-m", "compat", argv[3], "--help"], cwd=ROOT, env=_env(),
+            done = subprocess.run([sys.executable, "-m", "multi_gpu_compat", argv[3], "--help"], cwd=ROOT, env=_env(),
                                   capture_output=True, text=True, timeout=300)
             assert done.returncode == 0, done.stderr[-3000:]
         return

@@ -44,8 +44,9 @@ def fix(ctx: FixContext) -> None:
             for alias in node.names:
                 if code(alias.name) in _MODULES and alias.asname is not None:
                     ctx.plan.remove_imports.append((code(alias.name), None, alias.asname.name.value))  # type: ignore[union-attr]
-                elif code(alias.name) in _MODULES and "." in code(alias.name):
-                    # `import keras.utils.training_utils`: unused when no `keras.utils.training_utils...` is left
+                elif code(alias.name) in _MODULES and ("." in code(alias.name) or code(alias.name) == "multi_gpu_compat"):
+                    # `import keras.utils.training_utils` (or this project's `import multi_gpu_compat`):
+                    # unused when no `keras.utils.training_utils...` is left
                     ctx.plan.remove_imports.append((code(alias.name), None, None))
 
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod import transform_source
+from multi_gpu_codemod import transform_source
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "codemod"
 

@@ -8,8 +8,8 @@ import json
 import hypothesmith
 from hypothesis import strategies as st
 
-from codemod import transform_source
-from codemod.notebook import transform_notebook
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.notebook import transform_notebook
 from codemod_fixtures import ROOT
 
 FIXTURES = sorted(p.read_bytes() for p in ROOT.glob("*/*.py") if p.parent.name != "hostile")

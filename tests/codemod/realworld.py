@@ -21,9 +21,9 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from codemod import transform_source
-from codemod.findings import Finding
-from codemod.notebook import transform_notebook
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.findings import Finding
+from multi_gpu_codemod.notebook import transform_notebook
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "realworld"
 OUTCOMES = ("rewritten", "reported", "quiet", "silent", "wrong", "misleading", "crash")

@@ -3,7 +3,7 @@ strategy are reported where they are, with what to use instead."""
 
 import pytest
 
-from codemod import transform_source
+from multi_gpu_codemod import transform_source
 from codemod_fixtures import ROOT, check_pair, pairs
 
 

@@ -16,7 +16,7 @@ def test_unchanged_but_reported(path):
 
 
 def test_callbacks_unwrapping_the_parallel_model_are_reported_where_they_unwrap():
-    from codemod import transform_source
+    from multi_gpu_codemod import transform_source
     from codemod_fixtures import ROOT
 
     findings = transform_source((ROOT / "checkpoints" / "callback_unwraps.unchanged.py").read_bytes()).findings
@@ -26,7 +26,7 @@ def test_callbacks_unwrapping_the_parallel_model_are_reported_where_they_unwrap(
 
 
 def test_helpers_that_save_what_they_unwrap_are_reported_anywhere():
-    from codemod import transform_source
+    from multi_gpu_codemod import transform_source
 
     source = (b"import os\n\ndef save_single(parallel_model, path):\n    parallel_model.layers[-2].save(path)\n\n"
               b"def features(model):\n    return model.layers[-2].output  # a layer's output: not unwrapping\n")
@@ -37,7 +37,7 @@ def test_helpers_that_save_what_they_unwrap_are_reported_anywhere():
 
 
 def test_a_callback_only_given_to_migrated_fits_gets_self_model_where_the_index_is_known():
-    from codemod import transform_source
+    from multi_gpu_codemod import transform_source
     from codemod_fixtures import ROOT
 
     before = ROOT / "checkpoints" / "callback_given_to_migrated_fit.before.py"

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod.cli import main
+from multi_gpu_codemod.cli import main
 from codemod_fixtures import ROOT
 
 LEGACY = (ROOT / "seed" / "xception_doc.before.py").read_bytes()
@@ -64,7 +64,7 @@ def test_walk_skips_venvs_builds_and_gitignored(tmp_path):
     (tmp_path / ".gitignore").write_text("ignored/\n")
     subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
     assert main(["--check", str(tmp_path)]) == 1
-    from codemod.files import iter_python_files
+    from multi_gpu_codemod.files import iter_python_files
 
     assert [p.relative_to(tmp_path).as_posix() for p in iter_python_files([tmp_path])] == ["keep.py"]
 
@@ -72,8 +72,8 @@ def test_walk_skips_venvs_builds_and_gitignored(tmp_path):
 def test_python_dash_m_and_no_tensorflow_import(tmp_path):
     script = tmp_path / "t.py"
     script.write_bytes(LEGACY)
-    probe = "import sys, runpy; sys.argv=['codemod','--check',sys.argv[1]]\n" \
-            "try:\n    runpy.run_module('codemod', run_name='__main__')\nexcept SystemExit as e:\n" \
+    probe = "import sys, runpy; sys.argv=['multi-gpu-codemod','--check',sys.argv[1]]\n" \
+            "try:\n    runpy.run_module('multi_gpu_codemod', run_name='__main__')\nexcept SystemExit as e:\n" \
             "    assert 'tensorflow' not in sys.modules; sys.exit(e.code)\n"
     done = subprocess.run([sys.executable, "-c", probe, str(script)], capture_output=True, text=True,
                           cwd=Path(__file__).resolve().parents[2])
@@ -84,9 +84,9 @@ def test_python_dash_m_and_no_tensorflow_import(tmp_path):
 def test_libcst_tool_command(tmp_path):
     script = tmp_path / "t.py"
     script.write_bytes(LEGACY)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2] / ".dev")}
     done = subprocess.run(
-        [sys.executable, "-m", "libcst.tool", "codemod", "-x", "codemod.command.MigrateMultiGpuCommand",
+        [sys.executable, "-m", "libcst.tool", "codemod", "-x", "multi_gpu_codemod.command.MigrateMultiGpuCommand",
          "--no-format", str(script)],
         capture_output=True, text=True, cwd=tmp_path, env=env,
     )
@@ -95,7 +95,7 @@ def test_libcst_tool_command(tmp_path):
 
 
 def test_crlf_latin1_bytes_kept():
-    from codemod import transform_source
+    from multi_gpu_codemod import transform_source
 
     source = (ROOT / "imports" / "crlf_latin1.before.py").read_bytes()
     out = transform_source(source).output
@@ -104,7 +104,20 @@ def test_crlf_latin1_bytes_kept():
 
 
 def test_every_finding_code_is_documented():
-    from codemod import CODES
+    from multi_gpu_codemod import CODES
 
     guide = (Path(__file__).resolve().parents[2] / "MIGRATION.md").read_text()
     assert [c for c in CODES if f"| {c} |" not in guide] == []
+
+
+@pytest.mark.parametrize("how", ["python -m", "console script"])
+def test_a_users_codemod_module_in_the_folder_is_never_run(tmp_path, how):
+    # Repositories have their own codemod.py, and PyPI's `codemod` installs a top-level package:
+    # ours is installed as `multi_gpu_codemod`, so neither is picked up.
+    (tmp_path / "codemod.py").write_text("raise SystemExit('the user\\'s codemod.py ran')\n")
+    (tmp_path / "train.py").write_bytes(LEGACY)
+    argv = ([sys.executable, "-m", "multi_gpu_codemod"] if how == "python -m"
+            else [str(Path(sys.executable).parent / "multi-gpu-codemod")])
+    done = subprocess.run(argv + ["--check", "train.py"], capture_output=True, text=True, cwd=tmp_path)
+    assert done.returncode == 1, done.stderr
+    assert "1 would be rewritten" in done.stdout

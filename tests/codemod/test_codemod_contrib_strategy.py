@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from codemod import transform_source
+from multi_gpu_codemod import transform_source
 from codemod_fixtures import ROOT, check_pair, check_unchanged, needs_tensorflow, pairs, unchanged
 
 

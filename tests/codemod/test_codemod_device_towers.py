@@ -2,8 +2,8 @@
 
 import pytest
 
-from codemod import transform_source
-from codemod.fixers.device_towers import SECTION
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.fixers.device_towers import SECTION
 from codemod_fixtures import check_pair, check_unchanged, pairs, unchanged
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from codemod import transform_source
+from multi_gpu_codemod import transform_source
 from codemod_fixtures import ROOT, check_pair, check_unchanged, needs_tensorflow, pairs, unchanged
 from test_codemod_contrib_strategy import run_on_two_simulated_gpus
 

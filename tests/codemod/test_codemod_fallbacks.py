@@ -4,7 +4,7 @@ import ast
 
 import pytest
 
-from codemod import transform_source
+from multi_gpu_codemod import transform_source
 from codemod_fixtures import ROOT, check_pair, check_unchanged, pairs, unchanged
 
 

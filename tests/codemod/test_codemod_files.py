@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from codemod import cli
-from codemod.cli import main
-from codemod.files import write_atomically
+from multi_gpu_codemod import cli
+from multi_gpu_codemod.cli import main
+from multi_gpu_codemod.files import write_atomically
 from codemod_fixtures import ROOT
 
 LEGACY = (ROOT / "seed" / "xception_doc.before.py").read_bytes()
@@ -113,8 +113,8 @@ def test_same_size_edit_is_detected(tmp_path):
 
 
 def _codemod(*args, timeout=120):
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    return subprocess.run([sys.executable, "-m", "codemod", *args], cwd=REPO, env=env,
+    env = {**os.environ, "PYTHONPATH": str(REPO / ".dev")}
+    return subprocess.run([sys.executable, "-m", "multi_gpu_codemod", *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout)
 
 
@@ -157,8 +157,8 @@ def _alive(pid: int) -> bool:
 def test_workers_go_when_the_parent_is_killed(tmp_path):
     for n in range(60):
         (tmp_path / f"train_{n}.py").write_bytes(LEGACY)
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    parent = subprocess.Popen([sys.executable, "-m", "codemod", "--check", "-j", "2", str(tmp_path)],
+    env = {**os.environ, "PYTHONPATH": str(REPO / ".dev")}
+    parent = subprocess.Popen([sys.executable, "-m", "multi_gpu_codemod", "--check", "-j", "2", str(tmp_path)],
                               cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         workers: set[int] = set()

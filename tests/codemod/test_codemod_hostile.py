@@ -1,15 +1,13 @@
 """codemod/core.py on hostile input: Python 2, syntax errors, null bytes, binaries, encodings, layout."""
 
 import ast
-import difflib
 import os
 import time
-from pathlib import Path
 
 import pytest
 
-from codemod import transform_source
-from codemod.cli import main
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.cli import main
 from codemod_fixtures import ROOT
 
 HOSTILE = sorted((ROOT / "hostile").glob("*.py"))
@@ -115,8 +113,8 @@ def test_files_without_markers_are_not_parsed_by_libcst(monkeypatch):
 
 
 def test_prefilter_markers_cover_the_recogniser():
-    from codemod import recognise
-    from codemod.prefilter import MARKERS, may_contain_site
+    from multi_gpu_codemod import recognise
+    from multi_gpu_codemod.prefilter import MARKERS, may_contain_site
 
     names = {"multi_gpu_model", "AltModelCheckpoint", *recognise._HELPER_FUNCTIONS, *recognise._WRAPPER_NAMES}
     assert all(may_contain_site(n.encode()) for n in names)
@@ -277,7 +275,7 @@ def test_parser_crash_is_a_finding_and_the_run_goes_on(tmp_path, capsys, monkeyp
 
 
 def test_unexpected_error_is_named_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
-    from codemod import cli
+    from multi_gpu_codemod import cli
 
     def broken(source, path, strategy):
         if path.endswith("a.py"):
@@ -401,7 +399,7 @@ def test_cells_without_cell_type_are_reported(tmp_path, capsys):
 def test_report_into_a_missing_folder_is_created(tmp_path, capsys):
     (tmp_path / "src").mkdir()
     (tmp_path / "src" / "bad.py").write_bytes(b'print "x"\n')
-    report = tmp_path / "reports" / "ci" / "codemod.json"
+    report = tmp_path / "reports" / "ci" / "multi_gpu_codemod.json"
     assert main(["--format", "json", "--report", str(report), str(tmp_path / "src")]) == 2
     import json
 

@@ -16,7 +16,7 @@ def test_unchanged_but_reported(path):
 
 
 def test_unused_aliased_imports_go_even_without_a_call_site():
-    from codemod import transform_source
+    from multi_gpu_codemod import transform_source
     from codemod_fixtures import ROOT
 
     result = transform_source((ROOT / "imports" / "unused_aliases.before.py").read_bytes())

@@ -5,10 +5,10 @@ import time
 
 import pytest
 
-from codemod import cli
-from codemod.cli import main
-from codemod.core import transform_source
-from codemod.isolation import Limits, memory_budget, parse_size, run_isolated
+from multi_gpu_codemod import cli
+from multi_gpu_codemod.cli import main
+from multi_gpu_codemod.core import transform_source
+from multi_gpu_codemod.isolation import Limits, memory_budget, parse_size, run_isolated
 from codemod_fixtures import ROOT
 
 LEGACY = (ROOT / "seed" / "xception_doc.before.py").read_bytes()  # 1213 bytes

@@ -9,9 +9,9 @@ import sys
 import libcst as cst
 import pytest
 
-from codemod import transform_source
-from codemod.cli import main
-from codemod.fixers.multi_worker import _HELPER
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.cli import main
+from multi_gpu_codemod.fixers.multi_worker import _HELPER
 from codemod_fixtures import ROOT, check_pair, needs_tensorflow, pairs
 
 EXPECTED = {
@@ -148,7 +148,7 @@ def test_cli_option(tmp_path, capsys):
 def test_libcst_command_takes_the_option():
     from libcst.codemod import CodemodContext
 
-    from codemod.command import MigrateMultiGpuCommand
+    from multi_gpu_codemod.command import MigrateMultiGpuCommand
 
     before = ROOT / "multi_worker" / "in_function.before.py"
     command = MigrateMultiGpuCommand(CodemodContext(filename=before.name), strategy="multi-worker")

@@ -2,8 +2,8 @@
 
 import json
 
-from codemod.cli import main
-from codemod.notebook import transform_notebook
+from multi_gpu_codemod.cli import main
+from multi_gpu_codemod.notebook import transform_notebook
 from codemod_fixtures import ROOT
 
 BEFORE = (ROOT / "notebooks" / "train.before.ipynb").read_bytes()

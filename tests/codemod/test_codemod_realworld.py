@@ -11,7 +11,7 @@ import tokenize
 
 import pytest
 
-from codemod import verify as harness
+from multi_gpu_codemod import verify as harness
 from codemod_fixtures import needs_tensorflow
 from realworld import ROOT, cells, code_text, corpus_files, grade, manifest, run_file
 

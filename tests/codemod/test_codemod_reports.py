@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from codemod.cli import main
+from multi_gpu_codemod.cli import main
 from codemod_fixtures import ROOT
 
 LEGACY = (ROOT / "seed" / "xception_doc.before.py").read_bytes()
@@ -61,8 +61,8 @@ def test_github_annotations(tmp_path, capsys):
 
 
 def test_github_escaping():
-    from codemod.cli import github_annotation
-    from codemod.findings import Finding
+    from multi_gpu_codemod.cli import github_annotation
+    from multi_gpu_codemod.findings import Finding
 
     line = github_annotation(Finding(1, 2, "MGPU101", "50% a\nb", "a,b:c.py"), False)
     assert line == "::warning file=a%2Cb%3Ac.py,line=1,col=2,title=MGPU101::50%25 a%0Ab"

@@ -7,7 +7,7 @@ import sys
 
 import pytest
 
-from codemod import transform_source
+from multi_gpu_codemod import transform_source
 from codemod_fixtures import ROOT, needs_tensorflow
 
 SEEDS = sorted((ROOT / "seed").glob("*.before.py"))

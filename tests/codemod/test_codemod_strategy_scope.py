@@ -2,7 +2,7 @@
 
 import pytest
 
-from codemod import transform_source
+from multi_gpu_codemod import transform_source
 
 from codemod_fixtures import check_pair, check_unchanged, pairs, unchanged
 

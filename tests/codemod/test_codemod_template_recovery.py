@@ -18,7 +18,7 @@ def test_unrecognised_layer_index_is_reported_not_rewritten():
 
 
 def test_minus_three_is_the_template_only_when_two_outputs_are_seen():
-    from codemod import transform_source
+    from multi_gpu_codemod import transform_source
     from codemod_fixtures import ROOT
 
     known = transform_source((ROOT / "template_recovery" / "two_outputs_minus_three.before.py").read_bytes())

@@ -1,4 +1,4 @@
-"""`python -m codemod verify`: the migrated legacy fixtures train the same model as the shim,
+"""`multi-gpu-codemod verify`: the migrated legacy fixtures train the same model as the shim,
 as one device, and (tf_keras fixtures) as the ORIGINAL slicing `multi_gpu_model`."""
 
 from __future__ import annotations
@@ -15,8 +15,8 @@ try:
 except ImportError:  # the codemod's own install is libcst alone; numpy comes with TensorFlow
     np = None
 
-from codemod import transform_source
-from codemod import verify as harness
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod import verify as harness
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPTS = ROOT / "fixtures" / "legacy_scripts"
@@ -133,7 +133,7 @@ def test_batchnorm_moving_statistics_between_shim_and_migrated_are_reported_not_
 
 
 def test_cli_usage_errors(tmp_path):
-    env_python = [sys.executable, "-m", "codemod", "verify"]
+    env_python = [sys.executable, "-m", "multi_gpu_codemod", "verify"]
     done = subprocess.run(env_python + ["--help"], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 0 and "--gpus" in done.stdout
     done = subprocess.run(env_python + [str(tmp_path / "missing.py")], capture_output=True, text=True, cwd=ROOT)
@@ -144,7 +144,7 @@ def test_verify_without_tensorflow_says_what_to_install(tmp_path):
     script = tmp_path / "legacy.py"
     script.write_text("from keras.utils import multi_gpu_model\n")
     # `None` in sys.modules makes `tensorflow` unimportable, as in a codemod-only install.
-    hide = ("import sys; sys.modules['tensorflow'] = None; from codemod.verify import main; "
+    hide = ("import sys; sys.modules['tensorflow'] = None; from multi_gpu_codemod.verify import main; "
             f"sys.exit(main([{str(script)!r}]))")
     done = subprocess.run([sys.executable, "-c", hide], capture_output=True, text=True, cwd=ROOT)
     assert done.returncode == 2

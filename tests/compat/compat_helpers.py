@@ -22,7 +22,7 @@ SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 
 def keras3_older_than(version: tuple[int, int]) -> bool:
     """True when this run serves Keras 3 older than `version` (behaviour that release lacks)."""
-    from compat import _support, backend
+    from multi_gpu_compat import _support, backend
 
     if backend.uses_legacy_keras():
         return False
@@ -93,13 +93,13 @@ def site_packages_without_project() -> str:
     """site-packages as a path entry that does not hold this project: site-packages itself
     for an editable install, else a folder of links to all its entries but the project's."""
     site = Path(SITE_PACKAGES)
-    if not (site / "compat").exists():
+    if not (site / "multi_gpu_compat").exists():
         return SITE_PACKAGES
     global _SITE_WITHOUT_PROJECT
     if _SITE_WITHOUT_PROJECT is None:
         folder = Path(tempfile.mkdtemp(prefix="site-without-project-"))
         for entry in site.iterdir():
-            if entry.name not in ("compat", "codemod", "multi_gpu_compat.pth") and not entry.name.startswith(
+            if entry.name not in ("multi_gpu_compat", "multi_gpu_codemod", "multi_gpu_compat.pth") and not entry.name.startswith(
                 "multi_gpu_compat-"
             ):
                 (folder / entry.name).symlink_to(entry)
@@ -116,8 +116,8 @@ def run_without_project(code: str, *, cwd: Path, env: dict | None = None, timeou
     The child asserts the project is absent before running `code`."""
     guard = (
         "import sys, importlib.util\n"
-        "assert importlib.util.find_spec('compat') is None, 'project importable'\n"
-        "assert not any(m == 'compat' or m.startswith('compat.') for m in sys.modules)\n"
+        "assert importlib.util.find_spec('multi_gpu_compat') is None, 'project importable'\n"
+        "assert not any(m == 'multi_gpu_compat' or m.startswith('multi_gpu_compat.') for m in sys.modules)\n"
     )
     extra = {"PYTHONPATH": site_packages_without_project(), "MULTI_GPU_COMPAT_DISABLE": "1"}
     extra.update(env or {})

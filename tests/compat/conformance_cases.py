@@ -21,8 +21,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import compat
-from compat import backend, simulation
+import multi_gpu_compat as compat
+from multi_gpu_compat import backend, simulation
 
 GPUS = 8
 SUBSET = [0, 2, 4]

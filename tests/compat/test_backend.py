@@ -9,7 +9,7 @@ from importlib import metadata
 
 import pytest
 
-from compat import backend
+from multi_gpu_compat import backend
 from compat_helpers import ROOT, child_env, mlp
 
 # `None` in sys.modules makes a package unimportable, as in a codemod-only install.
@@ -41,7 +41,7 @@ def test_keras2_package_is_tf_keras_next_to_keras3_else_the_keras_package():
 def test_keras2_backend_finds_its_private_modules(legacy_keras):
     if not legacy_keras:
         pytest.skip("the Keras 2 backend serves tf_keras and Keras 2.12-2.15 only")
-    from compat import _tf_keras
+    from multi_gpu_compat import _tf_keras
 
     package = backend.keras2_package_name()
     assert _tf_keras.Functional.__module__.startswith(package + ".")
@@ -53,7 +53,7 @@ def test_keras2_backend_finds_its_private_modules(legacy_keras):
 
 def test_multi_gpu_model_without_tensorflow_says_what_to_install():
     done = _run_without_tensorflow("""
-        from compat import multi_gpu_model
+        from multi_gpu_compat import multi_gpu_model
         try:
             multi_gpu_model(object(), gpus=2)
         except ModuleNotFoundError as err:
@@ -66,7 +66,7 @@ def test_multi_gpu_model_without_tensorflow_says_what_to_install():
 
 def test_load_legacy_model_without_tensorflow_says_what_to_install(tmp_path):
     done = _run_without_tensorflow(f"""
-        import compat
+        import multi_gpu_compat as compat
         try:
             compat.load_legacy_model({str(tmp_path / "model.h5")!r})
         except ModuleNotFoundError as err:
@@ -79,9 +79,9 @@ def test_load_legacy_model_without_tensorflow_says_what_to_install(tmp_path):
 @pytest.mark.parametrize("command", ["doctor", "unwrap"])
 def test_compat_commands_without_tensorflow_say_what_to_install(command, tmp_path):
     done = _run_without_tensorflow(f"""
-        from compat.__main__ import main
+        from multi_gpu_compat.__main__ import main
         sys.exit(main([{command!r}, {str(tmp_path / "a.h5")!r}, {str(tmp_path / "b.keras")!r}][:1 if {command!r} == "doctor" else 3]))
     """)
     assert done.returncode == 1
-    assert f"python -m compat {command}:" in done.stderr and "needs TensorFlow" in done.stderr
+    assert f"multi-gpu-compat {command}:" in done.stderr and "needs TensorFlow" in done.stderr
     assert "Traceback" not in done.stderr

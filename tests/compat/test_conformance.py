@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from compat import _parallel
+from multi_gpu_compat import _parallel
 from compat_helpers import ROOT, child_env, run
 
 CASES = Path(__file__).with_name("conformance_cases.py")
@@ -33,7 +33,7 @@ def case_results(tmp_path_factory) -> dict[str, list[tuple[str, str]]]:
     """Runs conformance_cases.py on 8 simulated GPUs: {case: [(outcome, details), ...]}."""
     report = tmp_path_factory.mktemp("conformance") / "report.xml"
     here = str(Path(__file__).parent)  # for the `conformance_exit` plugin
-    pythonpath = os.pathsep.join(p for p in (str(ROOT), here, os.environ.get("PYTHONPATH")) if p)
+    pythonpath = os.pathsep.join(p for p in (str(ROOT / ".dev"), here, os.environ.get("PYTHONPATH")) if p)
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", str(CASES), "--noconftest", "-p", "no:cacheprovider",
          "-p", "conformance_exit", "-q", f"--junitxml={report}"],

@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import compat
-from compat import _gpus
+import multi_gpu_compat as compat
+from multi_gpu_compat import _gpus
 from compat_helpers import N_REPLICAS, mlp
 
 COMPAT_DIR = Path(compat.__file__).resolve().parent

@@ -1,4 +1,4 @@
-"""Hostile `.h5` inputs to `load_legacy_model`, `load_legacy_weights` and `python -m compat unwrap`:
+"""Hostile `.h5` inputs to `load_legacy_model`, `load_legacy_weights` and `multi-gpu-compat unwrap`:
 huge declared weights, absurdly deep configs, configs Keras cannot build, pipes and devices. Each
 gets one clear sentence; nothing is allocated, run or waited for on the file's say-so."""
 
@@ -15,8 +15,8 @@ from pathlib import Path
 import h5py
 import pytest
 
-import compat
-from compat.legacy_models import LegacyFileError
+import multi_gpu_compat as compat
+from multi_gpu_compat.legacy_models import LegacyFileError
 from compat_helpers import ROOT, child_env
 
 FIXTURES = ROOT / "fixtures" / "legacy_models"
@@ -29,7 +29,7 @@ TF_LOG_LINE = re.compile(r"^([IWEF]\d{4} |WARNING: All log messages before absl:
 
 def _unwrap(*args: str) -> subprocess.CompletedProcess[str]:
     # The timeout turns a hang on a pipe or device into a failure instead of a stuck run.
-    return subprocess.run([sys.executable, "-m", "compat", "unwrap", *args], cwd=ROOT,
+    return subprocess.run([sys.executable, "-m", "multi_gpu_compat", "unwrap", *args], cwd=ROOT,
                           env=child_env(), capture_output=True, text=True, timeout=120)
 
 
@@ -37,7 +37,7 @@ def _assert_one_line_error(result, status: int, *patterns: str) -> None:
     lines = [l for l in result.stderr.strip().splitlines() if not TF_LOG_LINE.match(l)]
     assert result.returncode == status, result.stderr[-3000:]
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
-    assert lines[0].startswith("python -m compat unwrap: error: ")
+    assert lines[0].startswith("multi-gpu-compat unwrap: error: ")
     for pattern in patterns:
         assert pattern in lines[0], lines[0]
 

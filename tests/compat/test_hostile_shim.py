@@ -12,8 +12,8 @@ import threading
 import numpy as np
 import pytest
 
-import compat
-from compat import _devices, _gpus, doctor, import_hook, simulation
+import multi_gpu_compat as compat
+from multi_gpu_compat import _devices, _gpus, doctor, import_hook, simulation
 from compat_helpers import N_REPLICAS, ROOT, SITE_PACKAGES, data, mlp, run
 
 
@@ -102,7 +102,7 @@ def run_with_checkout_startup(code: str, env: dict, check: bool = True):
     """Runs `code` after this checkout's .pth line, as `site` runs it (the installed copy
     belongs to another checkout): `-S`, with the project and dependencies on PYTHONPATH."""
     prelude = f"exec(open({str(STARTUP_PTH)!r}).read())\n"
-    extra = {"PYTHONPATH": os.pathsep.join([str(ROOT), SITE_PACKAGES])}
+    extra = {"PYTHONPATH": os.pathsep.join([str(ROOT / ".dev"), SITE_PACKAGES])}
     extra.update(env)
     return run(prelude + textwrap.dedent(code), env=extra, args=["-S"], check=check)
 
@@ -168,7 +168,7 @@ def test_disable_false_serves_legacy_imports_in_fresh_interpreter():
         from keras.utils import multi_gpu_model
         print("SERVED-BY " + multi_gpu_model.__module__)
     """, env={"MULTI_GPU_COMPAT_DISABLE": "false"})
-    assert "SERVED-BY compat.multi_gpu" in proc.stdout
+    assert "SERVED-BY multi_gpu_compat.multi_gpu" in proc.stdout
 
 
 # --- MULTI_GPU_COMPAT_SIMULATE_GPUS that cannot take effect says so -----------------------
@@ -180,8 +180,8 @@ def test_simulate_with_hook_disabled_warns_at_tensorflow_import_and_at_use():
             warnings.simplefilter("always")
             import tensorflow as tf
         print("AT-IMPORT " + " | ".join(str(w.message) for w in caught if w.category is RuntimeWarning))
-        import compat
-        from compat import backend
+        import multi_gpu_compat as compat
+        from multi_gpu_compat import backend
         K = backend.keras_module()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -193,7 +193,7 @@ def test_simulate_with_hook_disabled_warns_at_tensorflow_import_and_at_use():
     """, env={"MULTI_GPU_COMPAT_DISABLE": "1", simulation.ENV_VAR: "2"})
     at_import = proc.stdout.split("AT-IMPORT ", 1)[1].splitlines()[0]
     assert "MULTI_GPU_COMPAT_SIMULATE_GPUS=2 is ignored" in at_import
-    assert "Unset MULTI_GPU_COMPAT_DISABLE" in at_import and "compat.simulate_gpus(2)" in at_import
+    assert "Unset MULTI_GPU_COMPAT_DISABLE" in at_import and "multi_gpu_compat.simulate_gpus(2)" in at_import
     assert "NO-DEVICES True" in proc.stdout
     at_use = proc.stdout.split("AT-USE ", 1)[1].splitlines()[0]
     assert "MULTI_GPU_COMPAT_SIMULATE_GPUS=2 is ignored" in at_use and "MULTI_GPU_COMPAT_DISABLE" in at_use
@@ -205,8 +205,8 @@ def test_simulate_set_after_tensorflow_started_warns_at_use():
         import tensorflow as tf
         float(tf.constant(1.0))  # TensorFlow has initialised its devices
         os.environ["MULTI_GPU_COMPAT_SIMULATE_GPUS"] = "2"
-        import compat
-        from compat import backend
+        import multi_gpu_compat as compat
+        from multi_gpu_compat import backend
         K = backend.keras_module()
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -218,7 +218,7 @@ def test_simulate_set_after_tensorflow_started_warns_at_use():
     """, env={"MULTI_GPU_COMPAT_DISABLE": None})
     at_use = proc.stdout.split("AT-USE ", 1)[1].splitlines()[0]
     assert "MULTI_GPU_COMPAT_SIMULATE_GPUS=2 is ignored" in at_use
-    assert "before starting Python" in at_use and "compat.simulate_gpus(2)" in at_use
+    assert "before starting Python" in at_use and "multi_gpu_compat.simulate_gpus(2)" in at_use
 
 
 def test_simulate_count_changed_in_running_process_warns(keras_module, monkeypatch):

@@ -70,7 +70,7 @@ check("use", use)
 print("RESULTS" + json.dumps(results))
 """
 
-SHIM = "compat.multi_gpu.multi_gpu_model"
+SHIM = "multi_gpu_compat.multi_gpu.multi_gpu_model"
 ALL_PATHS = ["from keras.utils", "from keras.utils.training_utils", "from keras.utils.multi_gpu_utils",
              "from tensorflow.keras.utils", "from tensorflow.python.keras.utils",
              "from tensorflow.python.keras.utils.multi_gpu_utils", "from tensorflow._api.v1.keras.utils",
@@ -95,7 +95,7 @@ def test_every_legacy_import_path_in_fresh_interpreter(legacy_keras):
 def test_disable_env_var_turns_hook_off():
     results = _results(run(PATHS_CODE + """
 import sys
-assert not [m for m in sys.modules if m.split(".")[0] == "compat"], "project imported although disabled"
+assert not [m for m in sys.modules if m.split(".")[0] == "multi_gpu_compat"], "project imported although disabled"
 """, env={"MULTI_GPU_COMPAT_DISABLE": "1"}, timeout=150))
     served = {p: results[p] for p in ALL_PATHS if not str(results[p]).startswith(("ImportError", "ModuleNotFoundError", "AttributeError"))}
     assert not served, f"still served with MULTI_GPU_COMPAT_DISABLE=1: {served}"
@@ -104,7 +104,7 @@ assert not [m for m in sys.modules if m.split(".")[0] == "compat"], "project imp
 
 
 def test_disable_env_var_imports_nothing_from_project():
-    proc = run("import sys; print(sorted(m for m in sys.modules if m.split('.')[0] == 'compat'))",
+    proc = run("import sys; print(sorted(m for m in sys.modules if m.split('.')[0] == 'multi_gpu_compat'))",
                env={"MULTI_GPU_COMPAT_DISABLE": "1"})
     assert proc.stdout.strip() == "[]", f"project modules imported at start-up although disabled: {proc.stdout}"
 
@@ -113,7 +113,7 @@ def test_startup_imports_nothing_heavy():
     proc = run("""
 import sys
 heavy = sorted(m for m in sys.modules if m.split(".")[0] in ("tensorflow", "keras", "tf_keras", "numpy", "h5py"))
-from compat import import_hook
+from multi_gpu_compat import import_hook
 print("STARTUP" + repr((heavy, import_hook.is_installed())))
 """)
     heavy, installed = eval(proc.stdout.split("STARTUP", 1)[1])
@@ -126,7 +126,7 @@ def test_hook_failure_never_breaks_an_import(tmp_path):
     broken.mkdir()
     (broken / "multi_gpu.py").write_text("raise RuntimeError('simulated broken installation')\n")
     code = f"""
-import compat
+import multi_gpu_compat as compat
 compat.__path__.insert(0, {str(broken)!r})  # compat.multi_gpu now fails on import
 import keras
 from keras.utils import multi_gpu_model, to_categorical   # the import itself works
@@ -146,7 +146,7 @@ print("BROKEN-OK")
     # A module that cannot be imported at all (None in sys.modules) behaves the same.
     code2 = """
 import sys
-sys.modules["compat.multi_gpu"] = None
+sys.modules["multi_gpu_compat.multi_gpu"] = None
 import tensorflow as tf
 from tensorflow.keras.utils import multi_gpu_model
 try:
@@ -160,6 +160,9 @@ print("NONE-OK")
     assert "NONE-OK" in run(code2, timeout=120).stdout
 
 
+OTHER_CODEMOD = "# another distribution's top-level `codemod` package\n"
+
+
 @pytest.mark.slow
 def test_built_wheel_ships_working_startup_hook(tmp_path):
     wheels = tmp_path / "wheels"
@@ -171,11 +174,19 @@ def test_built_wheel_ships_working_startup_hook(tmp_path):
     [wheel] = list(wheels.glob("multi_gpu_compat-*.whl"))
     names = zipfile.ZipFile(wheel).namelist()
     assert "multi_gpu_compat.pth" in names, "the .pth must be at the top level of the wheel"
-    assert "compat/import_hook.py" in names and "compat/multi_gpu.py" in names
+    assert "multi_gpu_compat/import_hook.py" in names and "multi_gpu_compat/multi_gpu.py" in names
+    assert "multi_gpu_codemod/cli.py" in names
+    # Only our own names: installing never overwrites another distribution's files (PyPI's
+    # `codemod` installs a top-level `codemod` package; `compat` is a common module name).
+    tops = {name.split("/", 1)[0] for name in names}
+    assert tops == {"multi_gpu_compat", "multi_gpu_codemod", "multi_gpu_compat.pth",
+                    "multi_gpu_compat-0.1.0.dist-info"}, tops
     # A fresh venv that sees the dependencies (TensorFlow, Keras) but not this checkout.
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=180)
     site = next((venv / "lib").glob("python3*/site-packages"))
+    (site / "codemod").mkdir()  # what PyPI's `codemod` distribution installs
+    (site / "codemod" / "__init__.py").write_text(OTHER_CODEMOD)
     (site / "deps.pth").write_text(SITE_PACKAGES + "\n")  # dependencies only: their .pth files are not run
     py = venv / "bin" / "python"
     install = subprocess.run(
@@ -184,9 +195,14 @@ def test_built_wheel_ships_working_startup_hook(tmp_path):
     )
     assert install.returncode == 0, install.stderr[-3000:]
     assert (site / "multi_gpu_compat.pth").exists()
+    assert (site / "codemod" / "__init__.py").read_text() == OTHER_CODEMOD, "another distribution's file changed"
+    for script in ("multi-gpu-compat", "multi-gpu-codemod"):
+        help_ = subprocess.run([str(venv / "bin" / script), "--help"], capture_output=True, text=True,
+                               cwd=tmp_path, timeout=120, env=child_env())
+        assert help_.returncode == 0 and help_.stdout.startswith("usage: multi-gpu-"), help_.stderr[-2000:]
     check = """
-import sys, compat
-assert compat.__file__.startswith(sys.argv[1]), compat.__file__
+import sys, multi_gpu_compat
+assert multi_gpu_compat.__file__.startswith(sys.argv[1]), multi_gpu_compat.__file__
 from keras.utils import multi_gpu_model
 import tensorflow as tf
 inp = tf.keras.Input((3,))
@@ -207,5 +223,5 @@ print("WHEEL-OK")
 
 
 def test_editable_install_uses_checkout():
-    proc = run("import compat; print('FILE' + compat.__file__)", cwd=Path("/"))
+    proc = run("import multi_gpu_compat as compat; print('FILE' + compat.__file__)", cwd=Path("/"))
     assert Path(proc.stdout.split("FILE", 1)[1].strip()).resolve().parent == ROOT / "compat"

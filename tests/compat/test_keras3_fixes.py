@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import compat
+import multi_gpu_compat as compat
 from compat_helpers import N_REPLICAS, data, keras3_older_than, mlp, numpy_forward, replica_values
 
 # Keras 3.3-3.7 average the replicas' losses without weighting them by their rows, and

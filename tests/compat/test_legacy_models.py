@@ -22,9 +22,9 @@ import h5py
 import numpy as np
 import pytest
 
-import compat
-from compat.backend import keras_module, uses_legacy_keras
-from compat.legacy_models import LegacyFileError
+import multi_gpu_compat as compat
+from multi_gpu_compat.backend import keras_module, uses_legacy_keras
+from multi_gpu_compat.legacy_models import LegacyFileError
 from compat_helpers import site_packages_without_project
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -258,7 +258,7 @@ def _child_env() -> dict[str, str]:
 
 def _unwrap(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        [sys.executable, "-m", "compat", "unwrap", *args],
+        [sys.executable, "-m", "multi_gpu_compat", "unwrap", *args],
         cwd=cwd, env=_child_env(), capture_output=True, text=True, timeout=300,
     )
 
@@ -281,7 +281,7 @@ _LOAD_WITHOUT_COMPAT = """
         suffix = os.path.splitext(path)[1]
         for i, y in enumerate(ys if isinstance(ys, list) else [ys]):
             out[f"{suffix}_y{i}"] = y
-    assert "compat" not in sys.modules
+    assert "multi_gpu_compat" not in sys.modules
     np.savez(sys.argv[1], **out)
 """
 
@@ -323,7 +323,7 @@ def _assert_one_line_error(result, status: int, pattern: str) -> None:
     assert result.returncode == status
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1, result.stderr
-    assert lines[0].startswith("python -m compat unwrap: error: ")
+    assert lines[0].startswith("multi-gpu-compat unwrap: error: ")
     assert pattern in lines[0]
     assert "Traceback" not in result.stderr
 
@@ -363,7 +363,7 @@ def test_cli_usage_errors(tmp_path):
 def test_import_compat_stays_cheap():
     code = (
         "import sys, compat; "
-        "assert 'tensorflow' not in sys.modules and 'compat.legacy_models' not in sys.modules"
+        "assert 'tensorflow' not in sys.modules and 'multi_gpu_compat.legacy_models' not in sys.modules"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_child_env(),
                             capture_output=True, text=True, timeout=120)

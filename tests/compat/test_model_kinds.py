@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-import compat
+import multi_gpu_compat as compat
 from compat_helpers import data, mlp, weights_equal
 
 

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import compat
+import multi_gpu_compat as compat
 from compat_helpers import N_REPLICAS, data, mlp, numpy_forward, replica_values, two_in_two_out, weights_equal
 
 BATCH = 2 * N_REPLICAS  # 2 rows per replica

@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from compat import multi_worker
+from multi_gpu_compat import multi_worker
 from compat_helpers import keras3_older_than
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -273,7 +273,7 @@ def test_tf_config_set_after_tensorflow_started_gives_a_clear_error(tmp_path: Pa
     code = f"""
 import os
 import tensorflow as tf
-from compat import multi_gpu_model
+from multi_gpu_compat import multi_gpu_model
 model = tf.keras.Sequential([tf.keras.Input((3,)), tf.keras.layers.Dense(1)])  # TF runs
 os.environ["TF_CONFIG"] = {_tf_config(_free_ports(2), 0)!r}  # too late for the strategy
 try:
@@ -348,7 +348,7 @@ def test_strategy_choice_argument_then_environment_then_tf_config(monkeypatch: p
 
 
 def test_bad_strategy_argument_is_rejected_before_anything_happens(keras_module) -> None:
-    from compat import multi_gpu_model
+    from multi_gpu_compat import multi_gpu_model
 
     model = keras_module.Sequential([keras_module.Input((3,)), keras_module.layers.Dense(1)])
     with pytest.raises(ValueError, match="Received: strategy='cluster'"):

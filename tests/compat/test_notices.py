@@ -6,8 +6,8 @@ import warnings
 
 import pytest
 
-import compat
-from compat import notices
+import multi_gpu_compat as compat
+from multi_gpu_compat import notices
 from compat_helpers import mlp, run
 
 

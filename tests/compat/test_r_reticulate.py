@@ -151,7 +151,7 @@ def test_saved_from_r_reloads_in_python_without_the_project(from_r, legacy_keras
         "keras", "keras.saving.load_model")
     code = textwrap.dedent(f"""
         import importlib.util, json, sys
-        assert importlib.util.find_spec("compat") is None, "project importable"
+        assert importlib.util.find_spec("multi_gpu_compat") is None, "project importable"
         import numpy as np
         import {package}
         x = np.load("x.npy")
@@ -167,7 +167,7 @@ def test_saved_from_r_reloads_in_python_without_the_project(from_r, legacy_keras
                 "max_diff": float(np.max(np.abs(pred - expected))),
                 "shape": list(pred.shape),
             }}
-        assert not any(m == "compat" or m.startswith("compat.") for m in sys.modules)
+        assert not any(m == "multi_gpu_compat" or m.startswith("multi_gpu_compat.") for m in sys.modules)
         print("RESULT " + json.dumps(out))
     """)
     site_packages = sysconfig.get_paths()["purelib"]

@@ -9,8 +9,8 @@ import warnings
 import numpy as np
 import pytest
 
-import compat
-from compat import notices
+import multi_gpu_compat as compat
+from multi_gpu_compat import notices
 from compat_helpers import N_REPLICAS, ROOT, data, mlp, run_without_project, weights_equal
 
 NAME = "save_template"
@@ -92,7 +92,7 @@ def test_saved_files_load_without_project(saved, keras_module, legacy_keras):
             model = mlp(K, name={NAME!r}, dropout=True)
             model.load_weights(os.path.join(out, name))
             results[name] = float(np.abs(model.predict(x, verbose=0) - expected).max())
-        assert not any(m == "compat" or m.startswith("compat.") for m in sys.modules)
+        assert not any(m == "multi_gpu_compat" or m.startswith("multi_gpu_compat.") for m in sys.modules)
         print("RESULTS" + json.dumps(results))
     """
     proc = run_without_project(code, cwd=out, timeout=240)

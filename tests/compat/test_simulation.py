@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-import compat
-from compat import simulation
+import multi_gpu_compat as compat
+from multi_gpu_compat import simulation
 from compat_helpers import N_REPLICAS, run
 
 ENV = simulation.ENV_VAR
@@ -25,7 +25,7 @@ def tiny_fit(K, strategy):
 def test_env_var_simulates_gpus_for_plain_tensorflow_code():
     code = TINY_FIT + """
 import math, numpy as np, tensorflow as tf
-from compat import backend
+from multi_gpu_compat import backend
 K = backend.keras_module()
 assert tf.distribute.MirroredStrategy().num_replicas_in_sync == 3
 pair = tf.distribute.MirroredStrategy(devices=["/gpu:0", "/gpu:1"])
@@ -39,7 +39,7 @@ except ValueError as err:
     assert "/gpu:3" in str(err) and "MULTI_GPU_COMPAT_SIMULATE_GPUS" in str(err), err
 else:
     raise AssertionError("/gpu:3 accepted with 3 simulated GPUs")
-import compat
+import multi_gpu_compat as compat
 parallel = compat.multi_gpu_model(K.Sequential([K.Input((3,)), K.layers.Dense(2)]), gpus=None)
 assert parallel.distribute_strategy.num_replicas_in_sync == 3
 try:
@@ -63,10 +63,10 @@ print("SIMULATION-OK")
 
 def test_simulate_gpus_call_before_tensorflow_initialises():
     code = TINY_FIT + """
-import compat
+import multi_gpu_compat as compat
 compat.simulate_gpus(2)  # before any TensorFlow op
 import math, tensorflow as tf
-from compat import backend
+from multi_gpu_compat import backend
 assert tf.distribute.MirroredStrategy().num_replicas_in_sync == 2
 assert math.isfinite(tiny_fit(backend.keras_module(), tf.distribute.MirroredStrategy(["/gpu:0", "/gpu:1"])))
 print("CALL-OK")
@@ -84,7 +84,7 @@ with warnings.catch_warnings(record=True) as caught:
 assert any("MULTI_GPU_COMPAT_SIMULATE_GPUS" in str(w.message) and "'two'" in str(w.message)
            for w in caught), [str(w.message) for w in caught]
 assert float(tf.reduce_sum(tf.constant([1.0, 2.0]))) == 3.0  # TensorFlow works, initialised
-import compat
+import multi_gpu_compat as compat
 try:
     compat.simulate_gpus(2)
 except RuntimeError as err:
@@ -92,7 +92,7 @@ except RuntimeError as err:
 else:
     raise AssertionError("simulate_gpus after initialisation did not raise")
 # No GPUs, no simulation: the original's fallback ValueError, never a hang.
-from compat import backend
+from multi_gpu_compat import backend
 K = backend.keras_module()
 assert tf.distribute.MirroredStrategy().num_replicas_in_sync == 1
 try:
@@ -146,7 +146,7 @@ def test_each_simulated_replica_gets_an_inter_op_thread_unless_the_user_chose():
     # Eight replicas on a 2-core machine must not wait on each other with no thread left.
     code = """
 import os, tensorflow as tf
-import compat
+import multi_gpu_compat as compat
 compat.simulate_gpus(8)
 threads = tf.config.threading.get_inter_op_parallelism_threads()
 assert threads >= 10, threads
@@ -155,7 +155,7 @@ print("THREADS-OK")
     assert "THREADS-OK" in run(code, timeout=120).stdout
     chosen = """
 import tensorflow as tf
-import compat
+import multi_gpu_compat as compat
 tf.config.threading.set_inter_op_parallelism_threads(3)
 compat.simulate_gpus(8)
 assert tf.config.threading.get_inter_op_parallelism_threads() == 3

@@ -11,8 +11,8 @@ from contextlib import redirect_stdout
 import numpy as np
 import pytest
 
-import compat
-from compat import _support, doctor, notices
+import multi_gpu_compat as compat
+from multi_gpu_compat import _support, doctor, notices
 from compat_helpers import data, mlp, replica_values, run
 
 
@@ -34,7 +34,7 @@ def _fake_versions(monkeypatch, keras: str | None, tensorflow: str | None) -> No
 
 def _load_fresh_copy(name: str):
     """Imports a second copy of a compat module, as a first use in a new process would."""
-    module_name = f"compat.{name}"
+    module_name = f"multi_gpu_compat.{name}"
     spec = importlib.util.spec_from_file_location(
         f"{module_name}_fresh_copy", importlib.util.find_spec(module_name).origin
     )
@@ -72,7 +72,7 @@ def test_untested_newer_version_warns_with_range_and_advice(monkeypatch, fresh_n
     assert "Keras 3.99.0" in message and "TensorFlow 2.30.1" in message
     assert "Keras 3.3–3.15 with TensorFlow 2.16–2.21" in message
     assert 'pip install "tensorflow==2.21.*" "keras==3.15.*"' in message
-    assert "python -m compat doctor" in message
+    assert "multi-gpu-compat doctor" in message
 
 
 def test_newer_tensorflow_alone_is_untested(monkeypatch):
@@ -104,7 +104,7 @@ def test_keras2_backend_is_tensorflow_2_12_to_2_15(monkeypatch):
 
 def test_support_check_does_not_import_tensorflow():
     probe = run(
-        "import sys, compat._support as s\n"
+        "import sys, multi_gpu_compat._support as s\n"
         "s.status()\n"
         "print('tensorflow' in sys.modules, 'keras' in sys.modules)\n",
         env={"MULTI_GPU_COMPAT_DISABLE": "1"},
@@ -116,8 +116,8 @@ def test_support_check_does_not_import_tensorflow():
 
 
 def test_every_keras3_internal_resolves(keras3_only, keras_module):
-    from compat import _keras3_internals as internals
-    from compat import _tf_internals
+    from multi_gpu_compat import _keras3_internals as internals
+    from multi_gpu_compat import _tf_internals
 
     assert internals.missing_internals() == []
     assert _tf_internals.missing_internals() == []
@@ -148,7 +148,7 @@ def test_newer_keras_without_an_internal_gets_clear_error(keras3_only, monkeypat
 
 
 def test_tested_keras_without_an_internal_is_reported_as_our_bug(keras3_only, monkeypatch):
-    from compat._keras3_internals import TensorFlowTrainer
+    from multi_gpu_compat._keras3_internals import TensorFlowTrainer
 
     monkeypatch.setattr(TensorFlowTrainer, "_flatten_metrics_in_order", None)  # inherited: shadow it
     with pytest.raises(_support.UnsupportedVersionError, match="_flatten_metrics_in_order.*bug in multi-gpu-compat"):
@@ -179,7 +179,7 @@ def _assert_replicas_equal(strategy, model) -> None:
 
 
 def test_tf_internals_error_names_what_is_missing(monkeypatch):
-    from compat import _tf_internals
+    from multi_gpu_compat import _tf_internals
 
     monkeypatch.setitem(_tf_internals._MODULES, "multi_worker_util", "tensorflow.python.no_such_module")
     assert "tensorflow.python.no_such_module.coordination_leader" in _tf_internals.missing_internals()

@@ -6,8 +6,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-import compat
-from compat import backend
+import multi_gpu_compat as compat
+from multi_gpu_compat import backend
 from compat_helpers import data, mlp, run_without_project
 
 pytestmark = pytest.mark.skipif(
