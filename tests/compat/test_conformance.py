@@ -88,7 +88,7 @@ def test_import_hook_with_the_legacy_surface_stays_cheap():
     run(
         """
         import sys
-        import compat.import_hook, compat.legacy_surface
+        import multi_gpu_compat.import_hook, multi_gpu_compat.legacy_surface
         heavy = [m for m in ("tensorflow", "keras", "tf_keras", "numpy") if m in sys.modules]
         assert not heavy, heavy
         """
