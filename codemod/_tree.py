@@ -17,8 +17,15 @@ from libcst.metadata import (
 Block = Union[cst.Module, cst.IndentedBlock]  # not `X | Y`: the codemod runs on Python 3.9
 _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _CPU_DEVICE = re.compile(r"^/?(device:)?cpu(:0)?$", re.IGNORECASE)
-_TF_DEVICE = {"tensorflow.device", "tensorflow.compat.v1.device", "tensorflow.compat.v2.device"}
+# What `tf.device` resolves to, in every TensorFlow namespace the era used.
+TF_DEVICE = frozenset({"tensorflow.device", "tensorflow.compat.v1.device", "tensorflow.compat.v2.device"})
+_EMPTY_MODULE = cst.Module(body=[])
 _INDEXED = frozenset({cst.Call, cst.ClassDef, cst.FunctionDef, cst.Import, cst.ImportFrom})
+
+
+def code_of(node: cst.CSTNode) -> str:
+    """The source of `node` on its own (an empty module's defaults: 4-space indent, LF)."""
+    return _EMPTY_MODULE.code_for_node(node)
 
 
 def zip_equal(*iterables: Iterable[Any]) -> Iterator[tuple[Any, ...]]:
@@ -155,7 +162,7 @@ class Tree:
             return False
         arg = call.args[0].value
         return (
-            bool(self.qualified_names(call.func) & _TF_DEVICE)
+            bool(self.qualified_names(call.func) & TF_DEVICE)
             and isinstance(arg, cst.SimpleString)
             and bool(_CPU_DEVICE.match(arg.evaluated_value.strip()))
         )

@@ -16,13 +16,12 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import walk_same_scope
+from .._tree import TF_DEVICE, walk_same_scope
 from .context import FixContext
 
 __all__ = ["fix", "SECTION"]
 
 SECTION = "Hand-placed GPU towers (model parallelism)"
-_TF_DEVICE = {"tensorflow.device", "tensorflow.compat.v1.device", "tensorflow.compat.v2.device"}
 _GPU = re.compile(r"(^|/)(device:)?gpu(:|$)", re.IGNORECASE)
 
 
@@ -31,7 +30,7 @@ def _gpu_device_call(ctx: FixContext, statement: cst.With) -> bool:
         call = item.item
         if not isinstance(call, cst.Call) or not call.args:
             continue
-        if not ctx.tree.qualified_names(call.func) & _TF_DEVICE:
+        if not ctx.tree.qualified_names(call.func) & TF_DEVICE:
             continue
         arg = call.args[0].value
         if isinstance(arg, cst.SimpleString) and _GPU.search(str(arg.evaluated_value).strip()):
