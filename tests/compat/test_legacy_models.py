@@ -362,7 +362,7 @@ def test_cli_usage_errors(tmp_path):
 
 def test_import_compat_stays_cheap():
     code = (
-        "import sys, compat; "
+        "import sys, multi_gpu_compat; "
         "assert 'tensorflow' not in sys.modules and 'multi_gpu_compat.legacy_models' not in sys.modules"
     )
     result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_child_env(),
