@@ -9,6 +9,13 @@ public function is first used.
 
 from __future__ import annotations
 
+if __name__ != "multi_gpu_compat":  # imported as the repository folder, beside the installed package
+    raise ImportError(
+        f"{__name__!r} here is the repository folder of multi-gpu-compat; the package is installed "
+        "as `multi_gpu_compat` (command: `multi-gpu-compat`). Install the project (`pip install -e .`) and "
+        "import `multi_gpu_compat`."
+    )
+
 import importlib
 TYPE_CHECKING = False  # not `from typing import`: typing costs ~10 ms at start-up
 
