@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from .notices import notify_once
@@ -60,6 +61,55 @@ def _deduplicated(names: list[str]) -> list[str]:
         taken.add(f"{name}_{suffix}")
         result.append(f"{name}_{suffix}")
     return result
+
+
+def fresh_inputs(keras: Any, specs: Any) -> list[Any]:
+    """New symbolic inputs like the template's `inputs`: same shapes, dtypes and names."""
+    return [keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=tensor_name(t)) for t in specs]
+
+
+def unknown_inputs_error(template: Any, functional_model: str, built_with: str = "") -> ValueError:
+    """The error for a subclassed template whose input shape cannot be told.
+
+    `functional_model` is how the backend spells `Model` in the suggested fix,
+    `built_with` what the template was built with, if the backend knows.
+    """
+    detail = f": it was built with {built_with}" if built_with else ""
+    return ValueError(
+        "`multi_gpu_model` cannot tell the inputs of the subclassed model "
+        f"{template.name!r}{detail}. Build it by calling it once on a batch with a single "
+        "input tensor, or wrap it in a functional model: "
+        f"`{functional_model}(inputs, template(inputs))`."
+    )
+
+
+def build_parallel(
+    template: Any,
+    strategy: Any,
+    parallel_class: Any,
+    keras: Any,
+    template_inputs: Callable[[Any], tuple[list[Any], Any]],
+) -> Any:
+    """Wraps `template` (already distributed) in a `parallel_class` model built under `strategy`.
+
+    The template is called once, as one layer, on fresh inputs like its own
+    (`template_inputs` returns them and the structure to call it with); identity
+    layers named like its outputs keep the output names that losses and metrics
+    dictionaries refer to.
+    """
+    import tensorflow as tf  # the backend modules that call this imported it already
+
+    with strategy.scope():
+        inputs, call_inputs = template_inputs(template)
+        outputs = tf.nest.flatten(template(call_inputs))
+        names = output_names(template, len(outputs))
+        outputs = [keras.layers.Identity(name=n)(o) for n, o in zip(names, outputs)]
+        parallel = parallel_class(
+            call_inputs if isinstance(call_inputs, dict) else inputs,
+            outputs if len(outputs) > 1 else outputs[0],
+        )
+    parallel._init_parallel(template, strategy)
+    return parallel
 
 
 def note_owner(template: Any, current: Any, strategy: Any) -> None:

@@ -161,40 +161,22 @@ class ParallelModel(_parallel.ParallelMixin, Functional):
         _distribute_optimizer(optimizer, self._compat_strategy, {}, {})
 
 
-def _template_inputs(template: Any) -> list[Any]:
-    """Fresh symbolic inputs like the template's (functional, or as a subclass was built)."""
+def _template_inputs(template: Any) -> tuple[list[Any], Any]:
+    """Fresh symbolic inputs like the template's (functional, or as a subclass was built),
+    and the structure to call it with."""
     specs = template.inputs
     if specs:
-        return [
-            tf_keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=_parallel.tensor_name(t))
-            for t in specs
-        ]
-    spec = getattr(template, "_saved_model_inputs_spec", None)
-    if isinstance(spec, tf.TensorSpec):
-        return [tf_keras.Input(shape=tuple(spec.shape[1:]), dtype=spec.dtype)]
-    raise ValueError(
-        "`multi_gpu_model` cannot tell the inputs of the subclassed model "
-        f"{template.name!r}. Build it by calling it once on a batch with a single "
-        "input tensor, or wrap it in a functional model: "
-        "`tf.keras.Model(inputs, template(inputs))`."
-    )
+        inputs = _parallel.fresh_inputs(tf_keras, specs)
+    else:
+        spec = getattr(template, "_saved_model_inputs_spec", None)
+        if not isinstance(spec, tf.TensorSpec):
+            raise _parallel.unknown_inputs_error(template, "tf.keras.Model")
+        inputs = [tf_keras.Input(shape=tuple(spec.shape[1:]), dtype=spec.dtype)]
+    return inputs, inputs if len(inputs) > 1 else inputs[0]
 
 
-def build_parallel(template: Any, strategy: Any) -> ParallelModel:
-    """Wraps `template` (already distributed) in a ParallelModel built under `strategy`."""
-    with strategy.scope():
-        inputs = _template_inputs(template)
-        outputs = tf.nest.flatten(template(inputs if len(inputs) > 1 else inputs[0]))
-        names = _parallel.output_names(template, len(outputs))
-        outputs = [tf_keras.layers.Identity(name=n)(o) for n, o in zip(names, outputs)]
-        parallel = ParallelModel(inputs, outputs if len(outputs) > 1 else outputs[0])
-    parallel._init_parallel(template, strategy)
-    return parallel
-
-
-def replicate(template: Any, strategy: Any, relocate: bool = False) -> ParallelModel:
+def replicate(template: Any, strategy: Any) -> ParallelModel:
     """Distributes `template` onto `strategy` and returns the parallel model."""
-    del relocate  # Variables are mirrored on every replica device either way.
     _parallel.note_owner(template, getattr(template, "_distribution_strategy", None), strategy)
     distribute_template(template, strategy)
-    return build_parallel(template, strategy)
+    return _parallel.build_parallel(template, strategy, ParallelModel, tf_keras, _template_inputs)
