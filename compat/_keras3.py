@@ -27,7 +27,7 @@ def _distribute_variable(variable: Any, strategy: Any) -> None:
         if current is strategy:
             return
         if not _devices.is_shim_strategy(current):
-            raise _devices.foreign_strategy_error(variable.path, current)
+            raise _devices.foreign_strategy_error(variable.path)
         # Wrapped again on other devices: the new strategy takes the variable over.
     initial = old.read_value()  # read outside the new scope: `old` may be another strategy's
     if not variable.trainable and variable.dtype.startswith("float") and variable.aggregation == "none":
@@ -83,7 +83,11 @@ def _row_count(structure: Any) -> int:
 
 
 class _StrategyFixes:
-    """Keras 3 fixes for a model run by a MirroredStrategy (runtime notes).
+    """Keras 3 fixes for a model run by a MirroredStrategy.
+
+    Keras learns the model's shapes from the first distributed batch in a way that
+    fails when a replica gets no rows, and runs `*_on_batch` without splitting the
+    batch across the replicas.
 
     The parallel model inherits them; the template gets them bound to the instance,
     since it is a distributed model too and stays usable on its own.

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .notices import notify_once
 
@@ -125,7 +125,14 @@ def note_owner(template: Any, current: Any, strategy: Any) -> None:
     template.__dict__["_compat_generation"] = generation
 
 
-class ParallelMixin:
+if TYPE_CHECKING:
+    # For the type checker, the mixin extends a Keras model (whose classes are untyped).
+    _KerasModel = Any
+else:
+    _KerasModel = object
+
+
+class ParallelMixin(_KerasModel):
     """Compile under the strategy; save, load and checkpoint through the template."""
 
     _compat_template: Any
@@ -176,7 +183,9 @@ class ParallelMixin:
         like the compiled parallel-model files Keras 2.2+ wrote. A template the user
         compiled differently is left as it is."""
         template, compiled = self._compat_template, self.__dict__.get("_compat_compile_args")
-        if not self._carries_compile_state or compiled is None or getattr(template, "optimizer", None) is self.optimizer:
+        if not self._carries_compile_state or compiled is None:
+            return
+        if getattr(template, "optimizer", None) is self.optimizer:
             return
         if getattr(template, "optimizer", None) is not None and not self.__dict__.get(
             "_compat_compiled_template"

@@ -8,6 +8,7 @@ classes under another package root (`keras.engine` in 2.12, `keras.src.engine` f
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
@@ -30,7 +31,7 @@ def _private(name: str) -> ModuleType:
 
 # Named for the package most users have; on TF 2.12-2.15 it is `keras` (Keras 2).
 tf_keras = importlib.import_module(backend.keras2_package_name())
-Functional = _private("engine.functional").Functional
+Functional: Any = _private("engine.functional").Functional  # an untyped Keras class
 
 
 def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
@@ -61,6 +62,7 @@ def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
 
 def _replace_in(container: Any, old: Any, new: Any, depth: int = 2) -> None:
     """Replaces `old` in lists and dicts (and one level of nesting: optimizer slots)."""
+    items: Iterable[tuple[Any, Any]]
     if isinstance(container, list):
         storage = getattr(container, "_storage", container)  # ListWrapper keeps a plain list
         items = enumerate(storage)
@@ -100,7 +102,7 @@ def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: 
             if variable._distribute_strategy is strategy:
                 continue
             if not _devices.is_shim_strategy(variable._distribute_strategy):
-                raise _devices.foreign_strategy_error(variable.name, variable._distribute_strategy)
+                raise _devices.foreign_strategy_error(variable.name)
             # Wrapped again on other devices: the new strategy takes the variable over.
         new = mapping.get(id(variable))
         if new is None:
