@@ -1,4 +1,4 @@
-"""`multi-gpu-compat COMMAND` (or `python -m multi_gpu_compat COMMAND`): the shim's command line (doctor, unwrap, demo)."""
+"""`multi-gpu-compat COMMAND` (or `python -m multi_gpu_compat COMMAND`): the shim's command line."""
 
 from __future__ import annotations
 

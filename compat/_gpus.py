@@ -5,7 +5,7 @@ from __future__ import annotations
 import numbers
 from collections import Counter
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, SupportsInt, cast
 
 # Longer lists are shortened in messages: `gpus=10**7` must not build a 159 MB string.
 _SHOWN_IN_FULL = 16
@@ -19,7 +19,9 @@ def _length(values: Sequence[Any]) -> int:
     try:
         return len(values)
     except OverflowError:  # range(10**100): only ranges are that long
-        return values.stop - values.start  # type: ignore[attr-defined]
+        if not isinstance(values, range):
+            raise
+        return values.stop - values.start
 
 
 def brief(values: Any, total: int | None = None) -> str:
@@ -55,7 +57,7 @@ def _as_int(value: Any, what: str, gpus: Any) -> int:
     if isinstance(value, numbers.Integral):
         return int(value)
     if float(value).is_integer():
-        return int(value)
+        return int(cast(SupportsInt, value))  # every Real converts; typeshed's Real has no __int__
     raise TypeError(
         f"`gpus` must be a whole number of GPUs or a list of integer GPU ids, "
         f"{what} is {value!r}. Received: `gpus={brief(gpus)}`"

@@ -27,7 +27,7 @@ def _distribute_variable(variable: Any, strategy: Any) -> None:
         if current is strategy:
             return
         if not _devices.is_shim_strategy(current):
-            raise _devices.foreign_strategy_error(variable.path, current)
+            raise _devices.foreign_strategy_error(variable.path)
         # Wrapped again on other devices: the new strategy takes the variable over.
     initial = old.read_value()  # read outside the new scope: `old` may be another strategy's
     if not variable.trainable and variable.dtype.startswith("float") and variable.aggregation == "none":
@@ -83,7 +83,11 @@ def _row_count(structure: Any) -> int:
 
 
 class _StrategyFixes:
-    """Keras 3 fixes for a model run by a MirroredStrategy (runtime notes).
+    """Keras 3 fixes for a model run by a MirroredStrategy.
+
+    Keras learns the model's shapes from the first distributed batch in a way that
+    fails when a replica gets no rows, and runs `*_on_batch` without splitting the
+    batch across the replicas.
 
     The parallel model inherits them; the template gets them bound to the instance,
     since it is a distributed model too and stays usable on its own.
@@ -193,10 +197,7 @@ def _template_inputs(template: Any) -> tuple[list[Any], Any]:
         except (AttributeError, ValueError):
             specs = None
         if specs:
-            inputs = [
-                keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=_parallel.tensor_name(t))
-                for t in specs
-            ]
+            inputs = _parallel.fresh_inputs(keras, specs)
             structure = getattr(template, "_inputs_struct", None)
             if isinstance(structure, dict):
                 return inputs, tf.nest.pack_sequence_as(structure, inputs)
@@ -208,27 +209,7 @@ def _template_inputs(template: Any) -> tuple[list[Any], Any]:
         if isinstance(shape, (tuple, list)) and all(isinstance(d, (int, type(None))) for d in shape):
             inputs = [keras.Input(shape=tuple(shape[1:]), dtype=template.input_dtype)]
             return inputs, inputs[0]
-    raise ValueError(
-        "`multi_gpu_model` cannot tell the inputs of the subclassed model "
-        f"{template.name!r}: it was built with {shapes or 'no input shape'}. Build it "
-        "by calling it once on a batch with a single input tensor, or wrap it in a "
-        "functional model: `keras.Model(inputs, template(inputs))`."
-    )
-
-
-def build_parallel(template: Any, strategy: Any) -> ParallelModel:
-    """Wraps `template` (already distributed) in a ParallelModel built under `strategy`."""
-    with strategy.scope():
-        inputs, call_inputs = _template_inputs(template)
-        outputs = tf.nest.flatten(template(call_inputs))
-        names = _parallel.output_names(template, len(outputs))
-        outputs = [keras.layers.Identity(name=n)(o) for n, o in zip(names, outputs)]
-        parallel = ParallelModel(
-            call_inputs if isinstance(call_inputs, dict) else inputs,
-            outputs if len(outputs) > 1 else outputs[0],
-        )
-    parallel._init_parallel(template, strategy)
-    return parallel
+    raise _parallel.unknown_inputs_error(template, "keras.Model", built_with=str(shapes or "no input shape"))
 
 
 def _guard_empty_batches(template: Any) -> None:
@@ -257,11 +238,10 @@ def _guard_empty_batches(template: Any) -> None:
         layer.__dict__["_compat_guarded"] = True
 
 
-def replicate(template: Any, strategy: Any, relocate: bool = False) -> ParallelModel:
+def replicate(template: Any, strategy: Any) -> ParallelModel:
     """Distributes `template` onto `strategy` and returns the parallel model."""
-    del relocate  # Variables are mirrored on every replica device either way.
     _parallel.note_owner(template, getattr(template, "_distribute_strategy", None), strategy)
     distribute_template(template, strategy)
     _bind_fixes(template)
     _guard_empty_batches(template)
-    return build_parallel(template, strategy)
+    return _parallel.build_parallel(template, strategy, ParallelModel, keras, _template_inputs)

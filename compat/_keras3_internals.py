@@ -32,7 +32,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _support, _tf_internals
+from . import _patching, _support, _tf_internals
 
 _support.check("keras3")
 
@@ -48,9 +48,6 @@ __all__ = [
     "trainer_module",
     "missing_internals",
 ]
-
-
-KERAS_VERSION = _support.parse_version(keras.__version__)
 
 
 def _resolve(module_name: str, attribute: str) -> Any:
@@ -312,7 +309,7 @@ def _install_gradient_averaging() -> None:
     original = getattr(optimizer_class, "_backend_update_step", None)
     if original is None:
         raise _support.missing_internal("keras3", "`TFOptimizer._backend_update_step`")
-    if getattr(original, "_compat_averaging", False):
+    if _patching.is_marked(original, "_compat_averaging"):
         return
 
     def _backend_update_step(self: Any, grads: Any, trainable_variables: Any, learning_rate: Any) -> Any:
@@ -320,7 +317,7 @@ def _install_gradient_averaging() -> None:
             return original(self, grads, trainable_variables, learning_rate)
         return _update_with_averaged_gradients(self, grads, trainable_variables, learning_rate)
 
-    _backend_update_step._compat_averaging = True  # type: ignore[attr-defined]
+    _patching.mark(_backend_update_step, "_compat_averaging")
     optimizer_class._backend_update_step = _backend_update_step
 
 

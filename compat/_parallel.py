@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from .notices import notify_once
 
@@ -62,6 +63,55 @@ def _deduplicated(names: list[str]) -> list[str]:
     return result
 
 
+def fresh_inputs(keras: Any, specs: Any) -> list[Any]:
+    """New symbolic inputs like the template's `inputs`: same shapes, dtypes and names."""
+    return [keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=tensor_name(t)) for t in specs]
+
+
+def unknown_inputs_error(template: Any, functional_model: str, built_with: str = "") -> ValueError:
+    """The error for a subclassed template whose input shape cannot be told.
+
+    `functional_model` is how the backend spells `Model` in the suggested fix,
+    `built_with` what the template was built with, if the backend knows.
+    """
+    detail = f": it was built with {built_with}" if built_with else ""
+    return ValueError(
+        "`multi_gpu_model` cannot tell the inputs of the subclassed model "
+        f"{template.name!r}{detail}. Build it by calling it once on a batch with a single "
+        "input tensor, or wrap it in a functional model: "
+        f"`{functional_model}(inputs, template(inputs))`."
+    )
+
+
+def build_parallel(
+    template: Any,
+    strategy: Any,
+    parallel_class: Any,
+    keras: Any,
+    template_inputs: Callable[[Any], tuple[list[Any], Any]],
+) -> Any:
+    """Wraps `template` (already distributed) in a `parallel_class` model built under `strategy`.
+
+    The template is called once, as one layer, on fresh inputs like its own
+    (`template_inputs` returns them and the structure to call it with); identity
+    layers named like its outputs keep the output names that losses and metrics
+    dictionaries refer to.
+    """
+    import tensorflow as tf  # the backend modules that call this imported it already
+
+    with strategy.scope():
+        inputs, call_inputs = template_inputs(template)
+        outputs = tf.nest.flatten(template(call_inputs))
+        names = output_names(template, len(outputs))
+        outputs = [keras.layers.Identity(name=n)(o) for n, o in zip(names, outputs)]
+        parallel = parallel_class(
+            call_inputs if isinstance(call_inputs, dict) else inputs,
+            outputs if len(outputs) > 1 else outputs[0],
+        )
+    parallel._init_parallel(template, strategy)
+    return parallel
+
+
 def note_owner(template: Any, current: Any, strategy: Any) -> None:
     """Records that `strategy` now holds the template's variables.
 
@@ -75,7 +125,14 @@ def note_owner(template: Any, current: Any, strategy: Any) -> None:
     template.__dict__["_compat_generation"] = generation
 
 
-class ParallelMixin:
+if TYPE_CHECKING:
+    # For the type checker, the mixin extends a Keras model (whose classes are untyped).
+    _KerasModel = Any
+else:
+    _KerasModel = object
+
+
+class ParallelMixin(_KerasModel):
     """Compile under the strategy; save, load and checkpoint through the template."""
 
     _compat_template: Any
@@ -126,7 +183,9 @@ class ParallelMixin:
         like the compiled parallel-model files Keras 2.2+ wrote. A template the user
         compiled differently is left as it is."""
         template, compiled = self._compat_template, self.__dict__.get("_compat_compile_args")
-        if not self._carries_compile_state or compiled is None or getattr(template, "optimizer", None) is self.optimizer:
+        if not self._carries_compile_state or compiled is None:
+            return
+        if getattr(template, "optimizer", None) is self.optimizer:
             return
         if getattr(template, "optimizer", None) is not None and not self.__dict__.get(
             "_compat_compiled_template"

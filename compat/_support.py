@@ -13,11 +13,11 @@ Only package metadata is read here: nothing imports TensorFlow or Keras.
 
 from __future__ import annotations
 
-import os
 import sys
 from dataclasses import dataclass
 from importlib import metadata
 
+from .backend import uses_legacy_keras
 from .notices import notify_once
 
 Version = tuple[int, ...]
@@ -131,14 +131,9 @@ def tf_keras_version() -> str | None:
     return _distribution_version("tf-keras") or _distribution_version("tf_keras")
 
 
-def _uses_legacy_keras() -> bool:
-    # TensorFlow's own test for routing `tf.keras` to tf_keras.
-    return os.environ.get("TF_USE_LEGACY_KERAS") in ("true", "True", "1")
-
-
 def current_backend() -> str:
     """The backend legacy code gets here: "tf_keras", "keras2" (TF <= 2.15) or "keras3"."""
-    if _uses_legacy_keras():
+    if uses_legacy_keras():
         return "tf_keras"
     keras = keras_version()
     if keras is not None and parse_version(keras)[:1] == (2,):

@@ -18,7 +18,6 @@ from . import _support
 _support.check(_support.current_backend())
 
 __all__ = [
-    "context",
     "eager_context",
     "context_initialized",
     "collective_extended_class",
@@ -80,11 +79,6 @@ def _require(key: str, dotted: str) -> Any:
         ) from None
 
 
-def context() -> Any:
-    """TensorFlow's eager context module."""
-    return _module("context")
-
-
 def eager_context() -> Any:
     """The process's eager `Context` object (not initialising it)."""
     return _require("context", "context")()
@@ -93,7 +87,7 @@ def eager_context() -> Any:
 def context_initialized(ctx: Any = None) -> bool:
     """Whether TensorFlow has initialised its context (devices fixed, ops run)."""
     ctx = eager_context() if ctx is None else ctx
-    return bool(getattr(ctx, "_initialized"))
+    return bool(ctx._initialized)
 
 
 def context_class() -> Any:

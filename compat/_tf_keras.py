@@ -8,6 +8,7 @@ classes under another package root (`keras.engine` in 2.12, `keras.src.engine` f
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterable
 from types import ModuleType
 from typing import Any
 
@@ -30,7 +31,7 @@ def _private(name: str) -> ModuleType:
 
 # Named for the package most users have; on TF 2.12-2.15 it is `keras` (Keras 2).
 tf_keras = importlib.import_module(backend.keras2_package_name())
-Functional = _private("engine.functional").Functional
+Functional: Any = _private("engine.functional").Functional  # an untyped Keras class
 
 
 def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
@@ -61,6 +62,7 @@ def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
 
 def _replace_in(container: Any, old: Any, new: Any, depth: int = 2) -> None:
     """Replaces `old` in lists and dicts (and one level of nesting: optimizer slots)."""
+    items: Iterable[tuple[Any, Any]]
     if isinstance(container, list):
         storage = getattr(container, "_storage", container)  # ListWrapper keeps a plain list
         items = enumerate(storage)
@@ -100,7 +102,7 @@ def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: 
             if variable._distribute_strategy is strategy:
                 continue
             if not _devices.is_shim_strategy(variable._distribute_strategy):
-                raise _devices.foreign_strategy_error(variable.name, variable._distribute_strategy)
+                raise _devices.foreign_strategy_error(variable.name)
             # Wrapped again on other devices: the new strategy takes the variable over.
         new = mapping.get(id(variable))
         if new is None:
@@ -161,40 +163,22 @@ class ParallelModel(_parallel.ParallelMixin, Functional):
         _distribute_optimizer(optimizer, self._compat_strategy, {}, {})
 
 
-def _template_inputs(template: Any) -> list[Any]:
-    """Fresh symbolic inputs like the template's (functional, or as a subclass was built)."""
+def _template_inputs(template: Any) -> tuple[list[Any], Any]:
+    """Fresh symbolic inputs like the template's (functional, or as a subclass was built),
+    and the structure to call it with."""
     specs = template.inputs
     if specs:
-        return [
-            tf_keras.Input(batch_shape=tuple(t.shape), dtype=t.dtype, name=_parallel.tensor_name(t))
-            for t in specs
-        ]
-    spec = getattr(template, "_saved_model_inputs_spec", None)
-    if isinstance(spec, tf.TensorSpec):
-        return [tf_keras.Input(shape=tuple(spec.shape[1:]), dtype=spec.dtype)]
-    raise ValueError(
-        "`multi_gpu_model` cannot tell the inputs of the subclassed model "
-        f"{template.name!r}. Build it by calling it once on a batch with a single "
-        "input tensor, or wrap it in a functional model: "
-        "`tf.keras.Model(inputs, template(inputs))`."
-    )
+        inputs = _parallel.fresh_inputs(tf_keras, specs)
+    else:
+        spec = getattr(template, "_saved_model_inputs_spec", None)
+        if not isinstance(spec, tf.TensorSpec):
+            raise _parallel.unknown_inputs_error(template, "tf.keras.Model")
+        inputs = [tf_keras.Input(shape=tuple(spec.shape[1:]), dtype=spec.dtype)]
+    return inputs, inputs if len(inputs) > 1 else inputs[0]
 
 
-def build_parallel(template: Any, strategy: Any) -> ParallelModel:
-    """Wraps `template` (already distributed) in a ParallelModel built under `strategy`."""
-    with strategy.scope():
-        inputs = _template_inputs(template)
-        outputs = tf.nest.flatten(template(inputs if len(inputs) > 1 else inputs[0]))
-        names = _parallel.output_names(template, len(outputs))
-        outputs = [tf_keras.layers.Identity(name=n)(o) for n, o in zip(names, outputs)]
-        parallel = ParallelModel(inputs, outputs if len(outputs) > 1 else outputs[0])
-    parallel._init_parallel(template, strategy)
-    return parallel
-
-
-def replicate(template: Any, strategy: Any, relocate: bool = False) -> ParallelModel:
+def replicate(template: Any, strategy: Any) -> ParallelModel:
     """Distributes `template` onto `strategy` and returns the parallel model."""
-    del relocate  # Variables are mirrored on every replica device either way.
     _parallel.note_owner(template, getattr(template, "_distribution_strategy", None), strategy)
     distribute_template(template, strategy)
-    return build_parallel(template, strategy)
+    return _parallel.build_parallel(template, strategy, ParallelModel, tf_keras, _template_inputs)

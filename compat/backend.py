@@ -79,7 +79,3 @@ def is_keras2_model(model: Any) -> bool:
             return True
     return False
 
-
-def is_tf_keras_model(model: Any) -> bool:
-    """True for models built with tf_keras, whatever the environment says."""
-    return any(cls.__module__.startswith("tf_keras") for cls in type(model).__mro__)

@@ -23,7 +23,10 @@ TYPE_CHECKING = False  # not `from typing import`: typing costs ~10 ms at start-
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
+    from importlib.abc import Loader as _Loader
     from typing import Any
+else:
+    _Loader = object  # importlib.abc costs start-up time; loaders need no base class
 
 DISABLE_VAR = "MULTI_GPU_COMPAT_DISABLE"
 # Only these switch the hook off; multi_gpu_compat.pth parses the variable the same way.
@@ -75,25 +78,28 @@ def import_paths() -> list[str]:
 def _multi_gpu_model() -> Callable[..., Any]:
     try:
         from .multi_gpu import multi_gpu_model
-
-        return multi_gpu_model
     except Exception as err:  # never break the user's import; fail when used instead
-        failure = err
+        return _unavailable(err)
+    return multi_gpu_model
 
-        def multi_gpu_model(*args: Any, **kwargs: Any) -> Any:
-            raise ImportError(
-                "multi-gpu-compat could not load `multi_gpu_model`: "
-                f"{type(failure).__name__}: {failure}. Reinstall the project "
-                "(`pip install --force-reinstall multi-gpu-compat`) or run "
-                "`multi-gpu-compat doctor` to see what is missing."
-            ) from failure
 
-        return multi_gpu_model
+def _unavailable(failure: Exception) -> Callable[..., Any]:
+    """A `multi_gpu_model` that says why the real one could not be loaded."""
+
+    def multi_gpu_model(*args: Any, **kwargs: Any) -> Any:
+        raise ImportError(
+            "multi-gpu-compat could not load `multi_gpu_model`: "
+            f"{type(failure).__name__}: {failure}. Reinstall the project "
+            "(`pip install --force-reinstall multi-gpu-compat`) or run "
+            "`multi-gpu-compat doctor` to see what is missing."
+        ) from failure
+
+    return multi_gpu_model
 
 
 def _patch(module: types.ModuleType) -> None:
     if not hasattr(module, "multi_gpu_model"):
-        module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]
+        module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]  # modules take any attribute
 
 
 def _after_tensorflow(module: types.ModuleType) -> None:
@@ -183,7 +189,7 @@ for _name in set(_LEGACY_HELPERS) | set(_LEGACY_SUBMODULES):
         _AFTER_IMPORT[_name] = _then(_AFTER_IMPORT.get(_name), _add_legacy_surface)
 
 
-class _PatchingLoader:
+class _PatchingLoader(_Loader):
     """Runs the real loader, then our callback; a failing callback only warns."""
 
     def __init__(self, loader: Any, callback: Callable[[types.ModuleType], None]) -> None:
@@ -216,7 +222,7 @@ class _VirtualModule(types.ModuleType):
         return getattr(importlib.import_module(target), name)
 
 
-class _VirtualLoader:
+class _VirtualLoader(_Loader):
     def create_module(self, spec: importlib.machinery.ModuleSpec) -> types.ModuleType:
         return _VirtualModule(spec.name)
 
@@ -224,7 +230,7 @@ class _VirtualLoader:
         if module.__name__ not in _VIRTUAL_PACKAGES and not module.__name__.endswith("_backend"):
             # Set, not `_patch`ed: `hasattr` would forward to the target module, which
             # may not be importable yet (served while TensorFlow itself is importing).
-            module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]
+            module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]  # modules take any attribute
         _add_legacy_surface(module)
 
 

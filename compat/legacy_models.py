@@ -114,7 +114,7 @@ def load_legacy_model(filepath: str | os.PathLike, *, custom_objects: dict | Non
             "`save_weights`), so there is no model to load. Build the template model in "
             "code and call `multi_gpu_compat.load_legacy_weights(template, filepath)`."
         )
-    if not info.is_parallel:
+    if info.template_config is None:  # a plain model, not a `multi_gpu_model` graph
         _refuse_lambdas(info.model_config, info.filepath, what="The model")
         model = _build_model(info.model_config, custom_objects, info.filepath)
         _check_declared_sizes(model, info.filepath)
@@ -342,12 +342,12 @@ def _match_parallel(config: dict) -> tuple[dict, int] | None:
     by_class: dict[str, list[dict]] = {}
     for layer in inner.get("layers") or []:
         by_class.setdefault(layer.get("class_name"), []).append(layer)
-    templates = [l for c in _MODEL_CLASSES for l in by_class.get(c, [])]
+    templates = [layer for c in _MODEL_CLASSES for layer in by_class.get(c, [])]
     slices, merges = by_class.get("Lambda", []), by_class.get("Concatenate", [])
     expected = {"InputLayer", "Lambda", "Concatenate", *_MODEL_CLASSES}
     if len(templates) != 1 or not slices or not merges or set(by_class) - expected:
         return None
-    arguments = [l.get("config", {}).get("arguments") or {} for l in slices]
+    arguments = [layer.get("config", {}).get("arguments") or {} for layer in slices]
     parts = {a.get("parts") for a in arguments}
     if any(set(a) != {"i", "parts"} for a in arguments) or len(parts) != 1:
         return None
@@ -355,7 +355,7 @@ def _match_parallel(config: dict) -> tuple[dict, int] | None:
     inputs = len(inner.get("input_layers") or [])
     if not isinstance(gpus, int) or gpus < 2 or len(slices) != gpus * inputs:
         return None
-    if any(l.get("config", {}).get("axis") != 0 for l in merges):
+    if any(layer.get("config", {}).get("axis") != 0 for layer in merges):
         return None
     if len(merges) != len(inner.get("output_layers") or []):
         return None

@@ -30,7 +30,7 @@ def _get_available_devices() -> list[str]:
 
 def _normalize_device_name(name: str) -> str:
     """'/job:localhost/replica:0/task:0/device:GPU:0' -> '/gpu:0' (Keras 2's short form)."""
-    return "/" + name.lower().split("device:")[-1]
+    return _devices.short_name(name)
 
 
 def _get_available_gpus() -> list[str]:

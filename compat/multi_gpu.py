@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
+from types import ModuleType
 from typing import Any
 
 from . import _devices, _gpus, backend, multi_worker
@@ -79,29 +81,22 @@ def multi_gpu_model(
             machine does not have (the original messages), or repeats an id.
         TypeError: if `gpus` is neither an integer nor a list of integers.
     """
-    del cpu_merge  # MirroredStrategy has no output merge to place.
+    # MirroredStrategy has no output merge to place, and mirrors the variables on
+    # every replica device whatever `cpu_relocation` asks.
+    del cpu_merge, cpu_relocation
     backend.require_tensorflow()
     # Created before any device query: MultiWorkerMirroredStrategy configures TensorFlow first.
     use_multi_worker = multi_worker.wants_multi_worker(strategy)
-    dist = multi_worker.get_strategy() if use_multi_worker else None
+    cluster_strategy = multi_worker.get_strategy() if use_multi_worker else None
     if _gpus.is_unset(gpus):
         gpus = _devices.visible_gpu_count()
     gpu_ids = _gpus.target_gpu_ids(gpus)
     _check_devices(gpus, gpu_ids)
     _check_model(model)
 
-    if dist is not None:
-        multi_worker.check_gpus(gpu_ids, dist)
-        notify_once("served", multi_worker.served_notice(dist))
-    else:
-        devices = _devices.replica_devices(gpu_ids)
-        dist = _devices.strategy_for(devices, cross_device_ops)
-    notify_once("served", _SERVED_NOTICE.format(devices=[f"/gpu:{i}" for i in gpu_ids]))
-    if backend.is_keras2_model(model):
-        from . import _tf_keras as impl
-    else:
-        from . import _keras3 as impl  # type: ignore[no-redef]
-    parallel = impl.replicate(model, dist, relocate=cpu_relocation)
+    dist = _serving_strategy(gpu_ids, cluster_strategy, cross_device_ops)
+    impl = _backend_for(model)
+    parallel = impl.replicate(model, dist)
     if use_multi_worker:  # template.save(path) writes the real file on the chief only
         multi_worker.chief_aware_saving(model)
         multi_worker.cluster_aware_fit(parallel)
@@ -112,6 +107,34 @@ def multi_gpu_model(
     if caller is not None:
         _adopt_wrapper_instance(caller, model, impl.ParallelModel)
     return parallel
+
+
+def _serving_strategy(gpu_ids: Sequence[int], cluster_strategy: Any, cross_device_ops: Any) -> Any:
+    """The strategy this call runs on (the cluster's, or a MirroredStrategy over `gpu_ids`).
+
+    Says once per process which strategy serves `multi_gpu_model`. The warning points
+    at the line that called `multi_gpu_model`.
+    """
+    if cluster_strategy is not None:
+        multi_worker.check_gpus(gpu_ids, cluster_strategy)
+        notice = multi_worker.served_notice(cluster_strategy)
+        dist = cluster_strategy
+    else:
+        dist = _devices.strategy_for(_devices.replica_devices(gpu_ids), cross_device_ops)
+        notice = _SERVED_NOTICE.format(devices=[f"/gpu:{i}" for i in gpu_ids])
+    notify_once("served", notice, stacklevel=4)
+    return dist
+
+
+def _backend_for(model: Any) -> ModuleType:
+    """The module that distributes `model`: `_tf_keras` for Keras 2 models, else `_keras3`."""
+    if backend.is_keras2_model(model):
+        from . import _tf_keras
+
+        return _tf_keras
+    from . import _keras3
+
+    return _keras3
 
 
 def _adopt_wrapper_instance(caller: Any, template: Any, parallel_class: type) -> None:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import os
 from typing import Any
 
+from . import _patching
+
 ENV_VAR = "MULTI_GPU_COMPAT_SIMULATE_GPUS"
 
 _simulated = 0
@@ -111,7 +113,7 @@ def _patch_mirrored_strategy() -> None:
     import tensorflow as tf
 
     cls = tf.distribute.MirroredStrategy  # the class itself, not a subclass: patch it in place
-    if getattr(cls.__init__, "_compat_simulated", False):
+    if _patching.is_marked(cls.__init__, "_compat_simulated"):
         return
     original_init = cls.__init__
 
@@ -128,7 +130,7 @@ def _patch_mirrored_strategy() -> None:
                 cross_device_ops = tf.distribute.ReductionToOneDevice()
         original_init(self, devices=devices, cross_device_ops=cross_device_ops)
 
-    __init__._compat_simulated = True  # type: ignore[attr-defined]
+    _patching.mark(__init__, "_compat_simulated")
     __init__.__doc__ = original_init.__doc__
     cls.__init__ = __init__
 
