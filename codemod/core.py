@@ -15,7 +15,8 @@ import libcst as cst
 
 from ._tree import Tree, zip_equal
 from .findings import Finding
-from .fixers import FIXERS, FixContext, imports, multi_worker
+from .fix_context import FixContext
+from .fixers import FIXERS, imports, multi_worker
 from .isolation import out_of_memory, too_deep
 from .plan import apply_plan
 from .prefilter import may_contain_site

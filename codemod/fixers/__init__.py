@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import behaviour, checkpoints, leftovers, contrib_strategy, device_towers, estimator, helpers, imports, strategy_scope, template_recovery
-from .context import FixContext
+from . import behaviour, checkpoints, leftovers, contrib_strategy, device_towers, estimator, copied_helpers, imports, strategy_scope, template_recovery
+from ..fix_context import FixContext
 
-__all__ = ["FIXERS", "FixContext"]
+__all__ = ["FIXERS"]
 
 # strategy_scope decides which sites are rewritten; the others follow from that decision.
 FIXERS: tuple[Callable[[FixContext], None], ...] = (
@@ -15,7 +15,7 @@ FIXERS: tuple[Callable[[FixContext], None], ...] = (
     template_recovery.fix,
     behaviour.fix,  # *_on_batch and TF1-session inference on the migrated model
     checkpoints.fix,
-    helpers.fix,
+    copied_helpers.fix,
     leftovers.fix,  # unbound calls, vendored copies, helper definitions
     contrib_strategy.fix,  # the era's other idioms (issue 11): tf.contrib strategies,
     estimator.fix,  # model_to_estimator + train, hand-placed towers

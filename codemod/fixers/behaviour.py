@@ -11,7 +11,7 @@ from __future__ import annotations
 import libcst as cst
 
 from .._tree import walk_same_scope
-from .context import FixContext
+from ..fix_context import FixContext
 
 __all__ = ["fix"]
 

@@ -13,7 +13,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from .._tree import Tree, walk_same_scope
-from .context import FixContext
+from ..fix_context import FixContext
 
 __all__ = ["fix"]
 

@@ -12,8 +12,8 @@ import re
 
 import libcst as cst
 
-from . import gpus
-from .context import FixContext
+from ..strategy_expression import strategy_expression
+from ..fix_context import FixContext
 
 __all__ = ["fix", "convert", "strategy_kind"]
 
@@ -91,7 +91,7 @@ def convert(ctx: FixContext, call: cst.Call) -> tuple[str | None, str]:
     if isinstance(count, cst.Integer) and count.evaluated_value == 0:
         return f'{tf}.distribute.MirroredStrategy(["/cpu:0"])', ""  # contrib: 0 GPUs meant the CPU
     # num_gpus is a count, never a list of ids (contrib checked it).
-    return gpus.strategy_expression(tf, count, [], known_int=True), ""
+    return strategy_expression(tf, count, [], known_int=True), ""
 
 
 def _devices(tf: str, name: str, devices: cst.BaseExpression) -> tuple[str | None, str]:
@@ -107,7 +107,7 @@ def _devices(tf: str, name: str, devices: cst.BaseExpression) -> tuple[str | Non
     ids = [_GPU_DEVICE.match(s) for s in strings]
     if strings and all(ids):
         listed = cst.parse_expression("[" + ", ".join(str(int(i.group(2))) for i in ids if i) + "]")
-        return gpus.strategy_expression(tf, listed, []), ""
+        return strategy_expression(tf, listed, []), ""
     return None, (
         f"`{name}` gets a device list the codemod cannot read; `tf.distribute.MirroredStrategy(devices)` "
         "hangs on devices that do not exist: use only GPUs present, e.g. "

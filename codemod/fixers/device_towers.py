@@ -17,7 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from .._tree import TF_DEVICE, walk_same_scope
-from .context import FixContext
+from ..fix_context import FixContext
 
 __all__ = ["fix", "SECTION"]
 

@@ -17,7 +17,7 @@ import libcst as cst
 from .._tree import Tree, binds, bound_names, used_names, walk_same_scope
 from ..plan import Region
 from . import contrib_strategy
-from .context import FixContext
+from ..fix_context import FixContext
 from .strategy_scope import _construction_start, _dependency_statements
 
 __all__ = ["fix"]

@@ -18,7 +18,7 @@ from libcst.codemod.visitors._add_imports import _skip_first
 from .._tree import Tree
 from ..plan import Plan
 from ..recognise import MULTI_GPU_MODEL_NAMES
-from .context import FixContext
+from ..fix_context import FixContext
 
 __all__ = ["fix", "finish"]
 

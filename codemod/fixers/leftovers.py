@@ -16,7 +16,7 @@ import libcst as cst
 
 from .._tree import dotted_name
 from ..recognise import _HELPER_FUNCTIONS, _WRAPPER_NAMES, MULTI_GPU_MODEL_NAMES, local_helper_definitions
-from .context import FixContext
+from ..fix_context import FixContext
 
 __all__ = ["fix"]
 

@@ -27,7 +27,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-from .context import FixContext
+from ..fix_context import FixContext
 
 __all__ = ["STRATEGIES", "Pending", "fix", "finish"]
 

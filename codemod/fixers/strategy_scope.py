@@ -15,8 +15,9 @@ import libcst.matchers as m
 from .._tree import Block, Tree, bound_names, binds, dotted_name, used_names, walk_same_scope
 from ..plan import Region
 from ..recognise import Site
-from . import fallbacks, gpus
-from .context import FixContext
+from .. import fallbacks
+from ..fix_context import FixContext
+from ..strategy_expression import dropped_notes, strategy_expression, surely_int
 
 __all__ = ["fix"]
 
@@ -183,9 +184,9 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         ))
         return None
 
-    notes = gpus.dropped_notes(site.dropped)
-    known_int = site.gpus is not None and gpus.surely_int(site.gpus, _IntResolver(tree, site.gpus))
-    expression = gpus.strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
+    notes = dropped_notes(site.dropped)
+    known_int = site.gpus is not None and surely_int(site.gpus, _IntResolver(tree, site.gpus))
+    expression = strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
     region = block.body[start:end + 1]
     unwrap = [
         node
@@ -387,7 +388,7 @@ class _IntResolver:
                 continue
             if isinstance(parent, cst.AssignTarget):
                 assign = self.tree.parent(parent)
-                if isinstance(assign, cst.Assign) and gpus.surely_int(assign.value, self):
+                if isinstance(assign, cst.Assign) and surely_int(assign.value, self):
                     continue
             return False
         return True

@@ -15,7 +15,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from .._tree import dotted_name, walk_same_scope
-from .context import FixContext
+from ..fix_context import FixContext
 
 __all__ = ["fix"]
 

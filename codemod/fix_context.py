@@ -7,10 +7,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import Access, Assignment, GlobalScope
 
-from .._tree import Tree
-from ..findings import Finding
-from ..plan import Plan
-from ..recognise import Helper, Site
+from ._tree import Tree
+from .findings import Finding
+from .plan import Plan
+from .recognise import Helper, Site
 
 __all__ = ["FixContext"]
 
@@ -147,7 +147,7 @@ def _same_scope_targets(tree: Tree, scope_node: cst.CSTNode) -> list[cst.CSTNode
 
 
 def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
-    from .._tree import walk_same_scope
+    from ._tree import walk_same_scope
 
     body = node.body if isinstance(node, cst.FunctionDef) else node
     return walk_same_scope(body)

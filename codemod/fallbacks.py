@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .._tree import Tree
+from ._tree import Tree
 
 __all__ = ["Fallback", "collapse"]
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .context import FixContext
+from ..fix_context import FixContext
 
 __all__ = ["fix"]
 
