@@ -7,12 +7,12 @@ from dataclasses import dataclass, field
 import libcst as cst
 from libcst.metadata import Access, Assignment, GlobalScope
 
-from ._tree import Tree
+from ._tree import Tree, code_of
 from .findings import Finding
 from .plan import Plan
 from .recognise import Helper, Site
 
-__all__ = ["FixContext"]
+__all__ = ["FixContext", "contains"]
 
 _STRATEGY_NAMES = ("strategy", "mirrored_strategy", "distribute_strategy")
 
@@ -26,7 +26,6 @@ class FixContext:
     plan: Plan = field(default_factory=Plan)
     findings: list[Finding] = field(default_factory=list)
     rewritten: list[Site] = field(default_factory=list)
-    renamed: dict[int, bool] = field(default_factory=dict)
     references: dict[int, list[cst.Name]] = field(default_factory=dict)
     _strategy_names: dict[int, str] = field(default_factory=dict)
     _tf: str | None = None
@@ -92,7 +91,7 @@ class FixContext:
         target = cst.ensure_type(site.target, cst.Name).value
         others = [
             a for a in scope.assignments[target]
-            if a is not assignment and not (removed is not None and _inside(self.tree, a.node, removed))
+            if a is not assignment and not (removed is not None and contains(self.tree, removed, a.node))
         ]
         if others:
             return None
@@ -108,14 +107,14 @@ class FixContext:
             if (
                 self.tree.code(node) == template_code
                 and self.tree.order(node) > site_order
-                and not _inside(self.tree, node, site.call)
+                and not contains(self.tree, site.call, node)
             ):
                 return None
         accesses: list[cst.Name] = []
         for access in assignment.references:
             if not isinstance(access.node, cst.Name) or _is_del(self.tree, access):
                 return None
-            if any(r is not assignment and r not in others and not _inside(self.tree, getattr(r, "node", None), removed) for r in access.referents):
+            if any(r is not assignment and r not in others and not contains(self.tree, removed, getattr(r, "node", None)) for r in access.referents):
                 return None
             current = access.scope
             while current is not scope:  # a nested scope may have its own `model`
@@ -126,10 +125,11 @@ class FixContext:
         return accesses
 
 
-def _inside(tree: Tree, node: cst.CSTNode | None, outer: cst.CSTNode | None) -> bool:
-    if node is None or outer is None:
+def contains(tree: Tree, outer: cst.CSTNode | None, inner: cst.CSTNode | None) -> bool:
+    """`inner` is `outer` or lies anywhere under it; False when either is missing."""
+    if inner is None or outer is None:
         return False
-    return node is outer or any(a is outer for a in tree.ancestors(node))
+    return inner is outer or any(a is outer for a in tree.ancestors(inner))
 
 
 def _is_del(tree: Tree, access: Access) -> bool:
@@ -159,7 +159,7 @@ def _existing_tf_alias(module: cst.Module) -> str | None:
             for small in statement.body:
                 if isinstance(small, cst.Import):
                     for alias in small.names:
-                        dotted = cst.Module(body=[]).code_for_node(alias.name)
+                        dotted = code_of(alias.name)
                         if dotted == "tensorflow":
                             return alias.asname.name.value if alias.asname else "tensorflow"  # type: ignore[union-attr]
     return None

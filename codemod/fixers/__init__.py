@@ -4,8 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import behaviour, checkpoints, leftovers, contrib_strategy, device_towers, estimator, copied_helpers, imports, strategy_scope, template_recovery
 from ..fix_context import FixContext
+from . import (
+    behaviour,
+    checkpoints,
+    contrib_strategy,
+    copied_helpers,
+    device_towers,
+    estimator,
+    imports,
+    leftovers,
+    strategy_scope,
+    template_recovery,
+)
 
 __all__ = ["FIXERS"]
 

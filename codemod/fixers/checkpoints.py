@@ -12,7 +12,7 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import Tree, walk_same_scope
+from .._tree import Tree, code_of, walk_same_scope
 from ..fix_context import FixContext
 
 __all__ = ["fix"]
@@ -74,7 +74,7 @@ def _import_names(tree: Tree, call: cst.Call) -> list[tuple[str, str | None]]:
                 if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
                     for alias in node.names:
                         if (alias.asname.name.value if alias.asname else alias.name.value) == root.value:  # type: ignore[union-attr]
-                            return [(cst.Module(body=[]).code_for_node(alias.name), root.value if alias.asname else None)]
+                            return [(code_of(alias.name), root.value if alias.asname else None)]
     return []
 
 

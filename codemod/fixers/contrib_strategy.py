@@ -12,8 +12,9 @@ import re
 
 import libcst as cst
 
-from ..strategy_expression import strategy_expression
+from .._tree import code_of
 from ..fix_context import FixContext
+from ..strategy_expression import strategy_expression
 
 __all__ = ["fix", "convert", "strategy_kind"]
 
@@ -51,10 +52,6 @@ def strategy_kind(tree, call: cst.Call) -> str | None:  # type: ignore[no-untype
     return None
 
 
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
-
-
 def convert(ctx: FixContext, call: cst.Call) -> tuple[str | None, str]:
     """(source of the current strategy call, "") or (None, why it has no exact mapping)."""
     kind = strategy_kind(ctx.tree, call) or ""
@@ -71,7 +68,7 @@ def convert(ctx: FixContext, call: cst.Call) -> tuple[str | None, str]:
         device = positional[0] if positional else keywords.pop("device", None)
         if device is None or len(positional) > 1 or keywords:
             return None, f"`{name}` is called with arguments the codemod does not know; write `tf.distribute.OneDeviceStrategy(device)` by hand."
-        return f"{tf}.distribute.OneDeviceStrategy({_code(device)})", ""
+        return f"{tf}.distribute.OneDeviceStrategy({code_of(device)})", ""
     if kind != "MirroredStrategy":
         return None, f"`{name}` is not a strategy the codemod knows; replace it with a `tf.distribute` strategy by hand."
     devices = positional[0] if positional else keywords.pop("devices", None)
@@ -103,7 +100,7 @@ def _devices(tf: str, name: str, devices: cst.BaseExpression) -> tuple[str | Non
                 break
             strings.append(str(element.value.evaluated_value).strip())
     if strings and all(_CPU_DEVICE.match(s) for s in strings):
-        return f"{tf}.distribute.MirroredStrategy({_code(devices)})", ""
+        return f"{tf}.distribute.MirroredStrategy({code_of(devices)})", ""
     ids = [_GPU_DEVICE.match(s) for s in strings]
     if strings and all(ids):
         listed = cst.parse_expression("[" + ", ".join(str(int(i.group(2))) for i in ids if i) + "]")
@@ -136,17 +133,17 @@ def _drop_contrib_imports(ctx: FixContext) -> None:
     """contrib imports fail on current TensorFlow: dropped once nothing uses them any more."""
     for node in ctx.tree.all(cst.Import, cst.ImportFrom):
         if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
-            module = _code(node.module)
+            module = code_of(node.module)
             if not isinstance(node.names, cst.ImportStar) and (
                 module == "tensorflow.contrib.distribute" or module == "tensorflow.contrib"
             ):
                 for alias in node.names:
-                    name = _code(alias.name)
+                    name = code_of(alias.name)
                     if module == "tensorflow.contrib" and name != "distribute":
                         continue
                     asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
                     ctx.plan.remove_imports.append((module, name, asname))
         elif isinstance(node, cst.Import):
             for alias in node.names:
-                if _code(alias.name) == "tensorflow.contrib.distribute" and alias.asname is not None:
+                if code_of(alias.name) == "tensorflow.contrib.distribute" and alias.asname is not None:
                     ctx.plan.remove_imports.append(("tensorflow.contrib.distribute", None, alias.asname.name.value))  # type: ignore[union-attr]

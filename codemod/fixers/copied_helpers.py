@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import libcst as cst
 
+from .._tree import code_of
 from ..fix_context import FixContext
 
 __all__ = ["fix"]
@@ -31,19 +32,18 @@ def fix(ctx: FixContext) -> None:
 
 
 def _import_details(node: cst.Import | cst.ImportFrom, helper) -> tuple[str, list[tuple[str, str | None, str | None]]]:  # type: ignore[no-untyped-def]
-    code = cst.Module(body=[]).code_for_node
     if isinstance(node, cst.ImportFrom):
-        module = ("." * len(node.relative)) + (code(node.module) if node.module else "")
+        module = ("." * len(node.relative)) + (code_of(node.module) if node.module else "")
         removals = []
         if not isinstance(node.names, cst.ImportStar) and not node.relative:
             for alias in node.names:
                 asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
-                removals.append((module, code(alias.name), asname))
+                removals.append((module, code_of(alias.name), asname))
         return module, [r for r in removals if r[1] == helper.name]
     removals = []
     module = ""
     for alias in node.names:
-        module = code(alias.name)
+        module = code_of(alias.name)
         asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
         removals.append((module, None, asname))
     return module, removals

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from .._tree import Tree, binds, bound_names, used_names, walk_same_scope
+from ..construction import construction_start, dependency_statements
+from ..fix_context import FixContext
 from ..plan import Region
 from . import contrib_strategy
-from ..fix_context import FixContext
-from .strategy_scope import _construction_start, _dependency_statements
 
 __all__ = ["fix"]
 
@@ -172,7 +172,7 @@ def _recognise(ctx: FixContext, call: cst.Call) -> _Pattern:
         _value_of_or_none(block.body[built]), cst.Call
     ):
         raise _NotSimple(f"`{model.value}` is not built by a call earlier in this block")
-    start, end = _construction_start(tree, block, built), built
+    start, end = construction_start(tree, block, built), built
     for j in range(built + 1, est_index):
         statement = block.body[j]
         compiles = [n for n in walk_same_scope(statement) if _is_compile_of(tree, n, model.value)]
@@ -180,7 +180,7 @@ def _recognise(ctx: FixContext, call: cst.Call) -> _Pattern:
             if not isinstance(statement, cst.SimpleStatementLine):
                 raise _NotSimple(f"`{model.value}` is compiled inside a compound statement")
             end = j
-            for dependency in _dependency_statements(tree, statement, compiles[0]):
+            for dependency in dependency_statements(tree, statement, compiles[0]):
                 start = min(start, tree.block_of(dependency)[1])
         elif model.value in bound_names(statement):
             raise _NotSimple(f"`{model.value}` is rebound before `model_to_estimator`")

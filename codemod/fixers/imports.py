@@ -15,10 +15,10 @@ from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.codemod.visitors._add_imports import _skip_first
 
-from .._tree import Tree
+from .._tree import Tree, code_of
+from ..fix_context import FixContext
 from ..plan import Plan
 from ..recognise import MULTI_GPU_MODEL_NAMES
-from ..fix_context import FixContext
 
 __all__ = ["fix", "finish"]
 
@@ -28,26 +28,25 @@ _MODULES = {name.rsplit(".", 1)[0] for name in MULTI_GPU_MODEL_NAMES}
 def fix(ctx: FixContext) -> None:
     # Every Keras `multi_gpu_model` import is scheduled; `finish` drops only those no longer read
     # (a leftover `import ... as MGM` raises ImportError on Keras 3 even when unused).
-    code = cst.Module(body=[]).code_for_node
     for node in ctx.tree.all(cst.ImportFrom, cst.Import):
         if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
-            module = code(node.module)
+            module = code_of(node.module)
             if isinstance(node.names, cst.ImportStar):
                 continue
             for alias in node.names:
-                name = code(alias.name)
+                name = code_of(alias.name)
                 # `from keras.utils import multi_gpu_model`, `from keras import utils as ku`
                 if (module in _MODULES and name == "multi_gpu_model") or f"{module}.{name}" in _MODULES:
                     asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
                     ctx.plan.remove_imports.append((module, name, asname))
         elif isinstance(node, cst.Import):
             for alias in node.names:
-                if code(alias.name) in _MODULES and alias.asname is not None:
-                    ctx.plan.remove_imports.append((code(alias.name), None, alias.asname.name.value))  # type: ignore[union-attr]
-                elif code(alias.name) in _MODULES and ("." in code(alias.name) or code(alias.name) == "multi_gpu_compat"):
+                if code_of(alias.name) in _MODULES and alias.asname is not None:
+                    ctx.plan.remove_imports.append((code_of(alias.name), None, alias.asname.name.value))  # type: ignore[union-attr]
+                elif code_of(alias.name) in _MODULES and ("." in code_of(alias.name) or code_of(alias.name) == "multi_gpu_compat"):
                     # `import keras.utils.training_utils` (or this project's `import multi_gpu_compat`):
                     # unused when no `keras.utils.training_utils...` is left
-                    ctx.plan.remove_imports.append((code(alias.name), None, None))
+                    ctx.plan.remove_imports.append((code_of(alias.name), None, None))
 
 
 def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Module:
@@ -294,7 +293,7 @@ class _DropEmptyImportFallbacks(cst.CSTTransformer):
             and updated_node.finalbody is None
             and all(
                 h.type is not None
-                and cst.Module(body=[]).code_for_node(h.type) in {"ImportError", "ModuleNotFoundError", "(ImportError, AttributeError)"}
+                and code_of(h.type) in {"ImportError", "ModuleNotFoundError", "(ImportError, AttributeError)"}
                 and _only_pass(h.body)
                 for h in updated_node.handlers
             )

@@ -15,8 +15,8 @@ import re
 import libcst as cst
 
 from .._tree import dotted_name
-from ..recognise import _HELPER_FUNCTIONS, _WRAPPER_NAMES, MULTI_GPU_MODEL_NAMES, local_helper_definitions
 from ..fix_context import FixContext
+from ..recognise import _HELPER_FUNCTIONS, _WRAPPER_NAMES, MULTI_GPU_MODEL_NAMES, local_helper_definitions
 
 __all__ = ["fix"]
 

@@ -27,7 +27,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-from ..fix_context import FixContext
+from .._tree import code_of
+from ..fix_context import FixContext, contains
 
 __all__ = ["STRATEGIES", "Pending", "fix", "finish"]
 
@@ -82,7 +83,7 @@ def fix(ctx: FixContext) -> Pending:
         if not region.expression.startswith(mirrored):
             continue
         statements = region.block.body[region.start:region.end + 1]
-        sites = [s for s in ctx.rewritten if any(_contains(ctx, s.call, st) for st in statements)]
+        sites = [s for s in ctx.rewritten if any(contains(ctx.tree, st, s.call) for st in statements)]
         where = sites[0].call if sites else statements[0]
         if region.expression != f"{tf}.distribute.MirroredStrategy()":
             counts = [" ".join(ctx.tree.code(s.gpus).split()) for s in sites if s.gpus is not None]
@@ -112,10 +113,6 @@ def fix(ctx: FixContext) -> Pending:
     return pending
 
 
-def _contains(ctx: FixContext, inner: cst.CSTNode, outer: cst.CSTNode) -> bool:
-    return inner is outer or any(a is outer for a in ctx.tree.ancestors(inner))
-
-
 def _helper_name(ctx: FixContext) -> str:
     taken = ctx.names_in_use()
     return next(n for n in ["_chief_path", *(f"_chief_path_{i}" for i in range(2, 1000))] if n not in taken)
@@ -134,7 +131,7 @@ def _save_kind(ctx: FixContext, call: cst.Call, receivers: set[str]) -> tuple[in
     tree, func = ctx.tree, call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _SAVE_METHODS:
         receiver = ctx.plan.nodes.get(id(func.value), func.value)
-        if tree.code(func.value) in receivers or _code(receiver) in receivers:
+        if tree.code(func.value) in receivers or code_of(receiver) in receivers:
             return 0, ("filepath",)
         return None
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
@@ -147,10 +144,6 @@ def _save_kind(ctx: FixContext, call: cst.Call, receivers: set[str]) -> tuple[in
         if first is not None and tree.code(first) in receivers:
             return 1, ("filepath", "export_dir")
     return None
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def _chief_saves(ctx: FixContext, pending: Pending) -> None:

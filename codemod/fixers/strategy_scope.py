@@ -12,30 +12,23 @@ from dataclasses import dataclass, field
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import Block, Tree, bound_names, binds, dotted_name, used_names, walk_same_scope
+from .. import fallbacks
+from .._tree import Block, Tree, binds, bound_names, dotted_name, used_names, walk_same_scope
+from ..construction import (
+    construction_start,
+    dependency_statements,
+    makes_layers,
+    object_reads,
+    outer_construction,
+    plain_uses,
+)
+from ..fix_context import FixContext, contains
 from ..plan import Region
 from ..recognise import Site
-from .. import fallbacks
-from ..fix_context import FixContext
 from ..strategy_expression import dropped_notes, strategy_expression, surely_int
 
 __all__ = ["fix"]
 
-# Calls that compute plain values, not layers: names bound by them do not drag their
-# statement under the scope (keeps `num_classes = len(labels)` outside).
-_VALUE_CALLS = {
-    "len", "int", "float", "str", "bool", "range", "list", "tuple", "dict", "set", "sorted",
-    "min", "max", "sum", "abs", "round", "print", "open", "getattr", "zip", "enumerate",
-}
-_VALUE_ROOTS = {"np", "numpy", "os", "sys", "argparse", "parser", "args", "pd", "json", "math", "random", "time", "glob", "config", "cfg", "FLAGS", "flags"}
-# Methods that return settings or text whatever they are called on (`ap.parse_args()`,
-# `'{}'.format(n)`): they create no variables.
-_VALUE_METHODS = {
-    "parse_args", "parse_known_args", "add_argument", "add_argument_group", "ArgumentParser",
-    "format", "join", "split", "strip", "replace", "lower", "upper", "startswith", "endswith",
-}
-# Attributes through which a model hands its layers/tensors to another model.
-_MODEL_PARTS = {"output", "outputs", "input", "inputs", "layers", "get_layer", "get_output_at", "get_input_at"}
 # compile arguments that may carry objects owning variables (optimizers, metric objects).
 _VARIABLE_ARGS = ("optimizer", "metrics", "weighted_metrics")
 
@@ -107,15 +100,15 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         return None
 
     scope_node = tree.enclosing_scope_node(anchor)
-    start0 = _construction_start(tree, block0, j)
+    start0 = construction_start(tree, block0, j)
     members: list[cst.CSTNode] = [block0.body[start0], anchor]
-    members += _outer_construction(tree, block0, start0, j, template)
+    members += outer_construction(tree, block0, start0, j, template)
     compiles = _compiles(tree, scope_node, {template, target} - {None}, block0.body[start0], site.call)
     for call in compiles:
         statement = tree.statement_of(call)
         assert statement is not None
         members.append(statement)
-        members.extend(_dependency_statements(tree, statement, call))
+        members.extend(dependency_statements(tree, statement, call))
     block, start, end = _common_range(tree, members)
     outside = _created_outside(tree, scope_node, [block0.body[start0], built_by, *compiles])
     if outside is not None:
@@ -162,7 +155,7 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         needed |= used_names(site.gpus)
     for guard in guards:
         needed |= used_names(cst.parse_expression(guard))
-    anchor_index = next(i for i, s in enumerate(block.body) if s is anchor or _contains(tree, s, anchor))
+    anchor_index = next(i for i, s in enumerate(block.body) if s is anchor or contains(tree, s, anchor))
     late = set()
     for statement in block.body[start:anchor_index + 1]:
         late |= bound_names(statement)
@@ -191,7 +184,7 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     unwrap = [
         node
         for node in [built_by, *tree.ancestors(built_by)]
-        if tree.is_cpu_device_with(node) and any(_contains(tree, s, node) for s in region)
+        if tree.is_cpu_device_with(node) and any(contains(tree, s, node) for s in region)
     ]
     definitions = _movable_definitions(block, start, end, hoisted)
     planned = _Planned(site, anchor, block, start, end, expression, notes, scope_node, unwrap=unwrap,
@@ -326,10 +319,6 @@ def _assigns_with_call(statement: cst.CSTNode, template: str, tree: Tree) -> boo
     )
 
 
-def _contains(tree: Tree, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    return inner is outer or any(a is outer for a in tree.ancestors(inner))
-
-
 def _path_guards(tree: Tree, anchor: cst.CSTNode, block0: Block) -> list[str]:
     guards = []
     previous: cst.CSTNode = anchor
@@ -433,47 +422,6 @@ def _loaded(statement: cst.CSTNode) -> bool:
     return bool(m.findall(statement, m.Call(func=m.Name("load_model") | m.Attribute(attr=m.Name("load_model")))))
 
 
-def _makes_layers(value: cst.CSTNode) -> bool:
-    """True unless every call in `value` is a plain-value call (`len(...)`, `np.load(...)`...)."""
-    calls = m.findall(value, m.Call())
-    if not calls:
-        return False
-    for call in calls:
-        func = call.func  # type: ignore[attr-defined]
-        root = func
-        while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
-            root = root.value if not isinstance(root, cst.Call) else root.func
-        name = root.value if isinstance(root, cst.Name) else ""
-        if isinstance(func, cst.Name) and name in _VALUE_CALLS:
-            continue
-        if isinstance(func, cst.Attribute) and (name in _VALUE_ROOTS or func.attr.value in _VALUE_METHODS):
-            continue
-        if isinstance(func, cst.Name) and func.value in _VALUE_METHODS:
-            continue
-        return True
-    return False
-
-
-def _construction_start(tree: Tree, block: Block, j: int) -> int:
-    """First statement of the template's construction: follows the layers/tensors it uses."""
-    start = j
-    wanted = _plain_uses(block.body[j]) | _object_reads(block.body[j])
-    for k in range(j - 1, -1, -1):
-        statement = block.body[k]
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
-            continue
-        names = bound_names(statement) & wanted
-        if names and (_makes_layers(statement) or _is_alias(statement)):
-            start = k
-            wanted |= _plain_uses(statement) | _object_reads(statement)
-    return start
-
-
-def _is_alias(statement: cst.CSTNode) -> bool:
-    """`serial = net`: one name passed on under another."""
-    return m.matches(statement, m.SimpleStatementLine(body=[m.Assign(value=m.Name())]))
-
-
 def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str]) -> list[cst.BaseStatement]:
     """The statements binding `names` between `start` and `stop`, when each is a one-target plain
     assignment (`gpus = 2`, `n = len(ids)`) reading nothing bound before it in that range: moving
@@ -490,7 +438,7 @@ def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str])
                 and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
                 and isinstance(statement.body[0].targets[0].target, cst.Name)
             )
-            if not simple or _makes_layers(statement) or used_names(statement.body[0].value) & bound_before:
+            if not simple or makes_layers(statement) or used_names(statement.body[0].value) & bound_before:
                 return []
             chosen.append(statement)
         bound_before |= bound_names(statement)
@@ -503,7 +451,7 @@ def _created_outside(tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNod
     if not isinstance(scope_node, cst.FunctionDef):
         return None
     for node in nodes:
-        plain = _plain_uses(node) | _object_reads(node)
+        plain = plain_uses(node) | object_reads(node)
         reads = [n for n in m.findall(node, m.Name()) if n.value in plain and not _is_attr_name(tree, n)]
         for name in reads:
             scope = tree.scopes.get(name)
@@ -526,7 +474,7 @@ def _constructs(statement: cst.CSTNode) -> bool:
             and isinstance(statement.body[0], (cst.Assign, cst.AnnAssign))):
         return False
     value = statement.body[0].value
-    if not isinstance(value, cst.Call) or not _makes_layers(statement):
+    if not isinstance(value, cst.Call) or not makes_layers(statement):
         return False
     name = dotted_name(value.func).rsplit(".", 1)[-1]
     return name[:1].isupper()
@@ -535,60 +483,6 @@ def _constructs(statement: cst.CSTNode) -> bool:
 def _is_attr_name(tree: Tree, name: cst.Name) -> bool:
     parent = tree.parent(name)
     return isinstance(parent, cst.Attribute) and parent.attr is name
-
-
-def _outer_construction(tree: Tree, block: Block, start: int, j: int, template: str) -> list[cst.BaseStatement]:
-    """Statements in the blocks around a construction made inside an `if`/`try`/`with` that build
-    what it uses (`inp = Input(...)` above an `if` whose branch builds `Model(inp, out)`), or an
-    earlier template the branch may not replace (`model = Model(...)` above a `try` that reloads it).
-    Variables they create must exist under the scope too."""
-    wanted = {template}
-    for statement in block.body[start:j + 1]:
-        wanted |= _plain_uses(statement) | _object_reads(statement)
-    found: list[cst.BaseStatement] = []
-    for outer, index in tree.block_chain(block.body[start])[1:]:
-        for k in range(index - 1, -1, -1):
-            statement = outer.body[k]
-            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
-                continue
-            if bound_names(statement) & wanted and (_makes_layers(statement) or _is_alias(statement)):
-                found.append(statement)
-                wanted |= _plain_uses(statement) | _object_reads(statement)
-    return found
-
-
-def _plain_uses(node: cst.CSTNode) -> set[str]:
-    """Names used bare (not `args.x`), as call arguments or callees, or assigned on (`serial =
-    net`): where layers/tensors flow."""
-    names = set()
-    for call in m.findall(node, m.Call()):
-        for arg in call.args:  # type: ignore[attr-defined]
-            names |= {n.value for n in m.findall(arg.value, m.Name()) if not _is_attr_value(arg.value, n)}
-        if isinstance(call.func, cst.Name):  # type: ignore[attr-defined]
-            names.add(call.func.value)  # type: ignore[attr-defined]
-    for assign in m.findall(node, m.Assign(value=m.Name())):
-        names.add(cst.ensure_type(assign.value, cst.Name).value)  # type: ignore[attr-defined]
-    return names
-
-
-def _object_reads(node: cst.CSTNode) -> set[str]:
-    """Names whose model parts are read (`backbone.output`, `base.layers[-1]`,
-    `enc.get_layer('x')`): the model they name owns layers the template uses. Data read the
-    same way (`x_train.shape`) is not followed."""
-    names = set()
-    for attribute in m.findall(node, m.Attribute(value=m.Name())):
-        attribute = cst.ensure_type(attribute, cst.Attribute)
-        root = cst.ensure_type(attribute.value, cst.Name).value
-        if root not in _VALUE_ROOTS and attribute.attr.value in _MODEL_PARTS:
-            names.add(root)
-    return names
-
-
-
-def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
-    """`args.x` or `cfg['classes']`: a setting read from `name`, not a layer or tensor flowing."""
-    return bool(m.findall(root, m.Attribute(value=m.Name(name.value)) | m.Subscript(
-        value=m.Name(name.value), slice=[m.SubscriptElement(slice=m.Index(value=m.SimpleString()))])))
 
 
 def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: cst.CSTNode,
@@ -608,7 +502,7 @@ def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: c
                 if (
                     code in receivers
                     and order > site_order
-                    and not _contains(tree, site_call, target_node)
+                    and not contains(tree, site_call, target_node)
                     and not _sibling_branch(tree, target_node, site_call)
                 ):
                     statement = tree.statement_of(target_node)
@@ -625,24 +519,6 @@ def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: c
             and tree.order(node) < limits.get(tree.code(node.func.value), 1 << 62)
         ):
             found.append(node)
-    return found
-
-
-def _dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Call) -> list[cst.BaseStatement]:
-    """Statements before a compile, in its block, that build the optimizer/metrics it is given."""
-    wanted = set()
-    for arg in call.args:
-        wanted |= {n.value for n in m.findall(arg.value, m.Name())}
-    found = []
-    # Climbing out of the `if`/`try` the compile sits in: `opt = Adam()` above the `if` counts too.
-    for block, index in tree.block_chain(statement):
-        for k in range(index - 1, -1, -1):
-            candidate = block.body[k]
-            if isinstance(candidate, (cst.FunctionDef, cst.ClassDef)):
-                continue
-            if bound_names(candidate) & wanted and _makes_layers(candidate) and not m.findall(candidate, m.Import() | m.ImportFrom()):
-                found.append(candidate)
-                wanted |= used_names(candidate)
     return found
 
 
@@ -716,7 +592,7 @@ def _nested(tree: Tree, outer: _Planned, inner: _Planned) -> bool:
     if outer.block is inner.block:
         return False
     statements = outer.block.body[outer.start:outer.end + 1]
-    return any(_contains(tree, s, inner.block) for s in statements)
+    return any(contains(tree, s, inner.block) for s in statements)
 
 
 def _commit(ctx: FixContext, item: _Planned) -> None:
@@ -759,7 +635,6 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         ctx.plan.statements[id(item.anchor)] = None
         for access in accesses:
             ctx.plan.nodes[id(access)] = site.template.deep_clone()
-        ctx.renamed[id(site)] = True
     else:
         alias = cst.parse_statement(f"{target} = {template}\n")
         ctx.plan.statements[id(item.anchor)] = alias
