@@ -7,6 +7,7 @@ template where scope analysis proves it safe, else kept as an alias of it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -62,6 +63,7 @@ def fix(ctx: FixContext) -> None:
 
 
 def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
+    """How one site is rewritten, or None when it is reported instead (the finding says why)."""
     tree = ctx.tree
     assert site.statement is not None and site.template is not None
     template = tree.code(site.template)
@@ -71,28 +73,17 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     else:
         fallback = fallbacks.Fallback(anchor=site.statement)
     anchor = fallback.anchor
-    guards = list(fallback.guards)
-
-    # Find the template's last binding before the site, climbing out of if/try/with/for blocks.
-    construction: tuple[Block, int] | None = None
-    for block, index in tree.block_chain(anchor):
-        for j in range(index - 1, -1, -1):
-            if binds(block.body[j], template, tree):
-                construction = (block, j)
-                break
-        if construction is not None:
-            break
+    construction = _template_binding(tree, anchor, template)
     if construction is None:
         ctx.report(site.call, "MGPU101", (
-            f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it is built, build and compile it under "
-            f"`with strategy.scope():`, and use `{template}` instead of the `{site.name}` result."
+            f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it "
+            f"is built, build and compile it under `with strategy.scope():`, and use `{template}` instead of "
+            f"the `{site.name}` result."
         ))
         return None
     block0, j = construction
     built_by = block0.body[j]
-    if isinstance(built_by, (cst.FunctionDef, cst.ClassDef)) or any(
-        isinstance(n, (cst.Import, cst.ImportFrom)) for n in walk_same_scope(built_by)
-    ) and not _assigns_with_call(built_by, template, tree):
+    if _bound_by_definition(tree, built_by, template):
         ctx.report(site.call, "MGPU104", (
             f"`{template}` is bound by an import, def or class; build the model in this function under "
             "`with strategy.scope():` by hand (see MIGRATION.md)."
@@ -101,46 +92,16 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
 
     scope_node = tree.enclosing_scope_node(anchor)
     start0 = construction_start(tree, block0, j)
-    members: list[cst.CSTNode] = [block0.body[start0], anchor]
-    members += outer_construction(tree, block0, start0, j, template)
-    compiles = _compiles(tree, scope_node, {template, target} - {None}, block0.body[start0], site.call)
-    for call in compiles:
-        statement = tree.statement_of(call)
-        assert statement is not None
-        members.append(statement)
-        members.extend(dependency_statements(tree, statement, call))
-    block, start, end = _common_range(tree, members)
-    outside = _created_outside(tree, scope_node, [block0.body[start0], built_by, *compiles])
-    if outside is not None:
-        name, statement = outside
-        ctx.report(statement, "MGPU109", (
-            f"`{name}` is created here, at module level, and used by `{site.name}`'s model in "
-            f"`{cst.ensure_type(scope_node, cst.FunctionDef).name.value}` (line {tree.position(site.call)[0]}): "
-            f"the codemod cannot move it under that function's `strategy.scope()`, and variables created outside "
-            f"the scope make `fit` fail. Create `{name}` inside the function, under the scope, and rerun; the "
-            "call is left as it is meanwhile."
-        ))
+    receivers = {template} if target is None else {template, target}
+    compiles = _compiles(tree, scope_node, receivers, block0.body[start0], site.call)
+    block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles)
+    if _reported_module_object(ctx, site, scope_node, [block0.body[start0], built_by, *compiles]):
         return None
-    outside_arg = _outside_compile_argument(tree, scope_node, compiles, block.body[start:end + 1])
-    if outside_arg is not None:
-        name, node, where = outside_arg
-        function = scope_node.name.value if isinstance(scope_node, cst.FunctionDef) else "this module"
-        origin = (
-            f"`{name}` is a parameter of `{function}`: its caller creates it, outside the `strategy.scope()` "
-            "the migration would open here"
-            if where == "parameter"
-            else f"`{name}` is assigned on {where}, outside the code the codemod would move under `strategy.scope()`"
-        )
-        ctx.report(node, "MGPU110", (
-            f"{origin}, and `compile` receives it; an optimizer or metric object created outside the scope makes "
-            f"`fit` fail (\"Mixing different tf.distribute.Strategy objects\"). Create it under the same "
-            f"`strategy.scope()` as `{template}` (pass a string such as 'adam', or build it inside), then migrate "
-            f"the `{site.name}` call (line {tree.position(site.call)[0]}) by hand; it is left as it is."
-        ))
+    if _reported_outside_argument(ctx, site, template, scope_node, compiles, block.body[start:end + 1]):
         return None
     # Every `if` between the site and the block the scope goes in guards the site: where its
     # condition is false the old script ran on one device, so it caps the count (kept structure too).
-    guards += _path_guards(tree, anchor, block)
+    guards = [*fallback.guards, *_path_guards(tree, anchor, block)]
 
     if not fallback.collapsed and target == template and _empties_block(tree, site.statement):
         ctx.report(site.call, "MGPU103", (
@@ -148,8 +109,113 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
             "branch has other code (or drop the branch) and rerun, or migrate by hand."
         ))
         return None
+    hoisted = _strategy_inputs_to_hoist(ctx, site, template, target, anchor, guards, block, start)
+    if hoisted is None:
+        return None
 
-    # The strategy line goes before the construction: its inputs must exist there.
+    known_int = site.gpus is not None and surely_int(site.gpus, _IntResolver(tree, site.gpus))
+    expression = strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
+    planned = _Planned(
+        site, anchor, block, start, end, expression, dropped_notes(site.dropped), scope_node,
+        unwrap=_cpu_blocks_to_unwrap(tree, built_by, block.body[start:end + 1]),
+        hoisted=hoisted, definitions=_movable_definitions(block, start, end, hoisted),
+    )
+    if not fallback.collapsed and target is not None:
+        planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
+    if not compiles and not _loaded(built_by):
+        ctx.report(site.call, "MGPU202", (
+            f"no `compile` of `{template}` follows in this function; compile it under "
+            f"`with {template}.distribute_strategy.scope():` wherever it is compiled "
+            "(Keras 3 creates the optimizer in `compile`; outside the scope `fit` fails)."
+        ))
+    return planned
+
+
+def _template_binding(tree: Tree, anchor: cst.BaseStatement, template: str) -> tuple[Block, int] | None:
+    """(block, index) of the template's last binding before the site, climbing out of
+    if/try/with/for blocks; None when the function (or module) does not bind it first."""
+    for block, index in tree.block_chain(anchor):
+        for j in range(index - 1, -1, -1):
+            if binds(block.body[j], template, tree):
+                return block, j
+    return None
+
+
+def _bound_by_definition(tree: Tree, built_by: cst.BaseStatement, template: str) -> bool:
+    """The template comes from a `def`, a `class` or an import, not from a call assigned here."""
+    if isinstance(built_by, (cst.FunctionDef, cst.ClassDef)):
+        return True
+    imports = any(isinstance(n, (cst.Import, cst.ImportFrom)) for n in walk_same_scope(built_by))
+    return imports and not _assigns_with_call(built_by, template, tree)
+
+
+def _scope_range(
+    tree: Tree, anchor: cst.BaseStatement, block0: Block, start0: int, j: int, template: str,
+    compiles: list[cst.Call],
+) -> tuple[Block, int, int]:
+    """The statements `strategy.scope()` covers: the site, the template's construction with what
+    it uses from the blocks around it, and every compile with the optimizer/metrics it is given."""
+    members: list[cst.CSTNode] = [block0.body[start0], anchor]
+    members += outer_construction(tree, block0, start0, j, template)
+    for call in compiles:
+        statement = tree.statement_of(call)
+        assert statement is not None
+        members.append(statement)
+        members.extend(dependency_statements(tree, statement, call))
+    return _common_range(tree, members)
+
+
+def _reported_module_object(ctx: FixContext, site: Site, scope_node: cst.CSTNode, nodes: list[cst.CSTNode]) -> bool:
+    """MGPU109: the function's model uses an object created at module level, outside any scope."""
+    tree = ctx.tree
+    outside = _created_outside(tree, scope_node, nodes)
+    if outside is None:
+        return False
+    name, statement = outside
+    ctx.report(statement, "MGPU109", (
+        f"`{name}` is created here, at module level, and used by `{site.name}`'s model in "
+        f"`{cst.ensure_type(scope_node, cst.FunctionDef).name.value}` (line {tree.position(site.call)[0]}): "
+        f"the codemod cannot move it under that function's `strategy.scope()`, and variables created outside "
+        f"the scope make `fit` fail. Create `{name}` inside the function, under the scope, and rerun; the "
+        "call is left as it is meanwhile."
+    ))
+    return True
+
+
+def _reported_outside_argument(
+    ctx: FixContext, site: Site, template: str, scope_node: cst.CSTNode, compiles: list[cst.Call],
+    region: Sequence[cst.BaseStatement],
+) -> bool:
+    """MGPU110: `compile` receives an optimizer or metric object created outside the scope's range."""
+    tree = ctx.tree
+    outside_arg = _outside_compile_argument(tree, scope_node, compiles, region)
+    if outside_arg is None:
+        return False
+    name, node, where = outside_arg
+    function = scope_node.name.value if isinstance(scope_node, cst.FunctionDef) else "this module"
+    origin = (
+        f"`{name}` is a parameter of `{function}`: its caller creates it, outside the `strategy.scope()` "
+        "the migration would open here"
+        if where == "parameter"
+        else f"`{name}` is assigned on {where}, outside the code the codemod would move under `strategy.scope()`"
+    )
+    ctx.report(node, "MGPU110", (
+        f"{origin}, and `compile` receives it; an optimizer or metric object created outside the scope makes "
+        f"`fit` fail (\"Mixing different tf.distribute.Strategy objects\"). Create it under the same "
+        f"`strategy.scope()` as `{template}` (pass a string such as 'adam', or build it inside), then migrate "
+        f"the `{site.name}` call (line {tree.position(site.call)[0]}) by hand; it is left as it is."
+    ))
+    return True
+
+
+def _strategy_inputs_to_hoist(
+    ctx: FixContext, site: Site, template: str, target: str | None, anchor: cst.BaseStatement,
+    guards: list[str], block: Block, start: int,
+) -> list[cst.BaseStatement] | None:
+    """The strategy line goes before the construction, so its inputs (the `gpus` value, the guards)
+    must exist there: the plain settings assigned inside the range, moved above it. None when
+    one cannot move (reported, MGPU105)."""
+    tree = ctx.tree
     needed = set()
     if site.gpus is not None:
         needed |= used_names(site.gpus)
@@ -163,41 +229,30 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     hoisted = _hoistable(tree, block, start, anchor_index, needed & late)
     if hoisted:
         late -= set().union(*(bound_names(h) for h in hoisted))
-    if needed & late:
-        names = sorted(needed & late)
-        first = block.body[start]
-        assigned = " and ".join(
-            f"`{n}`, assigned on line {_binding_line(tree, block.body[start:anchor_index + 1], n)}," for n in names
-        )
-        ctx.report(site.call, "MGPU105", (
-            f"the GPU count uses {assigned} "
-            f"after line {tree.position(first)[0]}{_short_code(tree, first)} where the code the scope must "
-            f"cover starts (what builds `{template}` or its compile's arguments); assign {', '.join(f'`{n}`' for n in names)} "
-            "before that line and rerun, or migrate by hand."
-        ))
-        return None
+    if not needed & late:
+        return hoisted
+    names = sorted(needed & late)
+    first = block.body[start]
+    assigned = " and ".join(
+        f"`{n}`, assigned on line {_binding_line(tree, block.body[start:anchor_index + 1], n)}," for n in names
+    )
+    ctx.report(site.call, "MGPU105", (
+        f"the GPU count uses {assigned} "
+        f"after line {tree.position(first)[0]}{_short_code(tree, first)} where the code the scope must "
+        f"cover starts (what builds `{template}` or its compile's arguments); assign "
+        f"{', '.join(f'`{n}`' for n in names)} before that line and rerun, or migrate by hand."
+    ))
+    return None
 
-    notes = dropped_notes(site.dropped)
-    known_int = site.gpus is not None and surely_int(site.gpus, _IntResolver(tree, site.gpus))
-    expression = strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
-    region = block.body[start:end + 1]
-    unwrap = [
+
+def _cpu_blocks_to_unwrap(tree: Tree, built_by: cst.CSTNode, region: Sequence[cst.BaseStatement]) -> list[cst.CSTNode]:
+    """The `with tf.device('/cpu:0'):` blocks around the construction, inside the scope's range:
+    the strategy places the variables now."""
+    return [
         node
         for node in [built_by, *tree.ancestors(built_by)]
         if tree.is_cpu_device_with(node) and any(contains(tree, s, node) for s in region)
     ]
-    definitions = _movable_definitions(block, start, end, hoisted)
-    planned = _Planned(site, anchor, block, start, end, expression, notes, scope_node, unwrap=unwrap,
-                       hoisted=hoisted, definitions=definitions)
-    if not fallback.collapsed and target is not None:
-        planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
-    if not compiles and not _loaded(built_by):
-        ctx.report(site.call, "MGPU202", (
-            f"no `compile` of `{template}` follows in this function; compile it under "
-            f"`with {template}.distribute_strategy.scope():` wherever it is compiled "
-            "(Keras 3 creates the optimizer in `compile`; outside the scope `fit` fails)."
-        ))
-    return planned
 
 
 def _movable_definitions(block: Block, start: int, end: int, hoisted: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
