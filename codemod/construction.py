@@ -50,7 +50,8 @@ def makes_layers(value: cst.CSTNode) -> bool:
     if not calls:
         return False
     for call in calls:
-        func = call.func  # type: ignore[attr-defined]
+        assert isinstance(call, cst.Call)
+        func = call.func
         root = func
         while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
             root = root.value if not isinstance(root, cst.Call) else root.func
@@ -110,10 +111,14 @@ def plain_uses(node: cst.CSTNode) -> set[str]:
     net`): where layers/tensors flow."""
     names = set()
     for call in m.findall(node, m.Call()):
-        for arg in call.args:  # type: ignore[attr-defined]
-            names |= {n.value for n in m.findall(arg.value, m.Name()) if not _is_attr_value(arg.value, n)}
-        if isinstance(call.func, cst.Name):  # type: ignore[attr-defined]
-            names.add(call.func.value)  # type: ignore[attr-defined]
+        assert isinstance(call, cst.Call)
+        for arg in call.args:
+            names |= {
+                n.value for n in m.findall(arg.value, m.Name())
+                if isinstance(n, cst.Name) and not _is_attr_value(arg.value, n)
+            }
+        if isinstance(call.func, cst.Name):
+            names.add(call.func.value)
     for assign in m.findall(node, m.Assign(value=m.Name())):
         names.add(cst.ensure_type(assign.value, cst.Name).value)  # type: ignore[attr-defined]
     return names
@@ -142,7 +147,7 @@ def dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Ca
     """Statements before a compile, in its block, that build the optimizer/metrics it is given."""
     wanted = set()
     for arg in call.args:
-        wanted |= {n.value for n in m.findall(arg.value, m.Name())}
+        wanted |= {n.value for n in m.findall(arg.value, m.Name()) if isinstance(n, cst.Name)}
     found = []
     # Climbing out of the `if`/`try` the compile sits in: `opt = Adam()` above the `if` counts too.
     for block, index in tree.block_chain(statement):

@@ -58,7 +58,7 @@ def _droppable(statement: cst.CSTNode) -> bool:
     return True
 
 
-def _only(body: cst.BaseSuite, anchor: cst.BaseStatement) -> bool:
+def _only(body: cst.CSTNode | None, anchor: cst.BaseStatement) -> bool:
     """The block holds `anchor` plus `pass` / the local `multi_gpu_model` import only."""
     return isinstance(body, cst.IndentedBlock) and any(s is anchor for s in body.body) and all(
         s is anchor or _droppable(s) for s in body.body

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import Access, Assignment, GlobalScope
 
-from ._tree import Tree, code_of
+from ._tree import Tree, code_of, walk_same_scope
 from .findings import Finding
 from .plan import Plan
 from .recognise import Helper, Site
@@ -91,7 +92,7 @@ class FixContext:
         target = cst.ensure_type(site.target, cst.Name).value
         others = [
             a for a in scope.assignments[target]
-            if a is not assignment and not (removed is not None and contains(self.tree, removed, a.node))
+            if a is not assignment and not (removed is not None and contains(self.tree, removed, getattr(a, "node", None)))
         ]
         if others:
             return None
@@ -137,8 +138,8 @@ def _is_del(tree: Tree, access: Access) -> bool:
 
 
 def _same_scope_targets(tree: Tree, scope_node: cst.CSTNode) -> list[cst.CSTNode]:
-    targets = []
-    for node in (n for n in _walk(scope_node)):
+    targets: list[cst.CSTNode] = []
+    for node in _walk(scope_node):
         if isinstance(node, cst.AssignTarget):
             targets.append(node.target)
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
@@ -146,9 +147,7 @@ def _same_scope_targets(tree: Tree, scope_node: cst.CSTNode) -> list[cst.CSTNode
     return targets
 
 
-def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
-    from ._tree import walk_same_scope
-
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     body = node.body if isinstance(node, cst.FunctionDef) else node
     return walk_same_scope(body)
 
@@ -161,5 +160,5 @@ def _existing_tf_alias(module: cst.Module) -> str | None:
                     for alias in small.names:
                         dotted = code_of(alias.name)
                         if dotted == "tensorflow":
-                            return alias.asname.name.value if alias.asname else "tensorflow"  # type: ignore[union-attr]
+                            return cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else "tensorflow"
     return None

@@ -114,7 +114,7 @@ def _unwraps_any(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Subscript) and m.matches(node.value, m.Attribute(attr=m.Name("layers"))):
         return _unwraps(node.with_changes(value=node.value.with_changes(value=_SELF_MODEL_NODE)))
     if isinstance(node, cst.Call) and m.matches(node.func, m.Attribute(attr=m.Name("get_layer"))):
-        return _unwraps(node.with_changes(func=node.func.with_changes(value=_SELF_MODEL_NODE)))  # type: ignore[attr-defined]
+        return _unwraps(node.with_changes(func=node.func.with_changes(value=_SELF_MODEL_NODE)))
     return False
 
 
@@ -154,7 +154,8 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
     done: set[int] = set()
     for function in tree.all(cst.FunctionDef):
         assert isinstance(function, cst.FunctionDef)
-        owner = tree.parent(tree.parent(function))
+        block = tree.parent(function)
+        owner = tree.parent(block) if block is not None else None
         if function.name.value == "set_model" or not (isinstance(owner, cst.ClassDef) and _is_callback(owner)):
             continue
         held: set[str] = set()  # `template = self.model.layers[-2]` then `template.save(...)`
@@ -213,7 +214,7 @@ def _only_given_to_migrated_fits(ctx: FixContext, owner: cst.ClassDef) -> bool:
         func = call.func
         if isinstance(func, cst.Attribute) and func.attr.value in ("fit", "fit_generator") and tree.code(func.value) in receivers:
             fed += [a.value for a in call.args if a.keyword is not None and a.keyword.value == "callbacks"]
-    fed_names = {n.value for value in fed for n in m.findall(value, m.Name())}
+    fed_names = {n.value for value in fed for n in m.findall(value, m.Name()) if isinstance(n, cst.Name)}
     instances = [c for c in tree.all(cst.Call) if isinstance(c, cst.Call) and m.matches(c.func, m.Name(owner.name.value))]
     if not instances:
         return False

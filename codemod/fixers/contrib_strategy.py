@@ -12,7 +12,7 @@ import re
 
 import libcst as cst
 
-from .._tree import code_of
+from .._tree import Tree, code_of
 from ..fix_context import FixContext
 from ..strategy_expression import strategy_expression
 
@@ -41,7 +41,7 @@ _NO_MAPPING = {
 }
 
 
-def strategy_kind(tree, call: cst.Call) -> str | None:  # type: ignore[no-untyped-def]
+def strategy_kind(tree: Tree, call: cst.Call) -> str | None:
     """`MirroredStrategy`, `OneDeviceStrategy`... for a legacy strategy constructor call, else None."""
     for qname in tree.qualified_names(call.func):
         if qname.startswith(_CONTRIB) and qname.endswith("Strategy"):
@@ -92,7 +92,7 @@ def convert(ctx: FixContext, call: cst.Call) -> tuple[str | None, str]:
 
 
 def _devices(tf: str, name: str, devices: cst.BaseExpression) -> tuple[str | None, str]:
-    strings = []
+    strings: list[str] = []
     if isinstance(devices, (cst.List, cst.Tuple)):
         for element in devices.elements:
             if not isinstance(element.value, cst.SimpleString):

@@ -222,7 +222,7 @@ def _model_construction(tree: Tree, block: Block, est_index: int, model: str) ->
     return start, end
 
 
-def _binding_in_block(tree: Tree, block, before: int, name: str, what: str) -> cst.SimpleStatementLine:  # type: ignore[no-untyped-def]
+def _binding_in_block(tree: Tree, block: Block, before: int, name: str, what: str) -> cst.SimpleStatementLine:
     for j in range(before - 1, -1, -1):
         statement = block.body[j]
         if binds(statement, name, tree):
@@ -388,7 +388,7 @@ def _input_function(ctx: FixContext, pattern: _Pattern, input_fn: cst.BaseExpres
     if not isinstance(input_fn, cst.Name):
         raise _NotSimple("the input_fn is not a local function (a lambda cannot have its batch size scaled)")
     scope = tree.scopes.get(input_fn)
-    defs = [a.node for a in scope[input_fn.value]] if scope is not None else []
+    defs = [getattr(a, "node", None) for a in scope[input_fn.value]] if scope is not None else []
     if len(defs) != 1 or not isinstance(defs[0], cst.FunctionDef):
         raise _NotSimple(f"`{input_fn.value}` is not a function defined once in this module")
     function = defs[0]

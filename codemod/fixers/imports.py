@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TypeVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -22,6 +23,7 @@ from ..recognise import MULTI_GPU_MODEL_NAMES
 
 __all__ = ["fix", "finish"]
 
+_Block = TypeVar("_Block", cst.Module, cst.IndentedBlock)
 _MODULES = {name.rsplit(".", 1)[0] for name in MULTI_GPU_MODEL_NAMES}
 
 
@@ -160,7 +162,8 @@ class _AliasesOf:
 class _RemoveImports(RemoveImportsVisitor):
     """RemoveImportsVisitor with its usage analysis answered by `_still_used`."""
 
-    METADATA_DEPENDENCIES = ()
+    # libcst's stub types this as a one-provider tuple; none is needed here (`_still_used` answers).
+    METADATA_DEPENDENCIES = ()  # type: ignore[misc,assignment]
 
     def __init__(self, context: CodemodContext, unused: set[str], prune: _Prune | None = None) -> None:
         super().__init__(context)
@@ -193,21 +196,23 @@ class _RemoveImports(RemoveImportsVisitor):
         return super().on_visit(node) and _statements_only(node) and (self._prune is None or self._prune(node))
 
 
-def _hand_on_lines(block, emptied: dict[int, cst.SimpleStatementLine], top: bool):  # type: ignore[no-untyped-def]
+def _hand_on_lines(block: _Block, emptied: dict[int, cst.SimpleStatementLine], top: bool) -> _Block:
     """Drops the emptied import lines of `block`, handing their leading lines to what follows:
     comments always; blank lines so that a separation stays (`import os` / blank / removed /
     `import numpy` keeps its blank line) without doubling one, and none at the top of a file."""
     if not any(emptied.get(id(s)) is s for s in block.body):
         return block
-    out: list[cst.BaseStatement] = []
+    out: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
     carry: list[cst.EmptyLine] = []
     for statement in block.body:
-        if emptied.get(id(statement)) is statement:
-            carry += list(statement.leading_lines)
-            trailing = statement.trailing_whitespace.comment
+        marker = emptied.get(id(statement))
+        if marker is not None and marker is statement:
+            carry += list(marker.leading_lines)
+            trailing = marker.trailing_whitespace.comment
             if trailing is not None:  # `import x  # why`: the comment stays, on a line of its own
                 carry.append(cst.EmptyLine(comment=trailing))
             continue
+        assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         if carry:
             statement = statement.with_changes(leading_lines=_merge_lines(carry, list(statement.leading_lines)))
             carry = []

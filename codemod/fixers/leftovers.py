@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 
 import libcst as cst
+from libcst.metadata import BaseAssignment
 
 from .._tree import dotted_name
 from ..fix_context import FixContext
@@ -155,7 +156,7 @@ def _keras_shaped(call: cst.Call) -> bool:
     return 1 <= len(positional) + ("model" in keywords) and len(positional) <= 4 and keywords <= _KERAS_KEYWORDS
 
 
-def _assignments(ctx: FixContext, name: cst.Name) -> list:  # type: ignore[type-arg]
+def _assignments(ctx: FixContext, name: cst.Name) -> list[BaseAssignment]:
     scope = ctx.tree.scopes.get(name)
     if scope is None:
         return []

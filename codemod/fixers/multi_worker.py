@@ -22,6 +22,7 @@ Runs after every other fixer, on the plan they built (only when asked for):
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -186,7 +187,7 @@ def _chief_saves(ctx: FixContext, pending: Pending) -> None:
             ctx.plan.nodes[id(arg.value)] = wrapped
 
 
-def _descendants(node: cst.CSTNode):  # type: ignore[no-untyped-def]
+def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     stack = list(node.children)
     while stack:
         current = stack.pop()
@@ -234,7 +235,7 @@ def finish(module: cst.Module, pending: Pending) -> cst.Module:
             continue
         statement = body[index]
         lines = list(statement.leading_lines)
-        notes = []
+        notes: list[cst.EmptyLine] = []
         while lines and lines[-1].comment is not None and lines[-1].comment.value.startswith(_NOTE):
             notes.insert(0, lines.pop())
         after = body[index + 1] if index + 1 < len(body) else None

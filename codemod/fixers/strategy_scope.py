@@ -48,6 +48,7 @@ class _Planned:
     unwrap: list[cst.CSTNode] = field(default_factory=list)
     hoisted: list[cst.BaseStatement] = field(default_factory=list)
     definitions: list[cst.BaseStatement] = field(default_factory=list)
+    site_followers: list[_Planned] = field(default_factory=list)  # sites sharing this one's strategy
 
 
 def fix(ctx: FixContext) -> None:
@@ -280,7 +281,7 @@ def _movable_definitions(block: Block, start: int, end: int, hoisted: list[cst.B
     return chosen
 
 
-def _binding_line(tree: Tree, statements: list[cst.BaseStatement], name: str) -> int:
+def _binding_line(tree: Tree, statements: Sequence[cst.BaseStatement], name: str) -> int:
     """The line of the innermost statement among `statements` that assigns `name`."""
     for statement in statements:
         if name not in bound_names(statement) and not any(
@@ -293,7 +294,7 @@ def _binding_line(tree: Tree, statements: list[cst.BaseStatement], name: str) ->
 
 
 def _outside_compile_argument(
-    tree: Tree, scope_node: cst.CSTNode, compiles: list[cst.Call], region: list[cst.BaseStatement]
+    tree: Tree, scope_node: cst.CSTNode, compiles: list[cst.Call], region: Sequence[cst.BaseStatement]
 ) -> tuple[str, cst.CSTNode, str] | None:
     """A name passed to `compile` as optimizer or metrics that the scope will not cover: a
     parameter of the function (its caller creates the object) or a value assigned outside the
@@ -317,12 +318,12 @@ def _outside_compile_argument(
                 scope = tree.scopes.get(name)
                 if scope is None:
                     continue
-                assignments = [a for a in scope.assignments[name.value] if getattr(a, "node", None) is not None]
-                local_inside = [a for a in assignments if id(a.node) in inside]
+                bound = [getattr(a, "node", None) for a in scope.assignments[name.value]]
+                nodes = [node for node in bound if node is not None]
+                local_inside = [node for node in nodes if id(node) in inside]
                 if name.value in params and not local_inside:
                     return name.value, name, "parameter"
-                for assignment in assignments:
-                    node = assignment.node
+                for node in nodes:
                     if id(node) in inside or isinstance(node, (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)):
                         continue
                     statement = tree.statement_of(node)
@@ -398,12 +399,12 @@ class _IntResolver:
         self.tree = tree
         self.root = root
         self.seen: set[str] = set()
-        self._int_options: set[str] | None = None
+        self._int_options: set[str | bytes] | None = None
 
     def __call__(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Name):
             return self._name(node)
-        option = None
+        option: str | bytes | None = None
         if isinstance(node, cst.Attribute):
             option = node.attr.value
         elif isinstance(node, cst.Subscript) and len(node.slice) == 1:
@@ -437,9 +438,9 @@ class _IntResolver:
             return False
         return True
 
-    def int_options(self) -> set[str]:
+    def int_options(self) -> set[str | bytes]:
         if self._int_options is None:
-            found = set()
+            found: set[str | bytes] = set()
             for call in self.tree.all(cst.Call):
                 assert isinstance(call, cst.Call)
                 if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
@@ -488,12 +489,11 @@ def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str])
     for statement in block.body[start:stop + 1]:
         binding = bound_names(statement) & names
         if binding:
-            simple = (
-                isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-                and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
-                and isinstance(statement.body[0].targets[0].target, cst.Name)
-            )
-            if not simple or makes_layers(statement) or used_names(statement.body[0].value) & bound_before:
+            one = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            small = statement.body[0] if one and isinstance(statement, cst.SimpleStatementLine) else None
+            if not (
+                isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
+            ) or makes_layers(statement) or used_names(small.value) & bound_before:
                 return []
             chosen.append(statement)
         bound_before |= bound_names(statement)
@@ -507,7 +507,10 @@ def _created_outside(tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNod
         return None
     for node in nodes:
         plain = plain_uses(node) | object_reads(node)
-        reads = [n for n in m.findall(node, m.Name()) if n.value in plain and not _is_attr_name(tree, n)]
+        reads = [
+            n for n in m.findall(node, m.Name())
+            if isinstance(n, cst.Name) and n.value in plain and not _is_attr_name(tree, n)
+        ]
         for name in reads:
             scope = tree.scopes.get(name)
             if scope is None or name.value in scope.assignments:
@@ -607,7 +610,7 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
     kept: list[_Planned] = []
     dropped: set[int] = set()
     for item in planned:
-        clash = None
+        clash: _Planned | str | None = None
         for other in kept:
             if other.block is item.block and not (item.start > other.end or item.end < other.start):
                 if other.expression != item.expression:
@@ -616,7 +619,7 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
                 other.start, other.end = min(other.start, item.start), max(other.end, item.end)
                 other.notes += [n for n in item.notes if n not in other.notes]
                 other.unwrap += item.unwrap
-                other.site_followers.append(item)  # type: ignore[attr-defined]
+                other.site_followers.append(item)
                 clash = "merged"
                 break
             if _nested(ctx.tree, other, item) or _nested(ctx.tree, item, other):
@@ -626,7 +629,7 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
             continue
         if clash is not None:
             assert isinstance(clash, _Planned)
-            for this, that in ((item, clash), *((p, item) for p in [clash, *clash.site_followers])):  # type: ignore[attr-defined]
+            for this, that in ((item, clash), *((p, item) for p in [clash, *clash.site_followers])):
                 if id(this) in dropped and this is not item:
                     continue
                 dropped.add(id(this))
@@ -638,7 +641,6 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
                     "`tf.distribute.MirroredStrategy` for both models and build them under its scope by hand."
                 ))
             continue
-        item.site_followers = []  # type: ignore[attr-defined]
         kept.append(item)
     return [item for item in kept if id(item) not in dropped]
 
@@ -664,7 +666,7 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
     ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted))
     for node in item.unwrap:
         ctx.plan.unwrap.add(id(node))
-    for planned in [item, *item.site_followers]:  # type: ignore[attr-defined]
+    for planned in [item, *item.site_followers]:
         _replace_site(ctx, planned)
 
 
@@ -716,7 +718,7 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         )
     if isinstance(kept, cst.Try):
         plain = f"the `except` branch (line {tree.position(kept.handlers[0])[0]})" if kept.handlers else "the code after it"
-    elif tree.parent(branch) is kept:
+    elif isinstance(kept, cst.If) and tree.parent(branch) is kept:
         plain = f"the `else`/`elif` branch (line {tree.position(kept.orelse)[0]})" if kept.orelse is not None else "the code after it"
     else:
         plain = f"the `if` branch (line {tree.position(kept)[0]})"

@@ -14,8 +14,9 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import dotted_name, walk_same_scope
+from .._tree import Tree, dotted_name, walk_same_scope
 from ..fix_context import FixContext
+from ..recognise import Site
 
 __all__ = ["fix"]
 
@@ -57,7 +58,7 @@ def fix(ctx: FixContext) -> None:
                     ))
             elif attr == "get_layer" and isinstance(outer, cst.Call) and outer.func is parent:
                 arg = outer.args[0].value if len(outer.args) == 1 else None
-                if isinstance(arg, cst.SimpleString) and _TEMPLATE_LAYER_NAME.match(arg.evaluated_value):
+                if isinstance(arg, cst.SimpleString) and _TEMPLATE_LAYER_NAME.match(str(arg.evaluated_value)):
                     ctx.plan.nodes[id(outer)] = replacement.deep_clone()
                 else:
                     ctx.report(outer, "MGPU301", (
@@ -75,7 +76,7 @@ def _minus(node: cst.BaseExpression) -> int | None:
     return None
 
 
-def _output_count(tree, site) -> int:  # type: ignore[no-untyped-def]
+def _output_count(tree: Tree, site: Site) -> int:
     """How many outputs the template is built with, when its `Model(inputs, [o1, o2])` call
     (the last one assigned to it before the site, same scope) lists them; else -1 (unknown)."""
     if site.template is None:
