@@ -120,7 +120,8 @@ def plain_uses(node: cst.CSTNode) -> set[str]:
         if isinstance(call.func, cst.Name):
             names.add(call.func.value)
     for assign in m.findall(node, m.Assign(value=m.Name())):
-        names.add(cst.ensure_type(assign.value, cst.Name).value)  # type: ignore[attr-defined]
+        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name):
+            names.add(assign.value.value)
     return names
 
 

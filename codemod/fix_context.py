@@ -160,5 +160,5 @@ def _existing_tf_alias(module: cst.Module) -> str | None:
                     for alias in small.names:
                         dotted = code_of(alias.name)
                         if dotted == "tensorflow":
-                            return cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else "tensorflow"
+                            return alias.evaluated_alias if alias.asname else "tensorflow"
     return None

@@ -73,15 +73,17 @@ def _import_names(tree: Tree, call: cst.Call) -> list[tuple[str, str | None]]:
                 node = getattr(assignment, "node", None)
                 if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
                     for alias in node.names:
-                        if (alias.asname.name.value if alias.asname else alias.name.value) == root.value:  # type: ignore[union-attr]
+                        if (alias.evaluated_alias if alias.asname else alias.evaluated_name) == root.value:
                             return [(code_of(alias.name), root.value if alias.asname else None)]
     return []
 
 
 def _report_set_model_swaps(ctx: FixContext) -> None:
     """Callbacks whose `set_model` swapped in `model.layers[-2]` now receive the template itself."""
-    for function in (f for f in ctx.tree.all(cst.FunctionDef) if f.name.value == "set_model"):  # type: ignore[attr-defined]
+    for function in ctx.tree.all(cst.FunctionDef):
         assert isinstance(function, cst.FunctionDef)
+        if function.name.value != "set_model":
+            continue
         for subscript in m.findall(function.body, m.Subscript(value=m.Attribute(attr=m.Name("layers")))):
             ctx.report(subscript, "MGPU302", (
                 f"`{ctx.tree.code(subscript)}` in set_model unwrapped the old parallel model; after migration "
@@ -97,13 +99,15 @@ _PERSIST = {"save", "save_weights", "load_weights", "set_weights", "get_weights"
 def _unwraps(node: cst.CSTNode) -> bool:
     """`self.model.layers[-2]`, `self.model.layers[-(n + 1)]` or `self.model.get_layer('model_1')`:
     the old ways a callback reached the template inside the parallel model."""
-    if m.matches(node, m.Subscript(value=m.Attribute(value=_SELF_MODEL, attr=m.Name("layers")))):
-        index = node.slice[0].slice if len(node.slice) == 1 else None  # type: ignore[attr-defined]
+    if isinstance(node, cst.Subscript) and m.matches(
+        node, m.Subscript(value=m.Attribute(value=_SELF_MODEL, attr=m.Name("layers")))
+    ):
+        index = node.slice[0].slice if len(node.slice) == 1 else None
         value = index.value if isinstance(index, cst.Index) else None
         return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and not (
             isinstance(value.expression, cst.Integer) and value.expression.value == "1")
-    if m.matches(node, m.Call(func=m.Attribute(value=_SELF_MODEL, attr=m.Name("get_layer")))):
-        args = node.args  # type: ignore[attr-defined]
+    if isinstance(node, cst.Call) and m.matches(node, m.Call(func=m.Attribute(value=_SELF_MODEL, attr=m.Name("get_layer")))):
+        args = node.args
         return len(args) == 1 and isinstance(args[0].value, cst.SimpleString) and bool(
             _WRAPPER_LAYER_NAME.match(str(args[0].value.evaluated_value)))
     return False
@@ -136,7 +140,8 @@ def _report_helper_unwrapping(ctx: FixContext, done: set[int]) -> None:
         if tree.position(node) in reported:
             continue
         code = tree.code(node)
-        holder = tree.code(node.value.value if isinstance(node, cst.Subscript) else node.func.value)  # type: ignore[attr-defined]
+        unwrapped = node.value if isinstance(node, cst.Subscript) else cst.ensure_type(node, cst.Call).func
+        holder = tree.code(cst.ensure_type(unwrapped, cst.Attribute).value)
         ctx.report(node, "MGPU304", (
             f"`{code}.{parent.attr.value}(...)` unwraps the old parallel model (its template sat at "
             f"`layers[-(outputs + 1)]`); after migration the model trained is the template itself, so this "

@@ -141,9 +141,9 @@ def _drop_contrib_imports(ctx: FixContext) -> None:
                     name = code_of(alias.name)
                     if module == "tensorflow.contrib" and name != "distribute":
                         continue
-                    asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
+                    asname = alias.evaluated_alias
                     ctx.plan.remove_imports.append((module, name, asname))
         elif isinstance(node, cst.Import):
             for alias in node.names:
                 if code_of(alias.name) == "tensorflow.contrib.distribute" and alias.asname is not None:
-                    ctx.plan.remove_imports.append(("tensorflow.contrib.distribute", None, alias.asname.name.value))  # type: ignore[union-attr]
+                    ctx.plan.remove_imports.append(("tensorflow.contrib.distribute", None, alias.evaluated_alias))

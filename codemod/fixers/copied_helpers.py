@@ -43,13 +43,13 @@ def _import_details(node: cst.Import | cst.ImportFrom, helper: Helper) -> tuple[
         removals: list[_Removal] = []
         if not isinstance(node.names, cst.ImportStar) and not node.relative:
             for alias in node.names:
-                asname = cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else None
+                asname = alias.evaluated_alias
                 removals.append((module, code_of(alias.name), asname))
         return module, [r for r in removals if r[1] == helper.name]
     removals = []
     module = ""
     for alias in node.names:
         module = code_of(alias.name)
-        asname = cst.ensure_type(alias.asname.name, cst.Name).value if alias.asname else None
+        asname = alias.evaluated_alias
         removals.append((module, None, asname))
     return module, removals

@@ -39,12 +39,12 @@ def fix(ctx: FixContext) -> None:
                 name = code_of(alias.name)
                 # `from keras.utils import multi_gpu_model`, `from keras import utils as ku`
                 if (module in _MODULES and name == "multi_gpu_model") or f"{module}.{name}" in _MODULES:
-                    asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
+                    asname = alias.evaluated_alias
                     ctx.plan.remove_imports.append((module, name, asname))
         elif isinstance(node, cst.Import):
             for alias in node.names:
                 if code_of(alias.name) in _MODULES and alias.asname is not None:
-                    ctx.plan.remove_imports.append((code_of(alias.name), None, alias.asname.name.value))  # type: ignore[union-attr]
+                    ctx.plan.remove_imports.append((code_of(alias.name), None, alias.evaluated_alias))
                 elif code_of(alias.name) in _MODULES and ("." in code_of(alias.name) or code_of(alias.name) == "multi_gpu_compat"):
                     # `import keras.utils.training_utils` (or this project's `import multi_gpu_compat`):
                     # unused when no `keras.utils.training_utils...` is left
@@ -162,8 +162,8 @@ class _AliasesOf:
 class _RemoveImports(RemoveImportsVisitor):
     """RemoveImportsVisitor with its usage analysis answered by `_still_used`."""
 
-    # libcst's stub types this as a one-provider tuple; none is needed here (`_still_used` answers).
-    METADATA_DEPENDENCIES = ()  # type: ignore[misc,assignment]
+    # No provider: `_still_used` answers the usage questions the scope analysis would.
+    METADATA_DEPENDENCIES = ()  # type: ignore[misc,assignment]  # libcst's stub: a one-provider tuple
 
     def __init__(self, context: CodemodContext, unused: set[str], prune: _Prune | None = None) -> None:
         super().__init__(context)
@@ -171,7 +171,7 @@ class _RemoveImports(RemoveImportsVisitor):
         self._prune = prune
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._unused_imports = _AliasesOf(self._unused_names)  # type: ignore[assignment]
+        self._unused_imports = _AliasesOf(self._unused_names)  # type: ignore[assignment]  # its set, stood in for
         # Marker nodes by id; holding the nodes keeps their ids from being reused by new nodes.
         self._emptied: dict[int, cst.SimpleStatementLine] = {}
 

@@ -144,7 +144,7 @@ def _project_module(ctx: FixContext, func: cst.Name) -> str | None:
         if isinstance(node, cst.Import):
             for alias in node.names:
                 module = dotted_name(alias.name)
-                bound = alias.asname.name.value if alias.asname else module.split(".", 1)[0]  # type: ignore[union-attr]
+                bound = alias.evaluated_alias if alias.asname else module.split(".", 1)[0]
                 if bound == func.value and module.split(".", 1)[0] not in _LIBRARIES:
                     return module
     return None
