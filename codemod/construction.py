@@ -27,19 +27,17 @@ _VALUE_CALLS = {
     "len", "int", "float", "str", "bool", "range", "list", "tuple", "dict", "set", "sorted",
     "min", "max", "sum", "abs", "round", "print", "open", "getattr", "zip", "enumerate",
 }
-
-
-_VALUE_ROOTS = {"np", "numpy", "os", "sys", "argparse", "parser", "args", "pd", "json", "math", "random", "time", "glob", "config", "cfg", "FLAGS", "flags"}
-
-
+# Modules and settings objects whose methods compute values (`np.load(...)`, `args.get(...)`).
+_VALUE_ROOTS = {
+    "np", "numpy", "os", "sys", "argparse", "parser", "args", "pd", "json", "math", "random", "time", "glob",
+    "config", "cfg", "FLAGS", "flags",
+}
 # Methods that return settings or text whatever they are called on (`ap.parse_args()`,
 # `'{}'.format(n)`): they create no variables.
 _VALUE_METHODS = {
     "parse_args", "parse_known_args", "add_argument", "add_argument_group", "ArgumentParser",
     "format", "join", "split", "strip", "replace", "lower", "upper", "startswith", "endswith",
 }
-
-
 # Attributes through which a model hands its layers/tensors to another model.
 _MODEL_PARTS = {"output", "outputs", "input", "inputs", "layers", "get_layer", "get_output_at", "get_input_at"}
 
@@ -98,7 +96,9 @@ def outer_construction(tree: Tree, block: Block, start: int, j: int, template: s
     for outer, index in tree.block_chain(block.body[start])[1:]:
         for k in range(index - 1, -1, -1):
             statement = outer.body[k]
-            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(
+                statement, m.Import() | m.ImportFrom()
+            ):
                 continue
             if bound_names(statement) & wanted and (makes_layers(statement) or is_alias(statement)):
                 found.append(statement)
@@ -156,7 +156,11 @@ def dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Ca
             candidate = block.body[k]
             if isinstance(candidate, (cst.FunctionDef, cst.ClassDef)):
                 continue
-            if bound_names(candidate) & wanted and makes_layers(candidate) and not m.findall(candidate, m.Import() | m.ImportFrom()):
+            if (
+                bound_names(candidate) & wanted
+                and makes_layers(candidate)
+                and not m.findall(candidate, m.Import() | m.ImportFrom())
+            ):
                 found.append(candidate)
                 wanted |= used_names(candidate)
     return found

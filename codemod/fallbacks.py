@@ -99,11 +99,15 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                 and owner.orelse is None
                 and owner.finalbody is None
                 and owner.handlers
-                and all(_handler_ok(h, tree) and _fallback_branch_ok(h.body, target, template, tree) for h in owner.handlers)
+                and all(
+                    _handler_ok(h, tree) and _fallback_branch_ok(h.body, target, template, tree) for h in owner.handlers
+                )
             ):
                 result.anchor, result.collapsed = owner, True
                 continue
-        elif isinstance(owner, cst.If) and owner.body is block and _only(block, result.anchor) and _in_block(tree, owner):
+        elif (
+            isinstance(owner, cst.If) and owner.body is block and _only(block, result.anchor) and _in_block(tree, owner)
+        ):
             orelse = owner.orelse
             if (orelse is None and target == template) or (
                 isinstance(orelse, cst.Else) and _fallback_branch_ok(orelse.body, target, template, tree)
@@ -113,7 +117,11 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                 continue
         elif isinstance(owner, cst.Else) and _only(block, result.anchor):
             if_node = tree.parent(owner)
-            if isinstance(if_node, cst.If) and _in_block(tree, if_node) and _fallback_branch_ok(if_node.body, target, template, tree):
+            if (
+                isinstance(if_node, cst.If)
+                and _in_block(tree, if_node)
+                and _fallback_branch_ok(if_node.body, target, template, tree)
+            ):
                 result.guards.append(f"not ({tree.code(if_node.test)})")
                 result.anchor, result.collapsed = if_node, True
                 continue

@@ -91,8 +91,10 @@ class FixContext:
         scope = assignment.scope
         target = cst.ensure_type(site.target, cst.Name).value
         others = [
-            a for a in scope.assignments[target]
-            if a is not assignment and not (removed is not None and contains(self.tree, removed, getattr(a, "node", None)))
+            a
+            for a in scope.assignments[target]
+            if a is not assignment
+            and not (removed is not None and contains(self.tree, removed, getattr(a, "node", None)))
         ]
         if others:
             return None
@@ -115,7 +117,10 @@ class FixContext:
         for access in assignment.references:
             if not isinstance(access.node, cst.Name) or _is_del(self.tree, access):
                 return None
-            if any(r is not assignment and r not in others and not contains(self.tree, removed, getattr(r, "node", None)) for r in access.referents):
+            if any(
+                r is not assignment and r not in others and not contains(self.tree, removed, getattr(r, "node", None))
+                for r in access.referents
+            ):
                 return None
             current = access.scope
             while current is not scope:  # a nested scope may have its own `model`

@@ -105,7 +105,9 @@ def _inside_graph_runner(tree: Tree, node: cst.CSTNode) -> bool:
     for ancestor in tree.ancestors(node):
         if isinstance(ancestor, cst.Call):
             func = ancestor.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            name = (
+                func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            )
             if name in _GRAPH_RUNNERS:
                 return True
         if isinstance(ancestor, cst.BaseStatement):

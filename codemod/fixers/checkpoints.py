@@ -106,7 +106,9 @@ def _unwraps(node: cst.CSTNode) -> bool:
         value = index.value if isinstance(index, cst.Index) else None
         return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and not (
             isinstance(value.expression, cst.Integer) and value.expression.value == "1")
-    if isinstance(node, cst.Call) and m.matches(node, m.Call(func=m.Attribute(value=_SELF_MODEL, attr=m.Name("get_layer")))):
+    if isinstance(node, cst.Call) and m.matches(
+        node, m.Call(func=m.Attribute(value=_SELF_MODEL, attr=m.Name("get_layer")))
+    ):
         args = node.args
         return len(args) == 1 and isinstance(args[0].value, cst.SimpleString) and bool(
             _WRAPPER_LAYER_NAME.match(str(args[0].value.evaluated_value)))
@@ -171,9 +173,15 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
             parent = tree.parent(node)
             if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PERSIST:
                 found.append(node)
-            elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            elif (
+                isinstance(parent, cst.Assign)
+                and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)
+            ):
                 name = parent.targets[0].target.value
-                uses = m.findall(function.body, m.Attribute(value=m.Name(name), attr=m.OneOf(*(m.Name(a) for a in _PERSIST))))
+                uses = m.findall(
+                    function.body, m.Attribute(value=m.Name(name), attr=m.OneOf(*(m.Name(a) for a in _PERSIST)))
+                )
                 if uses:
                     held.add(name)
                     found.append(node)
@@ -202,7 +210,11 @@ def _single_output_unwrap(node: cst.CSTNode) -> bool:
         return True
     index = node.slice[0].slice if isinstance(node, cst.Subscript) and len(node.slice) == 1 else None
     value = index.value if isinstance(index, cst.Index) else None
-    return isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer) and value.expression.value == "2"
+    return (
+        isinstance(value, cst.UnaryOperation)
+        and isinstance(value.expression, cst.Integer)
+        and value.expression.value == "2"
+    )
 
 
 def _only_given_to_migrated_fits(ctx: FixContext, owner: cst.ClassDef) -> bool:
@@ -217,10 +229,16 @@ def _only_given_to_migrated_fits(ctx: FixContext, owner: cst.ClassDef) -> bool:
     for call in tree.all(cst.Call):
         assert isinstance(call, cst.Call)
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("fit", "fit_generator") and tree.code(func.value) in receivers:
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("fit", "fit_generator")
+            and tree.code(func.value) in receivers
+        ):
             fed += [a.value for a in call.args if a.keyword is not None and a.keyword.value == "callbacks"]
     fed_names = {n.value for value in fed for n in m.findall(value, m.Name()) if isinstance(n, cst.Name)}
-    instances = [c for c in tree.all(cst.Call) if isinstance(c, cst.Call) and m.matches(c.func, m.Name(owner.name.value))]
+    instances = [
+        c for c in tree.all(cst.Call) if isinstance(c, cst.Call) and m.matches(c.func, m.Name(owner.name.value))
+    ]
     if not instances:
         return False
     for call in instances:

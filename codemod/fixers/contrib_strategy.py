@@ -67,10 +67,17 @@ def convert(ctx: FixContext, call: cst.Call) -> tuple[str | None, str]:
     if kind == "OneDeviceStrategy":
         device = positional[0] if positional else keywords.pop("device", None)
         if device is None or len(positional) > 1 or keywords:
-            return None, f"`{name}` is called with arguments the codemod does not know; write `tf.distribute.OneDeviceStrategy(device)` by hand."
+            return (
+                None,
+                f"`{name}` is called with arguments the codemod does not know; write "
+                "`tf.distribute.OneDeviceStrategy(device)` by hand.",
+            )
         return f"{tf}.distribute.OneDeviceStrategy({code_of(device)})", ""
     if kind != "MirroredStrategy":
-        return None, f"`{name}` is not a strategy the codemod knows; replace it with a `tf.distribute` strategy by hand."
+        return (
+            None,
+            f"`{name}` is not a strategy the codemod knows; replace it with a `tf.distribute` strategy by hand.",
+        )
     devices = positional[0] if positional else keywords.pop("devices", None)
     counts = [keywords.pop(k) for k in _COUNT_KEYWORDS if k in keywords]
     if len(positional) > 1 or keywords or (devices is not None and counts) or len(counts) > 1:

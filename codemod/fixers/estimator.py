@@ -50,7 +50,8 @@ class _Pattern:
 
 def _is_call_to(tree: Tree, node: cst.CSTNode | None, suffix: str) -> bool:
     return isinstance(node, cst.Call) and any(
-        q.endswith(suffix) and q.startswith(("tensorflow.", "keras.", "tf_keras.")) for q in tree.qualified_names(node.func)
+        q.endswith(suffix) and q.startswith(("tensorflow.", "keras.", "tf_keras."))
+        for q in tree.qualified_names(node.func)
     )
 
 
@@ -79,7 +80,11 @@ def _line_of(tree: Tree, node: cst.CSTNode) -> cst.SimpleStatementLine:
 
 def _assigned_name(tree: Tree, call: cst.Call, what: str) -> str:
     parent = tree.parent(call)
-    if not isinstance(parent, cst.Assign) or len(parent.targets) != 1 or not isinstance(parent.targets[0].target, cst.Name):
+    if (
+        not isinstance(parent, cst.Assign)
+        or len(parent.targets) != 1
+        or not isinstance(parent.targets[0].target, cst.Name)
+    ):
         raise _NotSimple(f"the {what} is not assigned to a plain variable")
     return parent.targets[0].target.value
 
@@ -235,7 +240,11 @@ def _binding_in_block(tree: Tree, block: Block, before: int, name: str, what: st
 
 
 def _value_of_or_none(statement: cst.CSTNode) -> cst.BaseExpression | None:
-    if isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(statement.body[0], cst.Assign):
+    if (
+        isinstance(statement, cst.SimpleStatementLine)
+        and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Assign)
+    ):
         return statement.body[0].value
     return None
 
@@ -255,7 +264,9 @@ def _strategy_source(ctx: FixContext, call: cst.BaseExpression | None) -> str:
             raise _NotSimple(problem.rstrip("."))
         return expression
     names = ctx.tree.qualified_names(call.func)
-    if any(q.startswith("tensorflow.") and q.rsplit(".", 1)[-1] in {"MirroredStrategy", "OneDeviceStrategy"} for q in names):
+    if any(
+        q.startswith("tensorflow.") and q.rsplit(".", 1)[-1] in {"MirroredStrategy", "OneDeviceStrategy"} for q in names
+    ):
         return ctx.tree.code(call)
     raise _NotSimple("the strategy is not a MirroredStrategy/OneDeviceStrategy the codemod knows")
 
@@ -314,9 +325,13 @@ def _train_and_evaluate_calls(
         if tree.enclosing_scope_node(call) is not pattern.scope or tree.order(call) < tree.order(est_line):
             raise _NotSimple(f"`{estimator}.{method}` is called from another function")
         if method == "train":
-            trains.append((call, _kwargs(call, ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"), "`train`")))
+            trains.append(
+                (call, _kwargs(call, ("input_fn", "hooks", "steps", "max_steps", "saving_listeners"), "`train`"))
+            )
         elif method == "evaluate":
-            evaluates.append((call, _kwargs(call, ("input_fn", "steps", "hooks", "checkpoint_path", "name"), "`evaluate`")))
+            evaluates.append(
+                (call, _kwargs(call, ("input_fn", "steps", "hooks", "checkpoint_path", "name"), "`evaluate`"))
+            )
         elif method == "predict":
             raise _NotSimple(
                 f"`{estimator}.predict` yields one dict per example; `{model}.predict(dataset)` returns arrays: "
@@ -371,7 +386,9 @@ def _rewrite_evaluates(
         elif isinstance(input_fn, cst.Name):
             function = _input_function(ctx, pattern, input_fn, scale=False)
             if id(function) in scaled and "steps" in args:
-                raise _NotSimple("`evaluate(steps=...)` shares its input function with `train`, whose batch size changes")
+                raise _NotSimple(
+                    "`evaluate(steps=...)` shares its input function with `train`, whose batch size changes"
+                )
             dataset = f"{input_fn.value}()"
         else:
             raise _NotSimple("`evaluate`'s input_fn is not a local function or a lambda")
@@ -383,7 +400,9 @@ def _rewrite_evaluates(
         pattern.nodes[id(call)] = cst.parse_expression(text)
 
 
-def _input_function(ctx: FixContext, pattern: _Pattern, input_fn: cst.BaseExpression | None, scale: bool = True) -> cst.FunctionDef:
+def _input_function(
+    ctx: FixContext, pattern: _Pattern, input_fn: cst.BaseExpression | None, scale: bool = True
+) -> cst.FunctionDef:
     tree = ctx.tree
     if not isinstance(input_fn, cst.Name):
         raise _NotSimple("the input_fn is not a local function (a lambda cannot have its batch size scaled)")
@@ -411,11 +430,16 @@ def _no_params(params: cst.Parameters) -> bool:
     )
 
 
-def _is_dataset(tree: Tree, function: cst.FunctionDef, expr: cst.BaseExpression | None, seen: frozenset[str] = frozenset()) -> bool:
+def _is_dataset(
+    tree: Tree, function: cst.FunctionDef, expr: cst.BaseExpression | None, seen: frozenset[str] = frozenset()
+) -> bool:
     root = expr
     while isinstance(root, (cst.Call, cst.Attribute)):
         if isinstance(root, cst.Call):
-            if any(q.startswith(("tensorflow.data.", "tensorflow.compat.v1.data.")) for q in tree.qualified_names(root.func)):
+            if any(
+                q.startswith(("tensorflow.data.", "tensorflow.compat.v1.data."))
+                for q in tree.qualified_names(root.func)
+            ):
                 return True
             root = root.func
         else:
@@ -424,14 +448,18 @@ def _is_dataset(tree: Tree, function: cst.FunctionDef, expr: cst.BaseExpression 
         return True  # `dataset = dataset.batch(8)`: as good as its other bindings
     if isinstance(root, cst.Name):
         values = [
-            n.value for n in walk_same_scope(function.body)
-            if isinstance(n, cst.Assign) and any(isinstance(t.target, cst.Name) and t.target.value == root.value for t in n.targets)
+            n.value
+            for n in walk_same_scope(function.body)
+            if isinstance(n, cst.Assign)
+            and any(isinstance(t.target, cst.Name) and t.target.value == root.value for t in n.targets)
         ]
         return bool(values) and all(_is_dataset(tree, function, v, seen | {root.value}) for v in values)
     return False
 
 
-def _scale_batch(ctx: FixContext, pattern: _Pattern, function: cst.FunctionDef, trains: _Calls, evaluates: _Calls) -> None:
+def _scale_batch(
+    ctx: FixContext, pattern: _Pattern, function: cst.FunctionDef, trains: _Calls, evaluates: _Calls
+) -> None:
     """Estimator gave each replica one `input_fn` batch; fit splits a batch: scale `.batch(B)` by the replicas."""
     tree = ctx.tree
     name = function.name.value
@@ -447,7 +475,9 @@ def _scale_batch(ctx: FixContext, pattern: _Pattern, function: cst.FunctionDef, 
         if isinstance(n, cst.Call) and isinstance(n.func, cst.Attribute) and n.func.attr.value == "batch"
     ]
     if len(batches) != 1:
-        raise _NotSimple(f"`{name}` does not call `.batch(...)` exactly once, so its per-replica batch size cannot be scaled")
+        raise _NotSimple(
+            f"`{name}` does not call `.batch(...)` exactly once, so its per-replica batch size cannot be scaled"
+        )
     call = batches[0]
     first = call.args[0] if call.args else None
     if first is None or first.star or (first.keyword is not None and first.keyword.value != "batch_size"):

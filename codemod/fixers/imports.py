@@ -45,7 +45,9 @@ def fix(ctx: FixContext) -> None:
             for alias in node.names:
                 if code_of(alias.name) in _MODULES and alias.asname is not None:
                     ctx.plan.remove_imports.append((code_of(alias.name), None, alias.evaluated_alias))
-                elif code_of(alias.name) in _MODULES and ("." in code_of(alias.name) or code_of(alias.name) == "multi_gpu_compat"):
+                elif code_of(alias.name) in _MODULES and (
+                    "." in code_of(alias.name) or code_of(alias.name) == "multi_gpu_compat"
+                ):
                     # `import keras.utils.training_utils` (or this project's `import multi_gpu_compat`):
                     # unused when no `keras.utils.training_utils...` is left
                     ctx.plan.remove_imports.append((code_of(alias.name), None, None))
@@ -97,11 +99,17 @@ def _still_used(module: cst.Module, names: set[str]) -> set[str]:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
-                strings += [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                strings += [
+                    c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                ]
         if isinstance(node, (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef)):
-            annotation = node.annotation if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else node.returns
+            annotation = (
+                node.annotation if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else node.returns
+            )
             if annotation is not None:
-                strings += [c.value for c in ast.walk(annotation) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                strings += [
+                    c.value for c in ast.walk(annotation) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                ]
     for text in strings:
         used |= names & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
     return used

@@ -267,7 +267,9 @@ def finish(module: cst.Module, pending: Pending) -> cst.Module:
                     break
                 blanks += 1
             missing = max(0, 2 - blanks)
-            body[at + 1] = following.with_changes(leading_lines=[*(_blank() for _ in range(missing)), *following.leading_lines])
+            body[at + 1] = following.with_changes(
+                leading_lines=[*(_blank() for _ in range(missing)), *following.leading_lines]
+            )
     return module.with_changes(body=body)
 
 

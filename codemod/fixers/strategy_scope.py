@@ -256,7 +256,9 @@ def _cpu_blocks_to_unwrap(tree: Tree, built_by: cst.CSTNode, region: Sequence[cs
     ]
 
 
-def _movable_definitions(block: Block, start: int, end: int, hoisted: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+def _movable_definitions(
+    block: Block, start: int, end: int, hoisted: list[cst.BaseStatement]
+) -> list[cst.BaseStatement]:
     """The `def`s and `class`es inside the range that can move above the strategy line (they
     create no variables): their decorators, defaults and bases read nothing the range binds
     before them, and nothing else in the range rebinds their name."""
@@ -288,7 +290,9 @@ def _binding_line(tree: Tree, statements: Sequence[cst.BaseStatement], name: str
             isinstance(n, cst.SimpleStatementLine) and name in bound_names(n) for n in walk_same_scope(statement)
         ):
             continue
-        inner = [n for n in walk_same_scope(statement) if isinstance(n, cst.SimpleStatementLine) and name in bound_names(n)]
+        inner = [
+            n for n in walk_same_scope(statement) if isinstance(n, cst.SimpleStatementLine) and name in bound_names(n)
+        ]
         return tree.position(inner[0] if inner else statement)[0]
     return tree.position(statements[0])[0]
 
@@ -310,7 +314,9 @@ def _outside_compile_argument(
     for call in compiles:
         for position, arg in enumerate(call.args):
             keyword = arg.keyword.value if arg.keyword is not None else None
-            if not (keyword in _VARIABLE_ARGS or (keyword is None and position == 0) or (keyword is None and position == 2)):
+            if not (
+                keyword in _VARIABLE_ARGS or (keyword is None and position == 0) or (keyword is None and position == 2)
+            ):
                 continue
             for name in _passed_objects(arg.value):
                 if name.value in {"None", "True", "False"}:
@@ -324,7 +330,9 @@ def _outside_compile_argument(
                 if name.value in params and not local_inside:
                     return name.value, name, "parameter"
                 for node in nodes:
-                    if id(node) in inside or isinstance(node, (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)):
+                    if id(node) in inside or isinstance(
+                        node, (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)
+                    ):
                         continue
                     statement = tree.statement_of(node)
                     if statement is None or tree.enclosing_scope_node(statement) is not scope_node:
@@ -428,7 +436,11 @@ class _IntResolver:
             parent = self.tree.parent(target) if target is not None else None
             if isinstance(parent, cst.Param):
                 annotation = parent.annotation
-                if not (annotation is not None and isinstance(annotation.annotation, cst.Name) and annotation.annotation.value == "int"):
+                if not (
+                    annotation is not None
+                    and isinstance(annotation.annotation, cst.Name)
+                    and annotation.annotation.value == "int"
+                ):
                     return False
                 continue
             if isinstance(parent, cst.AssignTarget):
@@ -447,10 +459,18 @@ class _IntResolver:
                     continue
                 keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
                 kind = keywords.get("type")
-                if not (isinstance(kind, cst.Name) and kind.value == "int") or "nargs" in keywords or "action" in keywords:
+                if (
+                    not (isinstance(kind, cst.Name) and kind.value == "int")
+                    or "nargs" in keywords
+                    or "action" in keywords
+                ):
                     continue
                 dest = keywords.get("dest")
-                names = [a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+                names = [
+                    a.value.evaluated_value
+                    for a in call.args
+                    if a.keyword is None and isinstance(a.value, cst.SimpleString)
+                ]
                 if isinstance(dest, cst.SimpleString):
                     found.add(dest.evaluated_value)
                 elif names:
@@ -491,16 +511,24 @@ def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str])
         if binding:
             one = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
             small = statement.body[0] if one and isinstance(statement, cst.SimpleStatementLine) else None
-            if not (
-                isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.targets[0].target, cst.Name)
-            ) or makes_layers(statement) or used_names(small.value) & bound_before:
+            if (
+                not (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                )
+                or makes_layers(statement)
+                or used_names(small.value) & bound_before
+            ):
                 return []
             chosen.append(statement)
         bound_before |= bound_names(statement)
     return chosen if set().union(*(bound_names(c) for c in chosen)) == names else []
 
 
-def _created_outside(tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNode]) -> tuple[str, cst.BaseStatement] | None:
+def _created_outside(
+    tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNode]
+) -> tuple[str, cst.BaseStatement] | None:
     """A module-level name, bound by a statement that creates objects (`OPT = Adam()`,
     `shared = Dense(4)`), that a function's template construction or compile reads."""
     if not isinstance(scope_node, cst.FunctionDef):
@@ -520,7 +548,11 @@ def _created_outside(tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNod
                 if target is None or isinstance(target, (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)):
                     continue
                 statement = tree.statement_of(target)
-                if statement is not None and tree.enclosing_scope_node(statement) is tree.module and _constructs(statement):
+                if (
+                    statement is not None
+                    and tree.enclosing_scope_node(statement) is tree.module
+                    and _constructs(statement)
+                ):
                     return name.value, statement
     return None
 
@@ -584,7 +616,9 @@ def _common_range(tree: Tree, members: list[cst.CSTNode]) -> tuple[Block, int, i
     """The innermost block holding all `members`, and the index range they span there."""
     chains = []
     for member in members:
-        statement = member if isinstance(tree.parent(member), (cst.Module, cst.IndentedBlock)) else tree.statement_of(member)
+        statement = (
+            member if isinstance(tree.parent(member), (cst.Module, cst.IndentedBlock)) else tree.statement_of(member)
+        )
         assert isinstance(statement, cst.BaseStatement)
         chains.append(tree.block_chain(statement))
     common = [block for block, _ in chains[0] if all(any(b is block for b, _ in c) for c in chains[1:])]
@@ -634,7 +668,11 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
                     continue
                 dropped.add(id(this))
                 mine, theirs = _gpus_text(ctx.tree, this.site), _gpus_text(ctx.tree, that.site)
-                differ = f"`{mine}` here, `{theirs}` there" if mine != theirs else f"`{mine}` in both, under different conditions"
+                differ = (
+                    f"`{mine}` here, `{theirs}` there"
+                    if mine != theirs
+                    else f"`{mine}` in both, under different conditions"
+                )
                 ctx.report(this.site.call, "MGPU104", (
                     f"this `{this.site.name}` site and the one at line {ctx.tree.position(that.site.call)[0]} "
                     f"share the code the scope would cover but need different strategies ({differ}); create one "
@@ -717,9 +755,15 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
             "nothing in it needs the old wrapper any more."
         )
     if isinstance(kept, cst.Try):
-        plain = f"the `except` branch (line {tree.position(kept.handlers[0])[0]})" if kept.handlers else "the code after it"
+        plain = (
+            f"the `except` branch (line {tree.position(kept.handlers[0])[0]})" if kept.handlers else "the code after it"
+        )
     elif isinstance(kept, cst.If) and tree.parent(branch) is kept:
-        plain = f"the `else`/`elif` branch (line {tree.position(kept.orelse)[0]})" if kept.orelse is not None else "the code after it"
+        plain = (
+            f"the `else`/`elif` branch (line {tree.position(kept.orelse)[0]})"
+            if kept.orelse is not None
+            else "the code after it"
+        )
     else:
         plain = f"the `if` branch (line {tree.position(kept)[0]})"
     shown = others or besides  # a branch that only adds a `print` is still not a plain fallback

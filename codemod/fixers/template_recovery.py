@@ -71,7 +71,11 @@ def fix(ctx: FixContext) -> None:
 
 def _minus(node: cst.BaseExpression) -> int | None:
     """K for the literal `-K`."""
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+    if (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+    ):
         return int(node.expression.value)
     return None
 
@@ -95,6 +99,8 @@ def _output_count(tree: Tree, site: Site) -> int:
             positional = [a.value for a in call.args if a.keyword is None]
             keyword = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
             outputs = positional[1] if len(positional) > 1 else keyword.get("outputs", keyword.get("output"))
-            if isinstance(outputs, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in outputs.elements):
+            if isinstance(outputs, (cst.List, cst.Tuple)) and not any(
+                isinstance(e, cst.StarredElement) for e in outputs.elements
+            ):
                 found = len(outputs.elements)
     return found
