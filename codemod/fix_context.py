@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -24,10 +24,13 @@ class FixContext:
     sites: list[Site]
     helpers: list[Helper]
     path: str = "<string>"
+    strategy: str = "mirrored"  # one of fixers.STRATEGIES
     plan: Plan = field(default_factory=Plan)
     findings: list[Finding] = field(default_factory=list)
     rewritten: list[Site] = field(default_factory=list)
     references: dict[int, list[cst.Name]] = field(default_factory=dict)
+    # Rewrites of the whole module that run, in order, after the plan is applied.
+    finishers: list[Callable[[cst.Module], cst.Module]] = field(default_factory=list)
     _strategy_names: dict[int, str] = field(default_factory=dict)
     _tf: str | None = None
 

@@ -14,11 +14,15 @@ from . import (
     estimator,
     imports,
     leftovers,
+    multi_worker,
     strategy_scope,
     template_recovery,
 )
 
-__all__ = ["FIXERS"]
+__all__ = ["FIXERS", "STRATEGIES"]
+
+# What `--strategy` may ask for; FixContext.strategy holds the choice and fixers read it.
+STRATEGIES = ("mirrored", "multi-worker")
 
 # strategy_scope decides which sites are rewritten; the others follow from that decision.
 FIXERS: tuple[Callable[[FixContext], None], ...] = (
@@ -28,8 +32,9 @@ FIXERS: tuple[Callable[[FixContext], None], ...] = (
     checkpoints.fix,
     copied_helpers.fix,
     leftovers.fix,  # unbound calls, vendored copies, helper definitions
-    contrib_strategy.fix,  # the era's other idioms (issue 11): tf.contrib strategies,
-    estimator.fix,  # model_to_estimator + train, hand-placed towers
-    device_towers.fix,
+    contrib_strategy.fix,  # the era's other idioms: tf.contrib strategies,
+    estimator.fix,  # model_to_estimator + train,
+    device_towers.fix,  # hand-placed towers
     imports.fix,
+    multi_worker.fix,  # only with `--strategy multi-worker`: works on the strategy lines planned above
 )

@@ -22,6 +22,7 @@ Runs after every other fixer, on the plan they built (only when asked for):
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
@@ -31,9 +32,8 @@ import libcst.matchers as m
 from .._tree import code_of
 from ..fix_context import FixContext, contains
 
-__all__ = ["STRATEGIES", "Pending", "fix", "finish"]
+__all__ = ["Pending", "fix", "finish"]
 
-STRATEGIES = ("mirrored", "multi-worker")
 _NOTE = "# multi-gpu-codemod:"
 _HOIST_NOTE = (
     "# multi-gpu-codemod: MultiWorkerMirroredStrategy must exist before TensorFlow's first op: "
@@ -73,7 +73,18 @@ class Pending:
     helper: str | None = None
 
 
-def fix(ctx: FixContext) -> Pending:
+def fix(ctx: FixContext) -> None:
+    """With `--strategy multi-worker`: converts the planned strategy lines, then has `finish` hoist
+    them and add the `_chief_path` helper once the plan is applied."""
+    if ctx.strategy != "multi-worker":
+        return
+    pending = _convert_strategies(ctx)
+    if pending.hoist or pending.helper is not None:
+        ctx.finishers.append(functools.partial(finish, pending=pending))
+
+
+def _convert_strategies(ctx: FixContext) -> Pending:
+    """MirroredStrategy regions -> MultiWorkerMirroredStrategy, chief-aware save paths."""
     pending = Pending()
     if not ctx.plan.regions:
         return pending
