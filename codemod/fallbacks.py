@@ -29,7 +29,7 @@ class Fallback:
     collapsed: bool = False
 
 
-def _is_alias(statement: cst.CSTNode, target: str, template: str, tree: Tree) -> bool:
+def _is_fallback_alias(statement: cst.CSTNode, target: str, template: str, tree: Tree) -> bool:
     """`parallel = model`: the fallback branch's assignment."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return False
@@ -70,8 +70,8 @@ def _fallback_branch_ok(body: cst.BaseSuite, target: str, template: str, tree: T
         return False
     statements = [s for s in body.body if not _droppable(s)]
     if target == template:
-        return not statements or (len(statements) == 1 and _is_alias(statements[0], target, template, tree))
-    return len(statements) == 1 and _is_alias(statements[0], target, template, tree)
+        return not statements or (len(statements) == 1 and _is_fallback_alias(statements[0], target, template, tree))
+    return len(statements) == 1 and _is_fallback_alias(statements[0], target, template, tree)
 
 
 def _handler_ok(handler: cst.ExceptHandler, tree: Tree) -> bool:

@@ -74,22 +74,11 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     else:
         fallback = fallbacks.Fallback(anchor=site.statement)
     anchor = fallback.anchor
-    construction = _template_binding(tree, anchor, template)
+    construction = _template_construction(ctx, site, anchor, template)
     if construction is None:
-        ctx.report(site.call, "MGPU101", (
-            f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it "
-            f"is built, build and compile it under `with strategy.scope():`, and use `{template}` instead of "
-            f"the `{site.name}` result."
-        ))
         return None
     block0, j = construction
     built_by = block0.body[j]
-    if _bound_by_definition(tree, built_by, template):
-        ctx.report(site.call, "MGPU104", (
-            f"`{template}` is bound by an import, def or class; build the model in this function under "
-            "`with strategy.scope():` by hand (see MIGRATION.md)."
-        ))
-        return None
 
     scope_node = tree.enclosing_scope_node(anchor)
     start0 = construction_start(tree, block0, j)
@@ -130,6 +119,30 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
             "(Keras 3 creates the optimizer in `compile`; outside the scope `fit` fails)."
         ))
     return planned
+
+
+def _template_construction(
+    ctx: FixContext, site: Site, anchor: cst.BaseStatement, template: str
+) -> tuple[Block, int] | None:
+    """(block, index) of the call that builds the template; None when there is none to put under
+    the scope (reported: MGPU101 not bound here, MGPU104 bound by an import, def or class)."""
+    tree = ctx.tree
+    construction = _template_binding(tree, anchor, template)
+    if construction is None:
+        ctx.report(site.call, "MGPU101", (
+            f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it "
+            f"is built, build and compile it under `with strategy.scope():`, and use `{template}` instead of "
+            f"the `{site.name}` result."
+        ))
+        return None
+    block0, j = construction
+    if _bound_by_definition(tree, block0.body[j], template):
+        ctx.report(site.call, "MGPU104", (
+            f"`{template}` is bound by an import, def or class; build the model in this function under "
+            "`with strategy.scope():` by hand (see MIGRATION.md)."
+        ))
+        return None
+    return construction
 
 
 def _template_binding(tree: Tree, anchor: cst.BaseStatement, template: str) -> tuple[Block, int] | None:
