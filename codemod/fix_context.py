@@ -13,7 +13,7 @@ from .findings import Finding
 from .plan import Plan
 from .recognise import Helper, Site
 
-__all__ = ["FixContext", "contains"]
+__all__ = ["FixContext", "contains", "subtree"]
 
 _STRATEGY_NAMES = ("strategy", "mirrored_strategy", "distribute_strategy")
 
@@ -139,6 +139,17 @@ def contains(tree: Tree, outer: cst.CSTNode | None, inner: cst.CSTNode | None) -
     if inner is None or outer is None:
         return False
     return inner is outer or any(a is outer for a in tree.ancestors(inner))
+
+
+def subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node` and every node under it."""
+    found: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found
 
 
 def _is_del(tree: Tree, access: Access) -> bool:

@@ -23,14 +23,13 @@ Runs after every other fixer, on the plan they built (only when asked for):
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
 
 from .._tree import code_of
-from ..fix_context import FixContext, contains
+from ..fix_context import FixContext, contains, subtree
 
 __all__ = ["Pending", "fix", "finish"]
 
@@ -181,8 +180,7 @@ def _chief_saves(ctx: FixContext, pending: Pending) -> None:
             ))
             continue
         arg = _path_arg(current, *kind)
-        inner = list(_descendants(arg.value)) if arg is not None else []
-        if arg is None or any(a.star for a in current.args) or any(id(n) in edited for n in [arg.value, *inner]):
+        if arg is None or any(a.star for a in current.args) or any(id(n) in edited for n in subtree(arg.value)):
             ctx.report(call, "MGPU702", (
                 f"cannot find the path of `{what}`: every worker must call it and only the chief may keep "
                 "the file: wrap the path in `_chief_path(...)` by hand (see MIGRATION.md, \"Going multi-machine\")."
@@ -196,14 +194,6 @@ def _chief_saves(ctx: FixContext, pending: Pending) -> None:
             ctx.plan.nodes[id(call)] = current.with_changes(args=new_args)
         else:
             ctx.plan.nodes[id(arg.value)] = wrapped
-
-
-def _descendants(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-    stack = list(node.children)
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 def _has_import(statement: cst.CSTNode) -> bool:

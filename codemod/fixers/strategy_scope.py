@@ -23,7 +23,7 @@ from ..construction import (
     outer_construction,
     plain_uses,
 )
-from ..fix_context import FixContext, contains
+from ..fix_context import FixContext, contains, subtree
 from ..plan import Region
 from ..recognise import Site
 from ..strategy_expression import dropped_notes, strategy_expression, surely_int
@@ -323,7 +323,7 @@ def _outside_compile_argument(
         for star in (p.star_arg, p.star_kwarg):
             if isinstance(star, cst.Param):
                 params.add(star.name.value)
-    inside = {id(n) for statement in region for n in _all_nodes(statement)}
+    inside = {id(n) for statement in region for n in subtree(statement)}
     for call in compiles:
         for position, arg in enumerate(call.args):
             keyword = arg.keyword.value if arg.keyword is not None else None
@@ -366,16 +366,6 @@ def _passed_objects(value: cst.BaseExpression) -> list[cst.Name]:
     if isinstance(value, cst.Dict):
         return [n for e in value.elements if isinstance(e, cst.DictElement) for n in _passed_objects(e.value)]
     return []
-
-
-def _all_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(current.children)
-    return found
 
 
 def _constant_assignment(statement: cst.CSTNode) -> bool:
