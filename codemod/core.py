@@ -15,7 +15,8 @@ import libcst as cst
 
 from ._tree import Tree, zip_equal
 from .findings import Finding
-from .fixers import FIXERS, FixContext, imports, multi_worker
+from .fix_context import FixContext
+from .fixers import FIXERS, STRATEGIES, imports
 from .isolation import out_of_memory, too_deep
 from .plan import apply_plan
 from .prefilter import may_contain_site
@@ -48,27 +49,26 @@ def transform_module(module: cst.Module, path: str = "<string>", keep: list[bool
     _check_strategy(strategy)
     tree = Tree(module, keep)
     sites, helpers = find_sites(tree)
-    ctx = FixContext(tree, sites, helpers, path)
+    ctx = FixContext(tree, sites, helpers, path, strategy)
     for site in sites:
         if site.problem is not None:
             ctx.report(site.call, *site.problem)
     for fixer in FIXERS:
         fixer(ctx)
-    pending = multi_worker.fix(ctx) if strategy == "multi-worker" else None
     if not (ctx.plan.regions or ctx.plan.nodes or ctx.plan.statements):  # nothing uses TensorFlow then
         ctx.plan.add_imports = [i for i in ctx.plan.add_imports if i[0] != "tensorflow"]
     if ctx.plan.empty:
         return module, sorted(set(ctx.findings))
     new = apply_plan(module, ctx.plan, tree)
     new = imports.finish(new, ctx.plan, tree)
-    if pending is not None:
-        new = multi_worker.finish(new, pending)
+    for finish in ctx.finishers:
+        new = finish(new)
     return new, sorted(set(ctx.findings))
 
 
 def _check_strategy(strategy: str) -> None:
-    if strategy not in multi_worker.STRATEGIES:
-        raise ValueError(f"strategy must be one of {', '.join(multi_worker.STRATEGIES)}, not {strategy!r}")
+    if strategy not in STRATEGIES:
+        raise ValueError(f"strategy must be one of {', '.join(STRATEGIES)}, not {strategy!r}")
 
 
 def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool = True,

@@ -4,10 +4,25 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from . import behaviour, checkpoints, leftovers, contrib_strategy, device_towers, estimator, helpers, imports, strategy_scope, template_recovery
-from .context import FixContext
+from ..fix_context import FixContext
+from . import (
+    behaviour,
+    checkpoints,
+    contrib_strategy,
+    copied_helpers,
+    device_towers,
+    estimator,
+    imports,
+    leftovers,
+    multi_worker,
+    strategy_scope,
+    template_recovery,
+)
 
-__all__ = ["FIXERS", "FixContext"]
+__all__ = ["FIXERS", "STRATEGIES"]
+
+# What `--strategy` may ask for; FixContext.strategy holds the choice and fixers read it.
+STRATEGIES = ("mirrored", "multi-worker")
 
 # strategy_scope decides which sites are rewritten; the others follow from that decision.
 FIXERS: tuple[Callable[[FixContext], None], ...] = (
@@ -15,10 +30,11 @@ FIXERS: tuple[Callable[[FixContext], None], ...] = (
     template_recovery.fix,
     behaviour.fix,  # *_on_batch and TF1-session inference on the migrated model
     checkpoints.fix,
-    helpers.fix,
+    copied_helpers.fix,
     leftovers.fix,  # unbound calls, vendored copies, helper definitions
-    contrib_strategy.fix,  # the era's other idioms (issue 11): tf.contrib strategies,
-    estimator.fix,  # model_to_estimator + train, hand-placed towers
-    device_towers.fix,
+    contrib_strategy.fix,  # the era's other idioms: tf.contrib strategies,
+    estimator.fix,  # model_to_estimator + train,
+    device_towers.fix,  # hand-placed towers
     imports.fix,
+    multi_worker.fix,  # only with `--strategy multi-worker`: works on the strategy lines planned above
 )

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import libcst as cst
 
-from .._tree import walk_same_scope
-from .context import FixContext
+from .._tree import Tree, walk_same_scope
+from ..fix_context import FixContext
 
 __all__ = ["fix"]
 
@@ -101,11 +101,13 @@ def _through_functions(ctx: FixContext, receivers: set[str], scope: cst.CSTNode,
                     ))
 
 
-def _inside_graph_runner(tree, node: cst.CSTNode) -> bool:  # type: ignore[no-untyped-def]
+def _inside_graph_runner(tree: Tree, node: cst.CSTNode) -> bool:
     for ancestor in tree.ancestors(node):
         if isinstance(ancestor, cst.Call):
             func = ancestor.func
-            name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            name = (
+                func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+            )
             if name in _GRAPH_RUNNERS:
                 return True
         if isinstance(ancestor, cst.BaseStatement):

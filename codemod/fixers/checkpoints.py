@@ -12,8 +12,8 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import Tree, walk_same_scope
-from .context import FixContext
+from .._tree import Tree, code_of, walk_same_scope
+from ..fix_context import FixContext
 
 __all__ = ["fix"]
 
@@ -73,15 +73,17 @@ def _import_names(tree: Tree, call: cst.Call) -> list[tuple[str, str | None]]:
                 node = getattr(assignment, "node", None)
                 if isinstance(node, cst.ImportFrom) and not isinstance(node.names, cst.ImportStar):
                     for alias in node.names:
-                        if (alias.asname.name.value if alias.asname else alias.name.value) == root.value:  # type: ignore[union-attr]
-                            return [(cst.Module(body=[]).code_for_node(alias.name), root.value if alias.asname else None)]
+                        if (alias.evaluated_alias if alias.asname else alias.evaluated_name) == root.value:
+                            return [(code_of(alias.name), root.value if alias.asname else None)]
     return []
 
 
 def _report_set_model_swaps(ctx: FixContext) -> None:
     """Callbacks whose `set_model` swapped in `model.layers[-2]` now receive the template itself."""
-    for function in (f for f in ctx.tree.all(cst.FunctionDef) if f.name.value == "set_model"):  # type: ignore[attr-defined]
+    for function in ctx.tree.all(cst.FunctionDef):
         assert isinstance(function, cst.FunctionDef)
+        if function.name.value != "set_model":
+            continue
         for subscript in m.findall(function.body, m.Subscript(value=m.Attribute(attr=m.Name("layers")))):
             ctx.report(subscript, "MGPU302", (
                 f"`{ctx.tree.code(subscript)}` in set_model unwrapped the old parallel model; after migration "
@@ -97,13 +99,17 @@ _PERSIST = {"save", "save_weights", "load_weights", "set_weights", "get_weights"
 def _unwraps(node: cst.CSTNode) -> bool:
     """`self.model.layers[-2]`, `self.model.layers[-(n + 1)]` or `self.model.get_layer('model_1')`:
     the old ways a callback reached the template inside the parallel model."""
-    if m.matches(node, m.Subscript(value=m.Attribute(value=_SELF_MODEL, attr=m.Name("layers")))):
-        index = node.slice[0].slice if len(node.slice) == 1 else None  # type: ignore[attr-defined]
+    if isinstance(node, cst.Subscript) and m.matches(
+        node, m.Subscript(value=m.Attribute(value=_SELF_MODEL, attr=m.Name("layers")))
+    ):
+        index = node.slice[0].slice if len(node.slice) == 1 else None
         value = index.value if isinstance(index, cst.Index) else None
         return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and not (
             isinstance(value.expression, cst.Integer) and value.expression.value == "1")
-    if m.matches(node, m.Call(func=m.Attribute(value=_SELF_MODEL, attr=m.Name("get_layer")))):
-        args = node.args  # type: ignore[attr-defined]
+    if isinstance(node, cst.Call) and m.matches(
+        node, m.Call(func=m.Attribute(value=_SELF_MODEL, attr=m.Name("get_layer")))
+    ):
+        args = node.args
         return len(args) == 1 and isinstance(args[0].value, cst.SimpleString) and bool(
             _WRAPPER_LAYER_NAME.match(str(args[0].value.evaluated_value)))
     return False
@@ -114,7 +120,7 @@ def _unwraps_any(node: cst.CSTNode) -> bool:
     if isinstance(node, cst.Subscript) and m.matches(node.value, m.Attribute(attr=m.Name("layers"))):
         return _unwraps(node.with_changes(value=node.value.with_changes(value=_SELF_MODEL_NODE)))
     if isinstance(node, cst.Call) and m.matches(node.func, m.Attribute(attr=m.Name("get_layer"))):
-        return _unwraps(node.with_changes(func=node.func.with_changes(value=_SELF_MODEL_NODE)))  # type: ignore[attr-defined]
+        return _unwraps(node.with_changes(func=node.func.with_changes(value=_SELF_MODEL_NODE)))
     return False
 
 
@@ -136,7 +142,8 @@ def _report_helper_unwrapping(ctx: FixContext, done: set[int]) -> None:
         if tree.position(node) in reported:
             continue
         code = tree.code(node)
-        holder = tree.code(node.value.value if isinstance(node, cst.Subscript) else node.func.value)  # type: ignore[attr-defined]
+        unwrapped = node.value if isinstance(node, cst.Subscript) else cst.ensure_type(node, cst.Call).func
+        holder = tree.code(cst.ensure_type(unwrapped, cst.Attribute).value)
         ctx.report(node, "MGPU304", (
             f"`{code}.{parent.attr.value}(...)` unwraps the old parallel model (its template sat at "
             f"`layers[-(outputs + 1)]`); after migration the model trained is the template itself, so this "
@@ -154,7 +161,8 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
     done: set[int] = set()
     for function in tree.all(cst.FunctionDef):
         assert isinstance(function, cst.FunctionDef)
-        owner = tree.parent(tree.parent(function))
+        block = tree.parent(function)
+        owner = tree.parent(block) if block is not None else None
         if function.name.value == "set_model" or not (isinstance(owner, cst.ClassDef) and _is_callback(owner)):
             continue
         held: set[str] = set()  # `template = self.model.layers[-2]` then `template.save(...)`
@@ -165,9 +173,15 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
             parent = tree.parent(node)
             if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PERSIST:
                 found.append(node)
-            elif isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+            elif (
+                isinstance(parent, cst.Assign)
+                and len(parent.targets) == 1
+                and isinstance(parent.targets[0].target, cst.Name)
+            ):
                 name = parent.targets[0].target.value
-                uses = m.findall(function.body, m.Attribute(value=m.Name(name), attr=m.OneOf(*(m.Name(a) for a in _PERSIST))))
+                uses = m.findall(
+                    function.body, m.Attribute(value=m.Name(name), attr=m.OneOf(*(m.Name(a) for a in _PERSIST)))
+                )
                 if uses:
                     held.add(name)
                     found.append(node)
@@ -196,7 +210,11 @@ def _single_output_unwrap(node: cst.CSTNode) -> bool:
         return True
     index = node.slice[0].slice if isinstance(node, cst.Subscript) and len(node.slice) == 1 else None
     value = index.value if isinstance(index, cst.Index) else None
-    return isinstance(value, cst.UnaryOperation) and isinstance(value.expression, cst.Integer) and value.expression.value == "2"
+    return (
+        isinstance(value, cst.UnaryOperation)
+        and isinstance(value.expression, cst.Integer)
+        and value.expression.value == "2"
+    )
 
 
 def _only_given_to_migrated_fits(ctx: FixContext, owner: cst.ClassDef) -> bool:
@@ -211,10 +229,16 @@ def _only_given_to_migrated_fits(ctx: FixContext, owner: cst.ClassDef) -> bool:
     for call in tree.all(cst.Call):
         assert isinstance(call, cst.Call)
         func = call.func
-        if isinstance(func, cst.Attribute) and func.attr.value in ("fit", "fit_generator") and tree.code(func.value) in receivers:
+        if (
+            isinstance(func, cst.Attribute)
+            and func.attr.value in ("fit", "fit_generator")
+            and tree.code(func.value) in receivers
+        ):
             fed += [a.value for a in call.args if a.keyword is not None and a.keyword.value == "callbacks"]
-    fed_names = {n.value for value in fed for n in m.findall(value, m.Name())}
-    instances = [c for c in tree.all(cst.Call) if isinstance(c, cst.Call) and m.matches(c.func, m.Name(owner.name.value))]
+    fed_names = {n.value for value in fed for n in m.findall(value, m.Name()) if isinstance(n, cst.Name)}
+    instances = [
+        c for c in tree.all(cst.Call) if isinstance(c, cst.Call) and m.matches(c.func, m.Name(owner.name.value))
+    ]
     if not instances:
         return False
     for call in instances:

@@ -12,8 +12,9 @@ import re
 
 import libcst as cst
 
-from . import gpus
-from .context import FixContext
+from .._tree import Tree, code_of
+from ..fix_context import FixContext
+from ..strategy_expression import strategy_expression
 
 __all__ = ["fix", "convert", "strategy_kind"]
 
@@ -40,7 +41,7 @@ _NO_MAPPING = {
 }
 
 
-def strategy_kind(tree, call: cst.Call) -> str | None:  # type: ignore[no-untyped-def]
+def strategy_kind(tree: Tree, call: cst.Call) -> str | None:
     """`MirroredStrategy`, `OneDeviceStrategy`... for a legacy strategy constructor call, else None."""
     for qname in tree.qualified_names(call.func):
         if qname.startswith(_CONTRIB) and qname.endswith("Strategy"):
@@ -49,10 +50,6 @@ def strategy_kind(tree, call: cst.Call) -> str | None:  # type: ignore[no-untype
             if any(a.keyword is not None and a.keyword.value in _COUNT_KEYWORDS for a in call.args):
                 return "MirroredStrategy"
     return None
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def convert(ctx: FixContext, call: cst.Call) -> tuple[str | None, str]:
@@ -70,10 +67,17 @@ def convert(ctx: FixContext, call: cst.Call) -> tuple[str | None, str]:
     if kind == "OneDeviceStrategy":
         device = positional[0] if positional else keywords.pop("device", None)
         if device is None or len(positional) > 1 or keywords:
-            return None, f"`{name}` is called with arguments the codemod does not know; write `tf.distribute.OneDeviceStrategy(device)` by hand."
-        return f"{tf}.distribute.OneDeviceStrategy({_code(device)})", ""
+            return (
+                None,
+                f"`{name}` is called with arguments the codemod does not know; write "
+                "`tf.distribute.OneDeviceStrategy(device)` by hand.",
+            )
+        return f"{tf}.distribute.OneDeviceStrategy({code_of(device)})", ""
     if kind != "MirroredStrategy":
-        return None, f"`{name}` is not a strategy the codemod knows; replace it with a `tf.distribute` strategy by hand."
+        return (
+            None,
+            f"`{name}` is not a strategy the codemod knows; replace it with a `tf.distribute` strategy by hand.",
+        )
     devices = positional[0] if positional else keywords.pop("devices", None)
     counts = [keywords.pop(k) for k in _COUNT_KEYWORDS if k in keywords]
     if len(positional) > 1 or keywords or (devices is not None and counts) or len(counts) > 1:
@@ -91,11 +95,11 @@ def convert(ctx: FixContext, call: cst.Call) -> tuple[str | None, str]:
     if isinstance(count, cst.Integer) and count.evaluated_value == 0:
         return f'{tf}.distribute.MirroredStrategy(["/cpu:0"])', ""  # contrib: 0 GPUs meant the CPU
     # num_gpus is a count, never a list of ids (contrib checked it).
-    return gpus.strategy_expression(tf, count, [], known_int=True), ""
+    return strategy_expression(tf, count, [], known_int=True), ""
 
 
 def _devices(tf: str, name: str, devices: cst.BaseExpression) -> tuple[str | None, str]:
-    strings = []
+    strings: list[str] = []
     if isinstance(devices, (cst.List, cst.Tuple)):
         for element in devices.elements:
             if not isinstance(element.value, cst.SimpleString):
@@ -103,11 +107,11 @@ def _devices(tf: str, name: str, devices: cst.BaseExpression) -> tuple[str | Non
                 break
             strings.append(str(element.value.evaluated_value).strip())
     if strings and all(_CPU_DEVICE.match(s) for s in strings):
-        return f"{tf}.distribute.MirroredStrategy({_code(devices)})", ""
+        return f"{tf}.distribute.MirroredStrategy({code_of(devices)})", ""
     ids = [_GPU_DEVICE.match(s) for s in strings]
     if strings and all(ids):
         listed = cst.parse_expression("[" + ", ".join(str(int(i.group(2))) for i in ids if i) + "]")
-        return gpus.strategy_expression(tf, listed, []), ""
+        return strategy_expression(tf, listed, []), ""
     return None, (
         f"`{name}` gets a device list the codemod cannot read; `tf.distribute.MirroredStrategy(devices)` "
         "hangs on devices that do not exist: use only GPUs present, e.g. "
@@ -136,17 +140,17 @@ def _drop_contrib_imports(ctx: FixContext) -> None:
     """contrib imports fail on current TensorFlow: dropped once nothing uses them any more."""
     for node in ctx.tree.all(cst.Import, cst.ImportFrom):
         if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
-            module = _code(node.module)
+            module = code_of(node.module)
             if not isinstance(node.names, cst.ImportStar) and (
                 module == "tensorflow.contrib.distribute" or module == "tensorflow.contrib"
             ):
                 for alias in node.names:
-                    name = _code(alias.name)
+                    name = code_of(alias.name)
                     if module == "tensorflow.contrib" and name != "distribute":
                         continue
-                    asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
+                    asname = alias.evaluated_alias
                     ctx.plan.remove_imports.append((module, name, asname))
         elif isinstance(node, cst.Import):
             for alias in node.names:
-                if _code(alias.name) == "tensorflow.contrib.distribute" and alias.asname is not None:
-                    ctx.plan.remove_imports.append(("tensorflow.contrib.distribute", None, alias.asname.name.value))  # type: ignore[union-attr]
+                if code_of(alias.name) == "tensorflow.contrib.distribute" and alias.asname is not None:
+                    ctx.plan.remove_imports.append(("tensorflow.contrib.distribute", None, alias.evaluated_alias))

@@ -17,7 +17,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from .._tree import TF_DEVICE, walk_same_scope
-from .context import FixContext
+from ..fix_context import FixContext
 
 __all__ = ["fix", "SECTION"]
 
@@ -88,12 +88,12 @@ def _withs(ctx: FixContext) -> list[cst.With]:
 def _loop_varies_device(ctx: FixContext, statement: cst.With) -> bool:
     """The `with` sits in a `for` loop whose target names appear in its device expression."""
     device = statement.items[0].item
-    used = {n.value for n in m.findall(device, m.Name())}
+    used = {n.value for n in m.findall(device, m.Name()) if isinstance(n, cst.Name)}
     for ancestor in ctx.tree.ancestors(statement):
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
             return False
         if isinstance(ancestor, cst.For):
-            targets = {n.value for n in m.findall(ancestor.target, m.Name())}
+            targets = {n.value for n in m.findall(ancestor.target, m.Name()) if isinstance(n, cst.Name)}
             if targets & used:
                 return True
     return False

@@ -9,45 +9,48 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import TypeVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext
 from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.codemod.visitors._add_imports import _skip_first
 
-from .._tree import Tree
+from .._tree import Tree, code_of
+from ..fix_context import FixContext
 from ..plan import Plan
 from ..recognise import MULTI_GPU_MODEL_NAMES
-from .context import FixContext
 
 __all__ = ["fix", "finish"]
 
+_Block = TypeVar("_Block", cst.Module, cst.IndentedBlock)
 _MODULES = {name.rsplit(".", 1)[0] for name in MULTI_GPU_MODEL_NAMES}
 
 
 def fix(ctx: FixContext) -> None:
     # Every Keras `multi_gpu_model` import is scheduled; `finish` drops only those no longer read
     # (a leftover `import ... as MGM` raises ImportError on Keras 3 even when unused).
-    code = cst.Module(body=[]).code_for_node
     for node in ctx.tree.all(cst.ImportFrom, cst.Import):
         if isinstance(node, cst.ImportFrom) and node.module is not None and not node.relative:
-            module = code(node.module)
+            module = code_of(node.module)
             if isinstance(node.names, cst.ImportStar):
                 continue
             for alias in node.names:
-                name = code(alias.name)
+                name = code_of(alias.name)
                 # `from keras.utils import multi_gpu_model`, `from keras import utils as ku`
                 if (module in _MODULES and name == "multi_gpu_model") or f"{module}.{name}" in _MODULES:
-                    asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
+                    asname = alias.evaluated_alias
                     ctx.plan.remove_imports.append((module, name, asname))
         elif isinstance(node, cst.Import):
             for alias in node.names:
-                if code(alias.name) in _MODULES and alias.asname is not None:
-                    ctx.plan.remove_imports.append((code(alias.name), None, alias.asname.name.value))  # type: ignore[union-attr]
-                elif code(alias.name) in _MODULES and ("." in code(alias.name) or code(alias.name) == "multi_gpu_compat"):
+                if code_of(alias.name) in _MODULES and alias.asname is not None:
+                    ctx.plan.remove_imports.append((code_of(alias.name), None, alias.evaluated_alias))
+                elif code_of(alias.name) in _MODULES and (
+                    "." in code_of(alias.name) or code_of(alias.name) == "multi_gpu_compat"
+                ):
                     # `import keras.utils.training_utils` (or this project's `import multi_gpu_compat`):
                     # unused when no `keras.utils.training_utils...` is left
-                    ctx.plan.remove_imports.append((code(alias.name), None, None))
+                    ctx.plan.remove_imports.append((code_of(alias.name), None, None))
 
 
 def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Module:
@@ -96,11 +99,17 @@ def _still_used(module: cst.Module, names: set[str]) -> set[str]:
         elif isinstance(node, (ast.Assign, ast.AugAssign, ast.AnnAssign)):
             targets = node.targets if isinstance(node, ast.Assign) else [node.target]
             if any(isinstance(t, ast.Name) and t.id == "__all__" for t in targets) and node.value is not None:
-                strings += [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                strings += [
+                    c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                ]
         if isinstance(node, (ast.arg, ast.AnnAssign, ast.FunctionDef, ast.AsyncFunctionDef)):
-            annotation = node.annotation if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else node.returns
+            annotation = (
+                node.annotation if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) else node.returns
+            )
             if annotation is not None:
-                strings += [c.value for c in ast.walk(annotation) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
+                strings += [
+                    c.value for c in ast.walk(annotation) if isinstance(c, ast.Constant) and isinstance(c.value, str)
+                ]
     for text in strings:
         used |= names & set(re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text))
     return used
@@ -161,7 +170,8 @@ class _AliasesOf:
 class _RemoveImports(RemoveImportsVisitor):
     """RemoveImportsVisitor with its usage analysis answered by `_still_used`."""
 
-    METADATA_DEPENDENCIES = ()
+    # No provider: `_still_used` answers the usage questions the scope analysis would.
+    METADATA_DEPENDENCIES = ()  # type: ignore[misc,assignment]  # libcst's stub: a one-provider tuple
 
     def __init__(self, context: CodemodContext, unused: set[str], prune: _Prune | None = None) -> None:
         super().__init__(context)
@@ -169,7 +179,7 @@ class _RemoveImports(RemoveImportsVisitor):
         self._prune = prune
 
     def visit_Module(self, node: cst.Module) -> None:
-        self._unused_imports = _AliasesOf(self._unused_names)  # type: ignore[assignment]
+        self._unused_imports = _AliasesOf(self._unused_names)  # type: ignore[assignment]  # its set, stood in for
         # Marker nodes by id; holding the nodes keeps their ids from being reused by new nodes.
         self._emptied: dict[int, cst.SimpleStatementLine] = {}
 
@@ -194,21 +204,23 @@ class _RemoveImports(RemoveImportsVisitor):
         return super().on_visit(node) and _statements_only(node) and (self._prune is None or self._prune(node))
 
 
-def _hand_on_lines(block, emptied: dict[int, cst.SimpleStatementLine], top: bool):  # type: ignore[no-untyped-def]
+def _hand_on_lines(block: _Block, emptied: dict[int, cst.SimpleStatementLine], top: bool) -> _Block:
     """Drops the emptied import lines of `block`, handing their leading lines to what follows:
     comments always; blank lines so that a separation stays (`import os` / blank / removed /
     `import numpy` keeps its blank line) without doubling one, and none at the top of a file."""
     if not any(emptied.get(id(s)) is s for s in block.body):
         return block
-    out: list[cst.BaseStatement] = []
+    out: list[cst.SimpleStatementLine | cst.BaseCompoundStatement] = []
     carry: list[cst.EmptyLine] = []
     for statement in block.body:
-        if emptied.get(id(statement)) is statement:
-            carry += list(statement.leading_lines)
-            trailing = statement.trailing_whitespace.comment
+        marker = emptied.get(id(statement))
+        if marker is not None and marker is statement:
+            carry += list(marker.leading_lines)
+            trailing = marker.trailing_whitespace.comment
             if trailing is not None:  # `import x  # why`: the comment stays, on a line of its own
                 carry.append(cst.EmptyLine(comment=trailing))
             continue
+        assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         if carry:
             statement = statement.with_changes(leading_lines=_merge_lines(carry, list(statement.leading_lines)))
             carry = []
@@ -294,7 +306,7 @@ class _DropEmptyImportFallbacks(cst.CSTTransformer):
             and updated_node.finalbody is None
             and all(
                 h.type is not None
-                and cst.Module(body=[]).code_for_node(h.type) in {"ImportError", "ModuleNotFoundError", "(ImportError, AttributeError)"}
+                and code_of(h.type) in {"ImportError", "ModuleNotFoundError", "(ImportError, AttributeError)"}
                 and _only_pass(h.body)
                 for h in updated_node.handlers
             )

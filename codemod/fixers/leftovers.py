@@ -13,10 +13,11 @@ from __future__ import annotations
 import re
 
 import libcst as cst
+from libcst.metadata import BaseAssignment
 
 from .._tree import dotted_name
+from ..fix_context import FixContext
 from ..recognise import _HELPER_FUNCTIONS, _WRAPPER_NAMES, MULTI_GPU_MODEL_NAMES, local_helper_definitions
-from .context import FixContext
 
 __all__ = ["fix"]
 
@@ -143,7 +144,7 @@ def _project_module(ctx: FixContext, func: cst.Name) -> str | None:
         if isinstance(node, cst.Import):
             for alias in node.names:
                 module = dotted_name(alias.name)
-                bound = alias.asname.name.value if alias.asname else module.split(".", 1)[0]  # type: ignore[union-attr]
+                bound = alias.evaluated_alias if alias.asname else module.split(".", 1)[0]
                 if bound == func.value and module.split(".", 1)[0] not in _LIBRARIES:
                     return module
     return None
@@ -155,7 +156,7 @@ def _keras_shaped(call: cst.Call) -> bool:
     return 1 <= len(positional) + ("model" in keywords) and len(positional) <= 4 and keywords <= _KERAS_KEYWORDS
 
 
-def _assignments(ctx: FixContext, name: cst.Name) -> list:  # type: ignore[type-arg]
+def _assignments(ctx: FixContext, name: cst.Name) -> list[BaseAssignment]:
     scope = ctx.tree.scopes.get(name)
     if scope is None:
         return []

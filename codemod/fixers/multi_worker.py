@@ -22,16 +22,17 @@ Runs after every other fixer, on the plan they built (only when asked for):
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
 
-from .context import FixContext
+from .._tree import code_of
+from ..fix_context import FixContext, contains, subtree
 
-__all__ = ["STRATEGIES", "Pending", "fix", "finish"]
+__all__ = ["Pending", "fix", "finish"]
 
-STRATEGIES = ("mirrored", "multi-worker")
 _NOTE = "# multi-gpu-codemod:"
 _HOIST_NOTE = (
     "# multi-gpu-codemod: MultiWorkerMirroredStrategy must exist before TensorFlow's first op: "
@@ -71,7 +72,18 @@ class Pending:
     helper: str | None = None
 
 
-def fix(ctx: FixContext) -> Pending:
+def fix(ctx: FixContext) -> None:
+    """With `--strategy multi-worker`: converts the planned strategy lines, then has `finish` hoist
+    them and add the `_chief_path` helper once the plan is applied."""
+    if ctx.strategy != "multi-worker":
+        return
+    pending = _convert_strategies(ctx)
+    if pending.hoist or pending.helper is not None:
+        ctx.finishers.append(functools.partial(finish, pending=pending))
+
+
+def _convert_strategies(ctx: FixContext) -> Pending:
+    """MirroredStrategy regions -> MultiWorkerMirroredStrategy, chief-aware save paths."""
     pending = Pending()
     if not ctx.plan.regions:
         return pending
@@ -82,7 +94,7 @@ def fix(ctx: FixContext) -> Pending:
         if not region.expression.startswith(mirrored):
             continue
         statements = region.block.body[region.start:region.end + 1]
-        sites = [s for s in ctx.rewritten if any(_contains(ctx, s.call, st) for st in statements)]
+        sites = [s for s in ctx.rewritten if any(contains(ctx.tree, st, s.call) for st in statements)]
         where = sites[0].call if sites else statements[0]
         if region.expression != f"{tf}.distribute.MirroredStrategy()":
             counts = [" ".join(ctx.tree.code(s.gpus).split()) for s in sites if s.gpus is not None]
@@ -112,10 +124,6 @@ def fix(ctx: FixContext) -> Pending:
     return pending
 
 
-def _contains(ctx: FixContext, inner: cst.CSTNode, outer: cst.CSTNode) -> bool:
-    return inner is outer or any(a is outer for a in ctx.tree.ancestors(inner))
-
-
 def _helper_name(ctx: FixContext) -> str:
     taken = ctx.names_in_use()
     return next(n for n in ["_chief_path", *(f"_chief_path_{i}" for i in range(2, 1000))] if n not in taken)
@@ -134,7 +142,7 @@ def _save_kind(ctx: FixContext, call: cst.Call, receivers: set[str]) -> tuple[in
     tree, func = ctx.tree, call.func
     if isinstance(func, cst.Attribute) and func.attr.value in _SAVE_METHODS:
         receiver = ctx.plan.nodes.get(id(func.value), func.value)
-        if tree.code(func.value) in receivers or _code(receiver) in receivers:
+        if tree.code(func.value) in receivers or code_of(receiver) in receivers:
             return 0, ("filepath",)
         return None
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
@@ -147,10 +155,6 @@ def _save_kind(ctx: FixContext, call: cst.Call, receivers: set[str]) -> tuple[in
         if first is not None and tree.code(first) in receivers:
             return 1, ("filepath", "export_dir")
     return None
-
-
-def _code(node: cst.CSTNode) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def _chief_saves(ctx: FixContext, pending: Pending) -> None:
@@ -176,8 +180,7 @@ def _chief_saves(ctx: FixContext, pending: Pending) -> None:
             ))
             continue
         arg = _path_arg(current, *kind)
-        inner = list(_descendants(arg.value)) if arg is not None else []
-        if arg is None or any(a.star for a in current.args) or any(id(n) in edited for n in [arg.value, *inner]):
+        if arg is None or any(a.star for a in current.args) or any(id(n) in edited for n in subtree(arg.value)):
             ctx.report(call, "MGPU702", (
                 f"cannot find the path of `{what}`: every worker must call it and only the chief may keep "
                 "the file: wrap the path in `_chief_path(...)` by hand (see MIGRATION.md, \"Going multi-machine\")."
@@ -191,14 +194,6 @@ def _chief_saves(ctx: FixContext, pending: Pending) -> None:
             ctx.plan.nodes[id(call)] = current.with_changes(args=new_args)
         else:
             ctx.plan.nodes[id(arg.value)] = wrapped
-
-
-def _descendants(node: cst.CSTNode):  # type: ignore[no-untyped-def]
-    stack = list(node.children)
-    while stack:
-        current = stack.pop()
-        yield current
-        stack.extend(current.children)
 
 
 def _has_import(statement: cst.CSTNode) -> bool:
@@ -241,7 +236,7 @@ def finish(module: cst.Module, pending: Pending) -> cst.Module:
             continue
         statement = body[index]
         lines = list(statement.leading_lines)
-        notes = []
+        notes: list[cst.EmptyLine] = []
         while lines and lines[-1].comment is not None and lines[-1].comment.value.startswith(_NOTE):
             notes.insert(0, lines.pop())
         after = body[index + 1] if index + 1 < len(body) else None
@@ -273,7 +268,9 @@ def finish(module: cst.Module, pending: Pending) -> cst.Module:
                     break
                 blanks += 1
             missing = max(0, 2 - blanks)
-            body[at + 1] = following.with_changes(leading_lines=[*(_blank() for _ in range(missing)), *following.leading_lines])
+            body[at + 1] = following.with_changes(
+                leading_lines=[*(_blank() for _ in range(missing)), *following.leading_lines]
+            )
     return module.with_changes(body=body)
 
 

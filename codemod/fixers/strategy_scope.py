@@ -7,34 +7,29 @@ template where scope analysis proves it safe, else kept as an alias of it.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import Block, Tree, bound_names, binds, dotted_name, used_names, walk_same_scope
+from .. import fallbacks
+from .._tree import Block, Tree, binds, bound_names, dotted_name, used_names, walk_same_scope
+from ..construction import (
+    construction_start,
+    dependency_statements,
+    makes_layers,
+    object_reads,
+    outer_construction,
+    plain_uses,
+)
+from ..fix_context import FixContext, contains, subtree
 from ..plan import Region
 from ..recognise import Site
-from . import fallbacks, gpus
-from .context import FixContext
+from ..strategy_expression import dropped_notes, strategy_expression, surely_int
 
 __all__ = ["fix"]
 
-# Calls that compute plain values, not layers: names bound by them do not drag their
-# statement under the scope (keeps `num_classes = len(labels)` outside).
-_VALUE_CALLS = {
-    "len", "int", "float", "str", "bool", "range", "list", "tuple", "dict", "set", "sorted",
-    "min", "max", "sum", "abs", "round", "print", "open", "getattr", "zip", "enumerate",
-}
-_VALUE_ROOTS = {"np", "numpy", "os", "sys", "argparse", "parser", "args", "pd", "json", "math", "random", "time", "glob", "config", "cfg", "FLAGS", "flags"}
-# Methods that return settings or text whatever they are called on (`ap.parse_args()`,
-# `'{}'.format(n)`): they create no variables.
-_VALUE_METHODS = {
-    "parse_args", "parse_known_args", "add_argument", "add_argument_group", "ArgumentParser",
-    "format", "join", "split", "strip", "replace", "lower", "upper", "startswith", "endswith",
-}
-# Attributes through which a model hands its layers/tensors to another model.
-_MODEL_PARTS = {"output", "outputs", "input", "inputs", "layers", "get_layer", "get_output_at", "get_input_at"}
 # compile arguments that may carry objects owning variables (optimizers, metric objects).
 _VARIABLE_ARGS = ("optimizer", "metrics", "weighted_metrics")
 
@@ -53,6 +48,7 @@ class _Planned:
     unwrap: list[cst.CSTNode] = field(default_factory=list)
     hoisted: list[cst.BaseStatement] = field(default_factory=list)
     definitions: list[cst.BaseStatement] = field(default_factory=list)
+    site_followers: list[_Planned] = field(default_factory=list)  # sites sharing this one's strategy
 
 
 def fix(ctx: FixContext) -> None:
@@ -68,6 +64,7 @@ def fix(ctx: FixContext) -> None:
 
 
 def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
+    """How one site is rewritten, or None when it is reported instead (the finding says why)."""
     tree = ctx.tree
     assert site.statement is not None and site.template is not None
     template = tree.code(site.template)
@@ -77,76 +74,24 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     else:
         fallback = fallbacks.Fallback(anchor=site.statement)
     anchor = fallback.anchor
-    guards = list(fallback.guards)
-
-    # Find the template's last binding before the site, climbing out of if/try/with/for blocks.
-    construction: tuple[Block, int] | None = None
-    for block, index in tree.block_chain(anchor):
-        for j in range(index - 1, -1, -1):
-            if binds(block.body[j], template, tree):
-                construction = (block, j)
-                break
-        if construction is not None:
-            break
+    construction = _template_construction(ctx, site, anchor, template)
     if construction is None:
-        ctx.report(site.call, "MGPU101", (
-            f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it is built, build and compile it under "
-            f"`with strategy.scope():`, and use `{template}` instead of the `{site.name}` result."
-        ))
         return None
     block0, j = construction
     built_by = block0.body[j]
-    if isinstance(built_by, (cst.FunctionDef, cst.ClassDef)) or any(
-        isinstance(n, (cst.Import, cst.ImportFrom)) for n in walk_same_scope(built_by)
-    ) and not _assigns_with_call(built_by, template, tree):
-        ctx.report(site.call, "MGPU104", (
-            f"`{template}` is bound by an import, def or class; build the model in this function under "
-            "`with strategy.scope():` by hand (see MIGRATION.md)."
-        ))
-        return None
 
     scope_node = tree.enclosing_scope_node(anchor)
-    start0 = _construction_start(tree, block0, j)
-    members: list[cst.CSTNode] = [block0.body[start0], anchor]
-    members += _outer_construction(tree, block0, start0, j, template)
-    compiles = _compiles(tree, scope_node, {template, target} - {None}, block0.body[start0], site.call)
-    for call in compiles:
-        statement = tree.statement_of(call)
-        assert statement is not None
-        members.append(statement)
-        members.extend(_dependency_statements(tree, statement, call))
-    block, start, end = _common_range(tree, members)
-    outside = _created_outside(tree, scope_node, [block0.body[start0], built_by, *compiles])
-    if outside is not None:
-        name, statement = outside
-        ctx.report(statement, "MGPU109", (
-            f"`{name}` is created here, at module level, and used by `{site.name}`'s model in "
-            f"`{cst.ensure_type(scope_node, cst.FunctionDef).name.value}` (line {tree.position(site.call)[0]}): "
-            f"the codemod cannot move it under that function's `strategy.scope()`, and variables created outside "
-            f"the scope make `fit` fail. Create `{name}` inside the function, under the scope, and rerun; the "
-            "call is left as it is meanwhile."
-        ))
+    start0 = construction_start(tree, block0, j)
+    receivers = {template} if target is None else {template, target}
+    compiles = _compiles(tree, scope_node, receivers, block0.body[start0], site.call)
+    block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles)
+    if _reported_module_object(ctx, site, scope_node, [block0.body[start0], built_by, *compiles]):
         return None
-    outside_arg = _outside_compile_argument(tree, scope_node, compiles, block.body[start:end + 1])
-    if outside_arg is not None:
-        name, node, where = outside_arg
-        function = scope_node.name.value if isinstance(scope_node, cst.FunctionDef) else "this module"
-        origin = (
-            f"`{name}` is a parameter of `{function}`: its caller creates it, outside the `strategy.scope()` "
-            "the migration would open here"
-            if where == "parameter"
-            else f"`{name}` is assigned on {where}, outside the code the codemod would move under `strategy.scope()`"
-        )
-        ctx.report(node, "MGPU110", (
-            f"{origin}, and `compile` receives it; an optimizer or metric object created outside the scope makes "
-            f"`fit` fail (\"Mixing different tf.distribute.Strategy objects\"). Create it under the same "
-            f"`strategy.scope()` as `{template}` (pass a string such as 'adam', or build it inside), then migrate "
-            f"the `{site.name}` call (line {tree.position(site.call)[0]}) by hand; it is left as it is."
-        ))
+    if _reported_outside_argument(ctx, site, template, scope_node, compiles, block.body[start:end + 1]):
         return None
     # Every `if` between the site and the block the scope goes in guards the site: where its
     # condition is false the old script ran on one device, so it caps the count (kept structure too).
-    guards += _path_guards(tree, anchor, block)
+    guards = [*fallback.guards, *_path_guards(tree, anchor, block)]
 
     if not fallback.collapsed and target == template and _empties_block(tree, site.statement):
         ctx.report(site.call, "MGPU103", (
@@ -154,47 +99,17 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
             "branch has other code (or drop the branch) and rerun, or migrate by hand."
         ))
         return None
-
-    # The strategy line goes before the construction: its inputs must exist there.
-    needed = set()
-    if site.gpus is not None:
-        needed |= used_names(site.gpus)
-    for guard in guards:
-        needed |= used_names(cst.parse_expression(guard))
-    anchor_index = next(i for i, s in enumerate(block.body) if s is anchor or _contains(tree, s, anchor))
-    late = set()
-    for statement in block.body[start:anchor_index + 1]:
-        late |= bound_names(statement)
-    late -= {target} if target else set()
-    hoisted = _hoistable(tree, block, start, anchor_index, needed & late)
-    if hoisted:
-        late -= set().union(*(bound_names(h) for h in hoisted))
-    if needed & late:
-        names = sorted(needed & late)
-        first = block.body[start]
-        assigned = " and ".join(
-            f"`{n}`, assigned on line {_binding_line(tree, block.body[start:anchor_index + 1], n)}," for n in names
-        )
-        ctx.report(site.call, "MGPU105", (
-            f"the GPU count uses {assigned} "
-            f"after line {tree.position(first)[0]}{_short_code(tree, first)} where the code the scope must "
-            f"cover starts (what builds `{template}` or its compile's arguments); assign {', '.join(f'`{n}`' for n in names)} "
-            "before that line and rerun, or migrate by hand."
-        ))
+    hoisted = _strategy_inputs_to_hoist(ctx, site, template, target, anchor, guards, block, start)
+    if hoisted is None:
         return None
 
-    notes = gpus.dropped_notes(site.dropped)
-    known_int = site.gpus is not None and gpus.surely_int(site.gpus, _IntResolver(tree, site.gpus))
-    expression = gpus.strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
-    region = block.body[start:end + 1]
-    unwrap = [
-        node
-        for node in [built_by, *tree.ancestors(built_by)]
-        if tree.is_cpu_device_with(node) and any(_contains(tree, s, node) for s in region)
-    ]
-    definitions = _movable_definitions(block, start, end, hoisted)
-    planned = _Planned(site, anchor, block, start, end, expression, notes, scope_node, unwrap=unwrap,
-                       hoisted=hoisted, definitions=definitions)
+    known_int = site.gpus is not None and surely_int(site.gpus, _IntResolver(tree, site.gpus))
+    expression = strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
+    planned = _Planned(
+        site, anchor, block, start, end, expression, dropped_notes(site.dropped), scope_node,
+        unwrap=_cpu_blocks_to_unwrap(tree, built_by, block.body[start:end + 1]),
+        hoisted=hoisted, definitions=_movable_definitions(block, start, end, hoisted),
+    )
     if not fallback.collapsed and target is not None:
         planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
     if not compiles and not _loaded(built_by):
@@ -206,7 +121,157 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     return planned
 
 
-def _movable_definitions(block: Block, start: int, end: int, hoisted: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+def _template_construction(
+    ctx: FixContext, site: Site, anchor: cst.BaseStatement, template: str
+) -> tuple[Block, int] | None:
+    """(block, index) of the call that builds the template; None when there is none to put under
+    the scope (reported: MGPU101 not bound here, MGPU104 bound by an import, def or class)."""
+    tree = ctx.tree
+    construction = _template_binding(tree, anchor, template)
+    if construction is None:
+        ctx.report(site.call, "MGPU101", (
+            f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it "
+            f"is built, build and compile it under `with strategy.scope():`, and use `{template}` instead of "
+            f"the `{site.name}` result."
+        ))
+        return None
+    block0, j = construction
+    if _bound_by_definition(tree, block0.body[j], template):
+        ctx.report(site.call, "MGPU104", (
+            f"`{template}` is bound by an import, def or class; build the model in this function under "
+            "`with strategy.scope():` by hand (see MIGRATION.md)."
+        ))
+        return None
+    return construction
+
+
+def _template_binding(tree: Tree, anchor: cst.BaseStatement, template: str) -> tuple[Block, int] | None:
+    """(block, index) of the template's last binding before the site, climbing out of
+    if/try/with/for blocks; None when the function (or module) does not bind it first."""
+    for block, index in tree.block_chain(anchor):
+        for j in range(index - 1, -1, -1):
+            if binds(block.body[j], template, tree):
+                return block, j
+    return None
+
+
+def _bound_by_definition(tree: Tree, built_by: cst.BaseStatement, template: str) -> bool:
+    """The template comes from a `def`, a `class` or an import, not from a call assigned here."""
+    if isinstance(built_by, (cst.FunctionDef, cst.ClassDef)):
+        return True
+    imports = any(isinstance(n, (cst.Import, cst.ImportFrom)) for n in walk_same_scope(built_by))
+    return imports and not _assigns_with_call(built_by, template, tree)
+
+
+def _scope_range(
+    tree: Tree, anchor: cst.BaseStatement, block0: Block, start0: int, j: int, template: str,
+    compiles: list[cst.Call],
+) -> tuple[Block, int, int]:
+    """The statements `strategy.scope()` covers: the site, the template's construction with what
+    it uses from the blocks around it, and every compile with the optimizer/metrics it is given."""
+    members: list[cst.CSTNode] = [block0.body[start0], anchor]
+    members += outer_construction(tree, block0, start0, j, template)
+    for call in compiles:
+        statement = tree.statement_of(call)
+        assert statement is not None
+        members.append(statement)
+        members.extend(dependency_statements(tree, statement, call))
+    return _common_range(tree, members)
+
+
+def _reported_module_object(ctx: FixContext, site: Site, scope_node: cst.CSTNode, nodes: list[cst.CSTNode]) -> bool:
+    """MGPU109: the function's model uses an object created at module level, outside any scope."""
+    tree = ctx.tree
+    outside = _created_outside(tree, scope_node, nodes)
+    if outside is None:
+        return False
+    name, statement = outside
+    ctx.report(statement, "MGPU109", (
+        f"`{name}` is created here, at module level, and used by `{site.name}`'s model in "
+        f"`{cst.ensure_type(scope_node, cst.FunctionDef).name.value}` (line {tree.position(site.call)[0]}): "
+        f"the codemod cannot move it under that function's `strategy.scope()`, and variables created outside "
+        f"the scope make `fit` fail. Create `{name}` inside the function, under the scope, and rerun; the "
+        "call is left as it is meanwhile."
+    ))
+    return True
+
+
+def _reported_outside_argument(
+    ctx: FixContext, site: Site, template: str, scope_node: cst.CSTNode, compiles: list[cst.Call],
+    region: Sequence[cst.BaseStatement],
+) -> bool:
+    """MGPU110: `compile` receives an optimizer or metric object created outside the scope's range."""
+    tree = ctx.tree
+    outside_arg = _outside_compile_argument(tree, scope_node, compiles, region)
+    if outside_arg is None:
+        return False
+    name, node, where = outside_arg
+    function = scope_node.name.value if isinstance(scope_node, cst.FunctionDef) else "this module"
+    origin = (
+        f"`{name}` is a parameter of `{function}`: its caller creates it, outside the `strategy.scope()` "
+        "the migration would open here"
+        if where == "parameter"
+        else f"`{name}` is assigned on {where}, outside the code the codemod would move under `strategy.scope()`"
+    )
+    ctx.report(node, "MGPU110", (
+        f"{origin}, and `compile` receives it; an optimizer or metric object created outside the scope makes "
+        f"`fit` fail (\"Mixing different tf.distribute.Strategy objects\"). Create it under the same "
+        f"`strategy.scope()` as `{template}` (pass a string such as 'adam', or build it inside), then migrate "
+        f"the `{site.name}` call (line {tree.position(site.call)[0]}) by hand; it is left as it is."
+    ))
+    return True
+
+
+def _strategy_inputs_to_hoist(
+    ctx: FixContext, site: Site, template: str, target: str | None, anchor: cst.BaseStatement,
+    guards: list[str], block: Block, start: int,
+) -> list[cst.BaseStatement] | None:
+    """The strategy line goes before the construction, so its inputs (the `gpus` value, the guards)
+    must exist there: the plain settings assigned inside the range, moved above it. None when
+    one cannot move (reported, MGPU105)."""
+    tree = ctx.tree
+    needed = set()
+    if site.gpus is not None:
+        needed |= used_names(site.gpus)
+    for guard in guards:
+        needed |= used_names(cst.parse_expression(guard))
+    anchor_index = next(i for i, s in enumerate(block.body) if s is anchor or contains(tree, s, anchor))
+    late = set()
+    for statement in block.body[start:anchor_index + 1]:
+        late |= bound_names(statement)
+    late -= {target} if target else set()
+    hoisted = _hoistable(tree, block, start, anchor_index, needed & late)
+    if hoisted:
+        late -= set().union(*(bound_names(h) for h in hoisted))
+    if not needed & late:
+        return hoisted
+    names = sorted(needed & late)
+    first = block.body[start]
+    assigned = " and ".join(
+        f"`{n}`, assigned on line {_binding_line(tree, block.body[start:anchor_index + 1], n)}," for n in names
+    )
+    ctx.report(site.call, "MGPU105", (
+        f"the GPU count uses {assigned} "
+        f"after line {tree.position(first)[0]}{_short_code(tree, first)} where the code the scope must "
+        f"cover starts (what builds `{template}` or its compile's arguments); assign "
+        f"{', '.join(f'`{n}`' for n in names)} before that line and rerun, or migrate by hand."
+    ))
+    return None
+
+
+def _cpu_blocks_to_unwrap(tree: Tree, built_by: cst.CSTNode, region: Sequence[cst.BaseStatement]) -> list[cst.CSTNode]:
+    """The `with tf.device('/cpu:0'):` blocks around the construction, inside the scope's range:
+    the strategy places the variables now."""
+    return [
+        node
+        for node in [built_by, *tree.ancestors(built_by)]
+        if tree.is_cpu_device_with(node) and any(contains(tree, s, node) for s in region)
+    ]
+
+
+def _movable_definitions(
+    block: Block, start: int, end: int, hoisted: list[cst.BaseStatement]
+) -> list[cst.BaseStatement]:
     """The `def`s and `class`es inside the range that can move above the strategy line (they
     create no variables): their decorators, defaults and bases read nothing the range binds
     before them, and nothing else in the range rebinds their name."""
@@ -231,20 +296,22 @@ def _movable_definitions(block: Block, start: int, end: int, hoisted: list[cst.B
     return chosen
 
 
-def _binding_line(tree: Tree, statements: list[cst.BaseStatement], name: str) -> int:
+def _binding_line(tree: Tree, statements: Sequence[cst.BaseStatement], name: str) -> int:
     """The line of the innermost statement among `statements` that assigns `name`."""
     for statement in statements:
         if name not in bound_names(statement) and not any(
             isinstance(n, cst.SimpleStatementLine) and name in bound_names(n) for n in walk_same_scope(statement)
         ):
             continue
-        inner = [n for n in walk_same_scope(statement) if isinstance(n, cst.SimpleStatementLine) and name in bound_names(n)]
+        inner = [
+            n for n in walk_same_scope(statement) if isinstance(n, cst.SimpleStatementLine) and name in bound_names(n)
+        ]
         return tree.position(inner[0] if inner else statement)[0]
     return tree.position(statements[0])[0]
 
 
 def _outside_compile_argument(
-    tree: Tree, scope_node: cst.CSTNode, compiles: list[cst.Call], region: list[cst.BaseStatement]
+    tree: Tree, scope_node: cst.CSTNode, compiles: list[cst.Call], region: Sequence[cst.BaseStatement]
 ) -> tuple[str, cst.CSTNode, str] | None:
     """A name passed to `compile` as optimizer or metrics that the scope will not cover: a
     parameter of the function (its caller creates the object) or a value assigned outside the
@@ -256,11 +323,13 @@ def _outside_compile_argument(
         for star in (p.star_arg, p.star_kwarg):
             if isinstance(star, cst.Param):
                 params.add(star.name.value)
-    inside = {id(n) for statement in region for n in _all_nodes(statement)}
+    inside = {id(n) for statement in region for n in subtree(statement)}
     for call in compiles:
         for position, arg in enumerate(call.args):
             keyword = arg.keyword.value if arg.keyword is not None else None
-            if not (keyword in _VARIABLE_ARGS or (keyword is None and position == 0) or (keyword is None and position == 2)):
+            if not (
+                keyword in _VARIABLE_ARGS or (keyword is None and position == 0) or (keyword is None and position == 2)
+            ):
                 continue
             for name in _passed_objects(arg.value):
                 if name.value in {"None", "True", "False"}:
@@ -268,13 +337,15 @@ def _outside_compile_argument(
                 scope = tree.scopes.get(name)
                 if scope is None:
                     continue
-                assignments = [a for a in scope.assignments[name.value] if getattr(a, "node", None) is not None]
-                local_inside = [a for a in assignments if id(a.node) in inside]
+                bound = [getattr(a, "node", None) for a in scope.assignments[name.value]]
+                nodes = [node for node in bound if node is not None]
+                local_inside = [node for node in nodes if id(node) in inside]
                 if name.value in params and not local_inside:
                     return name.value, name, "parameter"
-                for assignment in assignments:
-                    node = assignment.node
-                    if id(node) in inside or isinstance(node, (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)):
+                for node in nodes:
+                    if id(node) in inside or isinstance(
+                        node, (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)
+                    ):
                         continue
                     statement = tree.statement_of(node)
                     if statement is None or tree.enclosing_scope_node(statement) is not scope_node:
@@ -297,16 +368,6 @@ def _passed_objects(value: cst.BaseExpression) -> list[cst.Name]:
     return []
 
 
-def _all_nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(current.children)
-    return found
-
-
 def _constant_assignment(statement: cst.CSTNode) -> bool:
     """`opt = 'adam'`, `metrics = ['accuracy']`: no object is created."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
@@ -323,10 +384,6 @@ def _assigns_with_call(statement: cst.CSTNode, template: str, tree: Tree) -> boo
         isinstance(n, cst.Assign) and any(tree.code(t.target) == template for t in n.targets)
         for n in walk_same_scope(statement)
     )
-
-
-def _contains(tree: Tree, outer: cst.CSTNode, inner: cst.CSTNode) -> bool:
-    return inner is outer or any(a is outer for a in tree.ancestors(inner))
 
 
 def _path_guards(tree: Tree, anchor: cst.CSTNode, block0: Block) -> list[str]:
@@ -353,12 +410,12 @@ class _IntResolver:
         self.tree = tree
         self.root = root
         self.seen: set[str] = set()
-        self._int_options: set[str] | None = None
+        self._int_options: set[str | bytes] | None = None
 
     def __call__(self, node: cst.BaseExpression) -> bool:
         if isinstance(node, cst.Name):
             return self._name(node)
-        option = None
+        option: str | bytes | None = None
         if isinstance(node, cst.Attribute):
             option = node.attr.value
         elif isinstance(node, cst.Subscript) and len(node.slice) == 1:
@@ -382,29 +439,41 @@ class _IntResolver:
             parent = self.tree.parent(target) if target is not None else None
             if isinstance(parent, cst.Param):
                 annotation = parent.annotation
-                if not (annotation is not None and isinstance(annotation.annotation, cst.Name) and annotation.annotation.value == "int"):
+                if not (
+                    annotation is not None
+                    and isinstance(annotation.annotation, cst.Name)
+                    and annotation.annotation.value == "int"
+                ):
                     return False
                 continue
             if isinstance(parent, cst.AssignTarget):
                 assign = self.tree.parent(parent)
-                if isinstance(assign, cst.Assign) and gpus.surely_int(assign.value, self):
+                if isinstance(assign, cst.Assign) and surely_int(assign.value, self):
                     continue
             return False
         return True
 
-    def int_options(self) -> set[str]:
+    def int_options(self) -> set[str | bytes]:
         if self._int_options is None:
-            found = set()
+            found: set[str | bytes] = set()
             for call in self.tree.all(cst.Call):
                 assert isinstance(call, cst.Call)
                 if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
                     continue
                 keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
                 kind = keywords.get("type")
-                if not (isinstance(kind, cst.Name) and kind.value == "int") or "nargs" in keywords or "action" in keywords:
+                if (
+                    not (isinstance(kind, cst.Name) and kind.value == "int")
+                    or "nargs" in keywords
+                    or "action" in keywords
+                ):
                     continue
                 dest = keywords.get("dest")
-                names = [a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+                names = [
+                    a.value.evaluated_value
+                    for a in call.args
+                    if a.keyword is None and isinstance(a.value, cst.SimpleString)
+                ]
                 if isinstance(dest, cst.SimpleString):
                     found.add(dest.evaluated_value)
                 elif names:
@@ -432,47 +501,6 @@ def _loaded(statement: cst.CSTNode) -> bool:
     return bool(m.findall(statement, m.Call(func=m.Name("load_model") | m.Attribute(attr=m.Name("load_model")))))
 
 
-def _makes_layers(value: cst.CSTNode) -> bool:
-    """True unless every call in `value` is a plain-value call (`len(...)`, `np.load(...)`...)."""
-    calls = m.findall(value, m.Call())
-    if not calls:
-        return False
-    for call in calls:
-        func = call.func  # type: ignore[attr-defined]
-        root = func
-        while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
-            root = root.value if not isinstance(root, cst.Call) else root.func
-        name = root.value if isinstance(root, cst.Name) else ""
-        if isinstance(func, cst.Name) and name in _VALUE_CALLS:
-            continue
-        if isinstance(func, cst.Attribute) and (name in _VALUE_ROOTS or func.attr.value in _VALUE_METHODS):
-            continue
-        if isinstance(func, cst.Name) and func.value in _VALUE_METHODS:
-            continue
-        return True
-    return False
-
-
-def _construction_start(tree: Tree, block: Block, j: int) -> int:
-    """First statement of the template's construction: follows the layers/tensors it uses."""
-    start = j
-    wanted = _plain_uses(block.body[j]) | _object_reads(block.body[j])
-    for k in range(j - 1, -1, -1):
-        statement = block.body[k]
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
-            continue
-        names = bound_names(statement) & wanted
-        if names and (_makes_layers(statement) or _is_alias(statement)):
-            start = k
-            wanted |= _plain_uses(statement) | _object_reads(statement)
-    return start
-
-
-def _is_alias(statement: cst.CSTNode) -> bool:
-    """`serial = net`: one name passed on under another."""
-    return m.matches(statement, m.SimpleStatementLine(body=[m.Assign(value=m.Name())]))
-
-
 def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str]) -> list[cst.BaseStatement]:
     """The statements binding `names` between `start` and `stop`, when each is a one-target plain
     assignment (`gpus = 2`, `n = len(ids)`) reading nothing bound before it in that range: moving
@@ -484,26 +512,36 @@ def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str])
     for statement in block.body[start:stop + 1]:
         binding = bound_names(statement) & names
         if binding:
-            simple = (
-                isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
-                and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
-                and isinstance(statement.body[0].targets[0].target, cst.Name)
-            )
-            if not simple or _makes_layers(statement) or used_names(statement.body[0].value) & bound_before:
+            one = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            small = statement.body[0] if one and isinstance(statement, cst.SimpleStatementLine) else None
+            if (
+                not (
+                    isinstance(small, cst.Assign)
+                    and len(small.targets) == 1
+                    and isinstance(small.targets[0].target, cst.Name)
+                )
+                or makes_layers(statement)
+                or used_names(small.value) & bound_before
+            ):
                 return []
             chosen.append(statement)
         bound_before |= bound_names(statement)
     return chosen if set().union(*(bound_names(c) for c in chosen)) == names else []
 
 
-def _created_outside(tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNode]) -> tuple[str, cst.BaseStatement] | None:
+def _created_outside(
+    tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNode]
+) -> tuple[str, cst.BaseStatement] | None:
     """A module-level name, bound by a statement that creates objects (`OPT = Adam()`,
     `shared = Dense(4)`), that a function's template construction or compile reads."""
     if not isinstance(scope_node, cst.FunctionDef):
         return None
     for node in nodes:
-        plain = _plain_uses(node) | _object_reads(node)
-        reads = [n for n in m.findall(node, m.Name()) if n.value in plain and not _is_attr_name(tree, n)]
+        plain = plain_uses(node) | object_reads(node)
+        reads = [
+            n for n in m.findall(node, m.Name())
+            if isinstance(n, cst.Name) and n.value in plain and not _is_attr_name(tree, n)
+        ]
         for name in reads:
             scope = tree.scopes.get(name)
             if scope is None or name.value in scope.assignments:
@@ -513,7 +551,11 @@ def _created_outside(tree: Tree, scope_node: cst.CSTNode, nodes: list[cst.CSTNod
                 if target is None or isinstance(target, (cst.Import, cst.ImportFrom, cst.FunctionDef, cst.ClassDef)):
                     continue
                 statement = tree.statement_of(target)
-                if statement is not None and tree.enclosing_scope_node(statement) is tree.module and _constructs(statement):
+                if (
+                    statement is not None
+                    and tree.enclosing_scope_node(statement) is tree.module
+                    and _constructs(statement)
+                ):
                     return name.value, statement
     return None
 
@@ -525,7 +567,7 @@ def _constructs(statement: cst.CSTNode) -> bool:
             and isinstance(statement.body[0], (cst.Assign, cst.AnnAssign))):
         return False
     value = statement.body[0].value
-    if not isinstance(value, cst.Call) or not _makes_layers(statement):
+    if not isinstance(value, cst.Call) or not makes_layers(statement):
         return False
     name = dotted_name(value.func).rsplit(".", 1)[-1]
     return name[:1].isupper()
@@ -534,60 +576,6 @@ def _constructs(statement: cst.CSTNode) -> bool:
 def _is_attr_name(tree: Tree, name: cst.Name) -> bool:
     parent = tree.parent(name)
     return isinstance(parent, cst.Attribute) and parent.attr is name
-
-
-def _outer_construction(tree: Tree, block: Block, start: int, j: int, template: str) -> list[cst.BaseStatement]:
-    """Statements in the blocks around a construction made inside an `if`/`try`/`with` that build
-    what it uses (`inp = Input(...)` above an `if` whose branch builds `Model(inp, out)`), or an
-    earlier template the branch may not replace (`model = Model(...)` above a `try` that reloads it).
-    Variables they create must exist under the scope too."""
-    wanted = {template}
-    for statement in block.body[start:j + 1]:
-        wanted |= _plain_uses(statement) | _object_reads(statement)
-    found: list[cst.BaseStatement] = []
-    for outer, index in tree.block_chain(block.body[start])[1:]:
-        for k in range(index - 1, -1, -1):
-            statement = outer.body[k]
-            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
-                continue
-            if bound_names(statement) & wanted and (_makes_layers(statement) or _is_alias(statement)):
-                found.append(statement)
-                wanted |= _plain_uses(statement) | _object_reads(statement)
-    return found
-
-
-def _plain_uses(node: cst.CSTNode) -> set[str]:
-    """Names used bare (not `args.x`), as call arguments or callees, or assigned on (`serial =
-    net`): where layers/tensors flow."""
-    names = set()
-    for call in m.findall(node, m.Call()):
-        for arg in call.args:  # type: ignore[attr-defined]
-            names |= {n.value for n in m.findall(arg.value, m.Name()) if not _is_attr_value(arg.value, n)}
-        if isinstance(call.func, cst.Name):  # type: ignore[attr-defined]
-            names.add(call.func.value)  # type: ignore[attr-defined]
-    for assign in m.findall(node, m.Assign(value=m.Name())):
-        names.add(cst.ensure_type(assign.value, cst.Name).value)  # type: ignore[attr-defined]
-    return names
-
-
-def _object_reads(node: cst.CSTNode) -> set[str]:
-    """Names whose model parts are read (`backbone.output`, `base.layers[-1]`,
-    `enc.get_layer('x')`): the model they name owns layers the template uses. Data read the
-    same way (`x_train.shape`) is not followed."""
-    names = set()
-    for attribute in m.findall(node, m.Attribute(value=m.Name())):
-        attribute = cst.ensure_type(attribute, cst.Attribute)
-        root = cst.ensure_type(attribute.value, cst.Name).value
-        if root not in _VALUE_ROOTS and attribute.attr.value in _MODEL_PARTS:
-            names.add(root)
-    return names
-
-
-
-def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
-    """`args.x` or `cfg['classes']`: a setting read from `name`, not a layer or tensor flowing."""
-    return bool(m.findall(root, m.Attribute(value=m.Name(name.value)) | m.Subscript(
-        value=m.Name(name.value), slice=[m.SubscriptElement(slice=m.Index(value=m.SimpleString()))])))
 
 
 def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: cst.CSTNode,
@@ -607,7 +595,7 @@ def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: c
                 if (
                     code in receivers
                     and order > site_order
-                    and not _contains(tree, site_call, target_node)
+                    and not contains(tree, site_call, target_node)
                     and not _sibling_branch(tree, target_node, site_call)
                 ):
                     statement = tree.statement_of(target_node)
@@ -627,29 +615,13 @@ def _compiles(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], after: c
     return found
 
 
-def _dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Call) -> list[cst.BaseStatement]:
-    """Statements before a compile, in its block, that build the optimizer/metrics it is given."""
-    wanted = set()
-    for arg in call.args:
-        wanted |= {n.value for n in m.findall(arg.value, m.Name())}
-    found = []
-    # Climbing out of the `if`/`try` the compile sits in: `opt = Adam()` above the `if` counts too.
-    for block, index in tree.block_chain(statement):
-        for k in range(index - 1, -1, -1):
-            candidate = block.body[k]
-            if isinstance(candidate, (cst.FunctionDef, cst.ClassDef)):
-                continue
-            if bound_names(candidate) & wanted and _makes_layers(candidate) and not m.findall(candidate, m.Import() | m.ImportFrom()):
-                found.append(candidate)
-                wanted |= used_names(candidate)
-    return found
-
-
 def _common_range(tree: Tree, members: list[cst.CSTNode]) -> tuple[Block, int, int]:
     """The innermost block holding all `members`, and the index range they span there."""
     chains = []
     for member in members:
-        statement = member if isinstance(tree.parent(member), (cst.Module, cst.IndentedBlock)) else tree.statement_of(member)
+        statement = (
+            member if isinstance(tree.parent(member), (cst.Module, cst.IndentedBlock)) else tree.statement_of(member)
+        )
         assert isinstance(statement, cst.BaseStatement)
         chains.append(tree.block_chain(statement))
     common = [block for block, _ in chains[0] if all(any(b is block for b, _ in c) for c in chains[1:])]
@@ -675,7 +647,7 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
     kept: list[_Planned] = []
     dropped: set[int] = set()
     for item in planned:
-        clash = None
+        clash: _Planned | str | None = None
         for other in kept:
             if other.block is item.block and not (item.start > other.end or item.end < other.start):
                 if other.expression != item.expression:
@@ -684,7 +656,7 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
                 other.start, other.end = min(other.start, item.start), max(other.end, item.end)
                 other.notes += [n for n in item.notes if n not in other.notes]
                 other.unwrap += item.unwrap
-                other.site_followers.append(item)  # type: ignore[attr-defined]
+                other.site_followers.append(item)
                 clash = "merged"
                 break
             if _nested(ctx.tree, other, item) or _nested(ctx.tree, item, other):
@@ -694,19 +666,22 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
             continue
         if clash is not None:
             assert isinstance(clash, _Planned)
-            for this, that in ((item, clash), *((p, item) for p in [clash, *clash.site_followers])):  # type: ignore[attr-defined]
+            for this, that in ((item, clash), *((p, item) for p in [clash, *clash.site_followers])):
                 if id(this) in dropped and this is not item:
                     continue
                 dropped.add(id(this))
                 mine, theirs = _gpus_text(ctx.tree, this.site), _gpus_text(ctx.tree, that.site)
-                differ = f"`{mine}` here, `{theirs}` there" if mine != theirs else f"`{mine}` in both, under different conditions"
+                differ = (
+                    f"`{mine}` here, `{theirs}` there"
+                    if mine != theirs
+                    else f"`{mine}` in both, under different conditions"
+                )
                 ctx.report(this.site.call, "MGPU104", (
                     f"this `{this.site.name}` site and the one at line {ctx.tree.position(that.site.call)[0]} "
                     f"share the code the scope would cover but need different strategies ({differ}); create one "
                     "`tf.distribute.MirroredStrategy` for both models and build them under its scope by hand."
                 ))
             continue
-        item.site_followers = []  # type: ignore[attr-defined]
         kept.append(item)
     return [item for item in kept if id(item) not in dropped]
 
@@ -715,7 +690,7 @@ def _nested(tree: Tree, outer: _Planned, inner: _Planned) -> bool:
     if outer.block is inner.block:
         return False
     statements = outer.block.body[outer.start:outer.end + 1]
-    return any(_contains(tree, s, inner.block) for s in statements)
+    return any(contains(tree, s, inner.block) for s in statements)
 
 
 def _commit(ctx: FixContext, item: _Planned) -> None:
@@ -732,7 +707,7 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
     ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted))
     for node in item.unwrap:
         ctx.plan.unwrap.add(id(node))
-    for planned in [item, *item.site_followers]:  # type: ignore[attr-defined]
+    for planned in [item, *item.site_followers]:
         _replace_site(ctx, planned)
 
 
@@ -758,7 +733,6 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         ctx.plan.statements[id(item.anchor)] = None
         for access in accesses:
             ctx.plan.nodes[id(access)] = site.template.deep_clone()
-        ctx.renamed[id(site)] = True
     else:
         alias = cst.parse_statement(f"{target} = {template}\n")
         ctx.plan.statements[id(item.anchor)] = alias
@@ -784,9 +758,15 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
             "nothing in it needs the old wrapper any more."
         )
     if isinstance(kept, cst.Try):
-        plain = f"the `except` branch (line {tree.position(kept.handlers[0])[0]})" if kept.handlers else "the code after it"
-    elif tree.parent(branch) is kept:
-        plain = f"the `else`/`elif` branch (line {tree.position(kept.orelse)[0]})" if kept.orelse is not None else "the code after it"
+        plain = (
+            f"the `except` branch (line {tree.position(kept.handlers[0])[0]})" if kept.handlers else "the code after it"
+        )
+    elif isinstance(kept, cst.If) and tree.parent(branch) is kept:
+        plain = (
+            f"the `else`/`elif` branch (line {tree.position(kept.orelse)[0]})"
+            if kept.orelse is not None
+            else "the code after it"
+        )
     else:
         plain = f"the `if` branch (line {tree.position(kept)[0]})"
     shown = others or besides  # a branch that only adds a `print` is still not a plain fallback

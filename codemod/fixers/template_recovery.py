@@ -14,8 +14,9 @@ import re
 import libcst as cst
 import libcst.matchers as m
 
-from .._tree import dotted_name, walk_same_scope
-from .context import FixContext
+from .._tree import Tree, dotted_name, walk_same_scope
+from ..fix_context import FixContext
+from ..recognise import Site
 
 __all__ = ["fix"]
 
@@ -57,7 +58,7 @@ def fix(ctx: FixContext) -> None:
                     ))
             elif attr == "get_layer" and isinstance(outer, cst.Call) and outer.func is parent:
                 arg = outer.args[0].value if len(outer.args) == 1 else None
-                if isinstance(arg, cst.SimpleString) and _TEMPLATE_LAYER_NAME.match(arg.evaluated_value):
+                if isinstance(arg, cst.SimpleString) and _TEMPLATE_LAYER_NAME.match(str(arg.evaluated_value)):
                     ctx.plan.nodes[id(outer)] = replacement.deep_clone()
                 else:
                     ctx.report(outer, "MGPU301", (
@@ -70,12 +71,16 @@ def fix(ctx: FixContext) -> None:
 
 def _minus(node: cst.BaseExpression) -> int | None:
     """K for the literal `-K`."""
-    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Minus) and isinstance(node.expression, cst.Integer):
+    if (
+        isinstance(node, cst.UnaryOperation)
+        and isinstance(node.operator, cst.Minus)
+        and isinstance(node.expression, cst.Integer)
+    ):
         return int(node.expression.value)
     return None
 
 
-def _output_count(tree, site) -> int:  # type: ignore[no-untyped-def]
+def _output_count(tree: Tree, site: Site) -> int:
     """How many outputs the template is built with, when its `Model(inputs, [o1, o2])` call
     (the last one assigned to it before the site, same scope) lists them; else -1 (unknown)."""
     if site.template is None:
@@ -94,6 +99,8 @@ def _output_count(tree, site) -> int:  # type: ignore[no-untyped-def]
             positional = [a.value for a in call.args if a.keyword is None]
             keyword = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
             outputs = positional[1] if len(positional) > 1 else keyword.get("outputs", keyword.get("output"))
-            if isinstance(outputs, (cst.List, cst.Tuple)) and not any(isinstance(e, cst.StarredElement) for e in outputs.elements):
+            if isinstance(outputs, (cst.List, cst.Tuple)) and not any(
+                isinstance(e, cst.StarredElement) for e in outputs.elements
+            ):
                 found = len(outputs.elements)
     return found

@@ -1,4 +1,4 @@
-"""codemod/fixers/fallbacks.py: before/after pairs and left-unchanged-but-reported cases."""
+"""codemod/fallbacks.py: before/after pairs and left-unchanged-but-reported cases."""
 
 import ast
 

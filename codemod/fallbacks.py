@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from .._tree import Tree
+from ._tree import Tree
 
 __all__ = ["Fallback", "collapse"]
 
@@ -29,7 +29,7 @@ class Fallback:
     collapsed: bool = False
 
 
-def _is_alias(statement: cst.CSTNode, target: str, template: str, tree: Tree) -> bool:
+def _is_fallback_alias(statement: cst.CSTNode, target: str, template: str, tree: Tree) -> bool:
     """`parallel = model`: the fallback branch's assignment."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return False
@@ -58,7 +58,7 @@ def _droppable(statement: cst.CSTNode) -> bool:
     return True
 
 
-def _only(body: cst.BaseSuite, anchor: cst.BaseStatement) -> bool:
+def _only(body: cst.CSTNode | None, anchor: cst.BaseStatement) -> bool:
     """The block holds `anchor` plus `pass` / the local `multi_gpu_model` import only."""
     return isinstance(body, cst.IndentedBlock) and any(s is anchor for s in body.body) and all(
         s is anchor or _droppable(s) for s in body.body
@@ -70,8 +70,8 @@ def _fallback_branch_ok(body: cst.BaseSuite, target: str, template: str, tree: T
         return False
     statements = [s for s in body.body if not _droppable(s)]
     if target == template:
-        return not statements or (len(statements) == 1 and _is_alias(statements[0], target, template, tree))
-    return len(statements) == 1 and _is_alias(statements[0], target, template, tree)
+        return not statements or (len(statements) == 1 and _is_fallback_alias(statements[0], target, template, tree))
+    return len(statements) == 1 and _is_fallback_alias(statements[0], target, template, tree)
 
 
 def _handler_ok(handler: cst.ExceptHandler, tree: Tree) -> bool:
@@ -99,11 +99,15 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                 and owner.orelse is None
                 and owner.finalbody is None
                 and owner.handlers
-                and all(_handler_ok(h, tree) and _fallback_branch_ok(h.body, target, template, tree) for h in owner.handlers)
+                and all(
+                    _handler_ok(h, tree) and _fallback_branch_ok(h.body, target, template, tree) for h in owner.handlers
+                )
             ):
                 result.anchor, result.collapsed = owner, True
                 continue
-        elif isinstance(owner, cst.If) and owner.body is block and _only(block, result.anchor) and _in_block(tree, owner):
+        elif (
+            isinstance(owner, cst.If) and owner.body is block and _only(block, result.anchor) and _in_block(tree, owner)
+        ):
             orelse = owner.orelse
             if (orelse is None and target == template) or (
                 isinstance(orelse, cst.Else) and _fallback_branch_ok(orelse.body, target, template, tree)
@@ -113,7 +117,11 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                 continue
         elif isinstance(owner, cst.Else) and _only(block, result.anchor):
             if_node = tree.parent(owner)
-            if isinstance(if_node, cst.If) and _in_block(tree, if_node) and _fallback_branch_ok(if_node.body, target, template, tree):
+            if (
+                isinstance(if_node, cst.If)
+                and _in_block(tree, if_node)
+                and _fallback_branch_ok(if_node.body, target, template, tree)
+            ):
                 result.guards.append(f"not ({tree.code(if_node.test)})")
                 result.anchor, result.collapsed = if_node, True
                 continue

@@ -6,9 +6,13 @@ to the user and is left alone, only its now-unused import is dropped.
 
 from __future__ import annotations
 
+from typing import Optional
+
 import libcst as cst
 
-from .context import FixContext
+from .._tree import code_of
+from ..fix_context import FixContext
+from ..recognise import Helper
 
 __all__ = ["fix"]
 
@@ -30,20 +34,22 @@ def fix(ctx: FixContext) -> None:
         ))
 
 
-def _import_details(node: cst.Import | cst.ImportFrom, helper) -> tuple[str, list[tuple[str, str | None, str | None]]]:  # type: ignore[no-untyped-def]
-    code = cst.Module(body=[]).code_for_node
+_Removal = tuple[str, Optional[str], Optional[str]]  # (module, name, asname), as Plan.remove_imports holds them
+
+
+def _import_details(node: cst.Import | cst.ImportFrom, helper: Helper) -> tuple[str, list[_Removal]]:
     if isinstance(node, cst.ImportFrom):
-        module = ("." * len(node.relative)) + (code(node.module) if node.module else "")
-        removals = []
+        module = ("." * len(node.relative)) + (code_of(node.module) if node.module else "")
+        removals: list[_Removal] = []
         if not isinstance(node.names, cst.ImportStar) and not node.relative:
             for alias in node.names:
-                asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
-                removals.append((module, code(alias.name), asname))
+                asname = alias.evaluated_alias
+                removals.append((module, code_of(alias.name), asname))
         return module, [r for r in removals if r[1] == helper.name]
     removals = []
     module = ""
     for alias in node.names:
-        module = code(alias.name)
-        asname = alias.asname.name.value if alias.asname else None  # type: ignore[union-attr]
+        module = code_of(alias.name)
+        asname = alias.evaluated_alias
         removals.append((module, None, asname))
     return module, removals

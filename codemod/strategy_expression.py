@@ -12,16 +12,14 @@ from collections.abc import Callable
 
 import libcst as cst
 
+from ._tree import code_of
+
 __all__ = ["strategy_expression", "dropped_notes", "surely_int"]
 
 _WHY_DROPPED = {
     "cpu_merge": "MirroredStrategy merges nothing on a device, it all-reduces gradients",
     "cpu_relocation": "MirroredStrategy creates every variable on each replica device itself",
 }
-
-
-def _code(node: cst.BaseExpression) -> str:
-    return cst.Module(body=[]).code_for_node(node)
 
 
 def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[str], *, known_int: bool = False) -> str:
@@ -35,11 +33,11 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
     if gpus is None and not guard:
         return f"{tf}.distribute.MirroredStrategy()"
     if isinstance(gpus, (cst.List, cst.Tuple)) and not guard:
-        ids = _code(gpus)
+        ids = code_of(gpus)
         return (
             f'{tf}.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in {ids} if i < len({present})] or None)'
         )
-    count = "None" if gpus is None else _code(gpus)
+    count = "None" if gpus is None else code_of(gpus)
     if isinstance(gpus, (cst.List, cst.Tuple)):
         count = f"len({count})"
     elif gpus is not None and not known_int and not surely_int(gpus):

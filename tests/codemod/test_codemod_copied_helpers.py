@@ -1,4 +1,4 @@
-"""codemod/fixers/helpers.py: before/after pairs and left-unchanged-but-reported cases."""
+"""codemod/fixers/copied_helpers.py: before/after pairs and left-unchanged-but-reported cases."""
 
 import pytest
 

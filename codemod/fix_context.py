@@ -2,17 +2,18 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 
 import libcst as cst
 from libcst.metadata import Access, Assignment, GlobalScope
 
-from .._tree import Tree
-from ..findings import Finding
-from ..plan import Plan
-from ..recognise import Helper, Site
+from ._tree import Tree, code_of, walk_same_scope
+from .findings import Finding
+from .plan import Plan
+from .recognise import Helper, Site
 
-__all__ = ["FixContext"]
+__all__ = ["FixContext", "contains", "subtree"]
 
 _STRATEGY_NAMES = ("strategy", "mirrored_strategy", "distribute_strategy")
 
@@ -23,11 +24,13 @@ class FixContext:
     sites: list[Site]
     helpers: list[Helper]
     path: str = "<string>"
+    strategy: str = "mirrored"  # one of fixers.STRATEGIES
     plan: Plan = field(default_factory=Plan)
     findings: list[Finding] = field(default_factory=list)
     rewritten: list[Site] = field(default_factory=list)
-    renamed: dict[int, bool] = field(default_factory=dict)
     references: dict[int, list[cst.Name]] = field(default_factory=dict)
+    # Rewrites of the whole module that run, in order, after the plan is applied.
+    finishers: list[Callable[[cst.Module], cst.Module]] = field(default_factory=list)
     _strategy_names: dict[int, str] = field(default_factory=dict)
     _tf: str | None = None
 
@@ -91,8 +94,10 @@ class FixContext:
         scope = assignment.scope
         target = cst.ensure_type(site.target, cst.Name).value
         others = [
-            a for a in scope.assignments[target]
-            if a is not assignment and not (removed is not None and _inside(self.tree, a.node, removed))
+            a
+            for a in scope.assignments[target]
+            if a is not assignment
+            and not (removed is not None and contains(self.tree, removed, getattr(a, "node", None)))
         ]
         if others:
             return None
@@ -108,14 +113,17 @@ class FixContext:
             if (
                 self.tree.code(node) == template_code
                 and self.tree.order(node) > site_order
-                and not _inside(self.tree, node, site.call)
+                and not contains(self.tree, site.call, node)
             ):
                 return None
         accesses: list[cst.Name] = []
         for access in assignment.references:
             if not isinstance(access.node, cst.Name) or _is_del(self.tree, access):
                 return None
-            if any(r is not assignment and r not in others and not _inside(self.tree, getattr(r, "node", None), removed) for r in access.referents):
+            if any(
+                r is not assignment and r not in others and not contains(self.tree, removed, getattr(r, "node", None))
+                for r in access.referents
+            ):
                 return None
             current = access.scope
             while current is not scope:  # a nested scope may have its own `model`
@@ -126,10 +134,22 @@ class FixContext:
         return accesses
 
 
-def _inside(tree: Tree, node: cst.CSTNode | None, outer: cst.CSTNode | None) -> bool:
-    if node is None or outer is None:
+def contains(tree: Tree, outer: cst.CSTNode | None, inner: cst.CSTNode | None) -> bool:
+    """`inner` is `outer` or lies anywhere under it; False when either is missing."""
+    if inner is None or outer is None:
         return False
-    return node is outer or any(a is outer for a in tree.ancestors(node))
+    return inner is outer or any(a is outer for a in tree.ancestors(inner))
+
+
+def subtree(node: cst.CSTNode) -> list[cst.CSTNode]:
+    """`node` and every node under it."""
+    found: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found
 
 
 def _is_del(tree: Tree, access: Access) -> bool:
@@ -137,8 +157,8 @@ def _is_del(tree: Tree, access: Access) -> bool:
 
 
 def _same_scope_targets(tree: Tree, scope_node: cst.CSTNode) -> list[cst.CSTNode]:
-    targets = []
-    for node in (n for n in _walk(scope_node)):
+    targets: list[cst.CSTNode] = []
+    for node in _walk(scope_node):
         if isinstance(node, cst.AssignTarget):
             targets.append(node.target)
         elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
@@ -146,9 +166,7 @@ def _same_scope_targets(tree: Tree, scope_node: cst.CSTNode) -> list[cst.CSTNode
     return targets
 
 
-def _walk(node: cst.CSTNode):  # type: ignore[no-untyped-def]
-    from .._tree import walk_same_scope
-
+def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     body = node.body if isinstance(node, cst.FunctionDef) else node
     return walk_same_scope(body)
 
@@ -159,7 +177,7 @@ def _existing_tf_alias(module: cst.Module) -> str | None:
             for small in statement.body:
                 if isinstance(small, cst.Import):
                     for alias in small.names:
-                        dotted = cst.Module(body=[]).code_for_node(alias.name)
+                        dotted = code_of(alias.name)
                         if dotted == "tensorflow":
-                            return alias.asname.name.value if alias.asname else "tensorflow"  # type: ignore[union-attr]
+                            return alias.evaluated_alias if alias.asname else "tensorflow"
     return None

@@ -1,4 +1,4 @@
-"""codemod/fixers/gpus.py: before/after pairs and left-unchanged-but-reported cases."""
+"""codemod/strategy_expression.py: before/after pairs and left-unchanged-but-reported cases."""
 
 import pytest
 

@@ -1,0 +1,166 @@
+"""What builds a model: the statements before it that make the layers, tensors and optimizers it uses.
+
+A strategy's scope must cover every statement that creates variables the model or its `compile`
+uses; plain values (`num_classes = len(labels)`, parsed arguments) stay outside it.
+"""
+
+from __future__ import annotations
+
+import libcst as cst
+import libcst.matchers as m
+
+from ._tree import Block, Tree, bound_names, used_names
+
+__all__ = [
+    "construction_start",
+    "dependency_statements",
+    "is_alias",
+    "makes_layers",
+    "object_reads",
+    "outer_construction",
+    "plain_uses",
+]
+
+# Calls that compute plain values, not layers: names bound by them do not drag their
+# statement under the scope (keeps `num_classes = len(labels)` outside).
+_VALUE_CALLS = {
+    "len", "int", "float", "str", "bool", "range", "list", "tuple", "dict", "set", "sorted",
+    "min", "max", "sum", "abs", "round", "print", "open", "getattr", "zip", "enumerate",
+}
+# Modules and settings objects whose methods compute values (`np.load(...)`, `args.get(...)`).
+_VALUE_ROOTS = {
+    "np", "numpy", "os", "sys", "argparse", "parser", "args", "pd", "json", "math", "random", "time", "glob",
+    "config", "cfg", "FLAGS", "flags",
+}
+# Methods that return settings or text whatever they are called on (`ap.parse_args()`,
+# `'{}'.format(n)`): they create no variables.
+_VALUE_METHODS = {
+    "parse_args", "parse_known_args", "add_argument", "add_argument_group", "ArgumentParser",
+    "format", "join", "split", "strip", "replace", "lower", "upper", "startswith", "endswith",
+}
+# Attributes through which a model hands its layers/tensors to another model.
+_MODEL_PARTS = {"output", "outputs", "input", "inputs", "layers", "get_layer", "get_output_at", "get_input_at"}
+
+
+def makes_layers(value: cst.CSTNode) -> bool:
+    """True unless every call in `value` is a plain-value call (`len(...)`, `np.load(...)`...)."""
+    calls = m.findall(value, m.Call())
+    if not calls:
+        return False
+    for call in calls:
+        assert isinstance(call, cst.Call)
+        func = call.func
+        root = func
+        while isinstance(root, (cst.Attribute, cst.Call, cst.Subscript)):
+            root = root.value if not isinstance(root, cst.Call) else root.func
+        name = root.value if isinstance(root, cst.Name) else ""
+        if isinstance(func, cst.Name) and name in _VALUE_CALLS:
+            continue
+        if isinstance(func, cst.Attribute) and (name in _VALUE_ROOTS or func.attr.value in _VALUE_METHODS):
+            continue
+        if isinstance(func, cst.Name) and func.value in _VALUE_METHODS:
+            continue
+        return True
+    return False
+
+
+def construction_start(tree: Tree, block: Block, j: int) -> int:
+    """First statement of the template's construction: follows the layers/tensors it uses."""
+    start = j
+    wanted = plain_uses(block.body[j]) | object_reads(block.body[j])
+    for k in range(j - 1, -1, -1):
+        statement = block.body[k]
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
+            continue
+        names = bound_names(statement) & wanted
+        if names and (makes_layers(statement) or is_alias(statement)):
+            start = k
+            wanted |= plain_uses(statement) | object_reads(statement)
+    return start
+
+
+def is_alias(statement: cst.CSTNode) -> bool:
+    """`serial = net`: one name passed on under another."""
+    return m.matches(statement, m.SimpleStatementLine(body=[m.Assign(value=m.Name())]))
+
+
+def outer_construction(tree: Tree, block: Block, start: int, j: int, template: str) -> list[cst.BaseStatement]:
+    """Statements in the blocks around a construction made inside an `if`/`try`/`with` that build
+    what it uses (`inp = Input(...)` above an `if` whose branch builds `Model(inp, out)`), or an
+    earlier template the branch may not replace (`model = Model(...)` above a `try` that reloads it).
+    Variables they create must exist under the scope too."""
+    wanted = {template}
+    for statement in block.body[start:j + 1]:
+        wanted |= plain_uses(statement) | object_reads(statement)
+    found: list[cst.BaseStatement] = []
+    for outer, index in tree.block_chain(block.body[start])[1:]:
+        for k in range(index - 1, -1, -1):
+            statement = outer.body[k]
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(
+                statement, m.Import() | m.ImportFrom()
+            ):
+                continue
+            if bound_names(statement) & wanted and (makes_layers(statement) or is_alias(statement)):
+                found.append(statement)
+                wanted |= plain_uses(statement) | object_reads(statement)
+    return found
+
+
+def plain_uses(node: cst.CSTNode) -> set[str]:
+    """Names used bare (not `args.x`), as call arguments or callees, or assigned on (`serial =
+    net`): where layers/tensors flow."""
+    names = set()
+    for call in m.findall(node, m.Call()):
+        assert isinstance(call, cst.Call)
+        for arg in call.args:
+            names |= {
+                n.value for n in m.findall(arg.value, m.Name())
+                if isinstance(n, cst.Name) and not _is_attr_value(arg.value, n)
+            }
+        if isinstance(call.func, cst.Name):
+            names.add(call.func.value)
+    for assign in m.findall(node, m.Assign(value=m.Name())):
+        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name):
+            names.add(assign.value.value)
+    return names
+
+
+def object_reads(node: cst.CSTNode) -> set[str]:
+    """Names whose model parts are read (`backbone.output`, `base.layers[-1]`,
+    `enc.get_layer('x')`): the model they name owns layers the template uses. Data read the
+    same way (`x_train.shape`) is not followed."""
+    names = set()
+    for attribute in m.findall(node, m.Attribute(value=m.Name())):
+        attribute = cst.ensure_type(attribute, cst.Attribute)
+        root = cst.ensure_type(attribute.value, cst.Name).value
+        if root not in _VALUE_ROOTS and attribute.attr.value in _MODEL_PARTS:
+            names.add(root)
+    return names
+
+
+def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
+    """`args.x` or `cfg['classes']`: a setting read from `name`, not a layer or tensor flowing."""
+    return bool(m.findall(root, m.Attribute(value=m.Name(name.value)) | m.Subscript(
+        value=m.Name(name.value), slice=[m.SubscriptElement(slice=m.Index(value=m.SimpleString()))])))
+
+
+def dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Call) -> list[cst.BaseStatement]:
+    """Statements before a compile, in its block, that build the optimizer/metrics it is given."""
+    wanted = set()
+    for arg in call.args:
+        wanted |= {n.value for n in m.findall(arg.value, m.Name()) if isinstance(n, cst.Name)}
+    found = []
+    # Climbing out of the `if`/`try` the compile sits in: `opt = Adam()` above the `if` counts too.
+    for block, index in tree.block_chain(statement):
+        for k in range(index - 1, -1, -1):
+            candidate = block.body[k]
+            if isinstance(candidate, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            if (
+                bound_names(candidate) & wanted
+                and makes_layers(candidate)
+                and not m.findall(candidate, m.Import() | m.ImportFrom())
+            ):
+                found.append(candidate)
+                wanted |= used_names(candidate)
+    return found
