@@ -20,10 +20,11 @@ import keyword
 import re
 from dataclasses import dataclass
 
-from .core import TransformResult, transform_source, unparseable
+from .core import TransformResult, transform_source
 from .findings import Finding
 from .isolation import too_deep
 from .prefilter import may_contain_site
+from .python3_check import unparseable
 
 __all__ = ["transform_notebook"]
 
