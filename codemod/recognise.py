@@ -151,6 +151,7 @@ def find_sites(tree: Tree) -> tuple[list[Site], list[Helper]]:
     helpers: dict[int, Helper] = {}
     sites = []
     for node in tree.all(cst.Call):
+        assert isinstance(node, cst.Call)
         kind_name = _classify(tree, node, wrappers)
         if kind_name is None:
             continue
@@ -175,7 +176,8 @@ def _shape(tree: Tree, site: Site) -> None:
     positional = [a for a in call.args if a.keyword is None]
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
     if any(a.star for a in call.args):
-        site.problem = ("MGPU102", f"`{site.name}` is called with */** arguments; rewrite it by hand (see MIGRATION.md).")
+        site.problem = ("MGPU102", f"`{site.name}` is called with */** arguments; rewrite it by hand "
+                                   "(see MIGRATION.md).")
         return
     template = positional[0] if positional else None
     template_expr = template.value if template else keywords.pop("model", None)
