@@ -111,7 +111,8 @@ def _classify(tree: Tree, call: cst.Call, wrappers: dict[str, cst.ClassDef]) -> 
     return None
 
 
-def _helper_origin(tree: Tree, call: cst.Call, name: str) -> cst.CSTNode:
+def _helper_origin(tree: Tree, call: cst.Call) -> cst.CSTNode:
+    """Where the helper a call uses comes from (its def/class or import), else the call itself."""
     scope = tree.scopes.get(call)
     root = call.func
     while isinstance(root, cst.Attribute):
@@ -161,7 +162,7 @@ def find_sites(tree: Tree) -> tuple[list[Site], list[Helper]]:
         kind, name = kind_name
         site = Site(call=node, kind=kind, name=name)
         if kind != "function":
-            origin = _helper_origin(tree, node, name)
+            origin = _helper_origin(tree, node)
             helper = helpers.setdefault(id(origin), Helper(name=name, origin=origin))
             helper.sites.append(site)
             site.helper = helper
