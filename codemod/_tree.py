@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from typing import Any, Union
 
 import libcst as cst
 import libcst.matchers as m
 from libcst.metadata import (
+    CodeRange,
     MetadataWrapper,
     PositionProvider,
     ScopeProvider,
@@ -72,10 +73,10 @@ class Tree:
         # QualifiedNameProvider only wraps `scope.get_qualified_names_for` in a lazy value for
         # every node; asking the scope directly for the few nodes looked at skips that pass.
         self.scopes = self.wrapper.resolve(ScopeProvider)
-        self._positions_cache = None
+        self._positions_cache: Mapping[cst.CSTNode, CodeRange] | None = None
 
     @property
-    def _positions(self):  # type: ignore[no-untyped-def]
+    def _positions(self) -> Mapping[cst.CSTNode, CodeRange]:
         """Positions are resolved on first use (a codegen pass over the module)."""
         if self._positions_cache is None:
             if self._full_wrapper is None:
@@ -99,8 +100,10 @@ class Tree:
         return self._parents.get(node)
 
     def ancestors(self, node: cst.CSTNode) -> Iterator[cst.CSTNode]:
-        while (node := self._parents.get(node)) is not None:
-            yield node
+        current = self._parents.get(node)
+        while current is not None:
+            yield current
+            current = self._parents.get(current)
 
     def order(self, node: cst.CSTNode) -> int:
         """The node's index in source (pre-)order: compares like positions without resolving them."""
@@ -161,10 +164,12 @@ class Tree:
         if item.asname is not None or not isinstance(call, cst.Call) or len(call.args) != 1:
             return False
         arg = call.args[0].value
+        # A bytes literal is no device name: TensorFlow refuses `tf.device(b"/cpu:0")`.
+        device = arg.evaluated_value if isinstance(arg, cst.SimpleString) else None
         return (
             bool(self.qualified_names(call.func) & TF_DEVICE)
-            and isinstance(arg, cst.SimpleString)
-            and bool(_CPU_DEVICE.match(arg.evaluated_value.strip()))
+            and isinstance(device, str)
+            and bool(_CPU_DEVICE.match(device.strip()))
         )
 
 
@@ -236,7 +241,7 @@ def bound_names(statement: cst.CSTNode) -> set[str]:
 
 def used_names(node: cst.CSTNode) -> set[str]:
     """Plain names read anywhere under `node` (including nested scopes, conservatively)."""
-    return {n.value for n in m.findall(node, m.Name())}
+    return {n.value for n in m.findall(node, m.Name()) if isinstance(n, cst.Name)}
 
 
 def dotted_name(node: cst.CSTNode) -> str:

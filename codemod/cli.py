@@ -72,7 +72,8 @@ def _process(path: str, strategy: str, limits: Limits) -> Outcome:
         return Outcome(path, [_not_regular(path, error.mode)], failed=True)
     except OSError as error:
         reason = error.strerror or type(error).__name__
-        return Outcome(path, [Finding(1, 1, "MGPU503", f"cannot read the file ({reason}); check the path and permissions.", path)], failed=True)
+        message = f"cannot read the file ({reason}); check the path and permissions."
+        return Outcome(path, [Finding(1, 1, "MGPU503", message, path)], failed=True)
     if path.endswith(".ipynb") and strategy == "multi-worker":
         return Outcome(path, [Finding(1, 1, "MGPU703", (
             "notebooks are not rewritten with --strategy multi-worker: every worker runs the same script "
@@ -121,7 +122,8 @@ def _parser() -> argparse.ArgumentParser:
         prog="multi-gpu-codemod",
         description="Rewrite Keras multi_gpu_model code into tf.distribute.MirroredStrategy scope code.",
     )
-    parser.add_argument("paths", nargs="+", metavar="PATH", help="files or directories (recursing over *.py and *.ipynb)")
+    parser.add_argument("paths", nargs="+", metavar="PATH",
+                        help="files or directories (recursing over *.py and *.ipynb)")
     mode = parser.add_mutually_exclusive_group()
     mode.add_argument("--diff", action="store_true", help="print unified diffs, write nothing")
     mode.add_argument("--check", action="store_true", help="write nothing; exit 1 if anything would change")
@@ -167,7 +169,8 @@ def _diff(path: str, outcome: Outcome) -> str:
         a, b = before.decode("utf-8"), after.decode("utf-8")
     except UnicodeDecodeError:
         a, b = before.decode("latin-1"), after.decode("latin-1")
-    return "".join(difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True), f"a/{path}", f"b/{path}"))
+    return "".join(difflib.unified_diff(a.splitlines(keepends=True), b.splitlines(keepends=True),
+                                        f"a/{path}", f"b/{path}"))
 
 
 def _outcomes(paths: list[str], jobs: int, strategy: str = "mirrored",
@@ -281,6 +284,28 @@ def _unreadable_folder(folder: Path, reason: str) -> Outcome:
     ), str(folder))], failed=True)
 
 
+@dataclass
+class _Totals:
+    """The run's counts for the summary line, and the files that need a mention in the JSON report."""
+
+    scanned: int = 0
+    rewritten: int = 0
+    attention: int = 0
+    failed: int = 0
+    files: list[dict[str, object]] = field(default_factory=list)
+
+    def add(self, outcome: Outcome) -> None:
+        """Counts one file's outcome, once it is written (or not)."""
+        self.scanned += 1
+        self.rewritten += outcome.changed
+        self.failed += outcome.failed
+        self.attention += bool(outcome.findings) and not outcome.failed
+        status = ("failed" if outcome.failed else "rewritten" if outcome.changed
+                  else "needs attention" if outcome.findings else "unchanged")
+        if status != "unchanged":
+            self.files.append({"file": outcome.path, "status": status})
+
+
 def _run(args: argparse.Namespace, jobs: int, stream: TextIO, summary_stream: TextIO) -> int:
     skipped: list[tuple[Path, str]] = []
     unreadable: list[tuple[Path, str]] = []
@@ -289,80 +314,92 @@ def _run(args: argparse.Namespace, jobs: int, stream: TextIO, summary_stream: Te
     enabled = args.progress == "always" or (args.progress == "auto" and sys.stderr.isatty() and len(paths) >= 50)
     progress = _Progress(len(paths), enabled)
     records: list[dict[str, object]] = []
-    files: list[dict[str, object]] = []
-    scanned = rewritten = attention = failed = 0
-    for link, reason in skipped:
-        if args.format == "text":
-            print(_safe(f"{link}: skipped: {reason}"), file=stream)
-        elif args.format == "github":
-            print(_safe(f"::notice file={_escape_property(str(link))},title=skipped::{_escape_data(reason)}"), file=stream)
+    totals = _Totals()
+    _report_skipped(skipped, args.format, stream)
     folders = [_unreadable_folder(folder, reason) for folder, reason in unreadable]
-    scanned -= len(folders)  # reported and counted as failed like files, but not scanned
+    totals.scanned -= len(folders)  # reported and counted as failed like files, but not scanned
     for outcome in itertools.chain(folders, _outcomes(paths, jobs, args.strategy, limits)):
         progress.step(_safe(outcome.path))
-        scanned += 1
         if outcome.changed:
             if args.diff:
                 sys.stdout.write(_safe(_diff(outcome.path, outcome)))
             elif not args.check:
-                try:
-                    write_atomically(Path(outcome.path), outcome.output or b"", expected=outcome.source)
-                except FileChangedError:
-                    outcome.findings.append(Finding(1, 1, "MGPU507", (
-                        "the file changed on disk while the codemod ran (edited or saved meanwhile?); "
-                        "not replaced, your version is kept. Rerun the codemod on it."
-                    ), outcome.path))
-                    outcome.failed = True
-                except OSError as error:
-                    outcome.findings.append(Finding(
-                        1, 1, "MGPU503",
-                        f"cannot write the file ({error.strerror or error}); left unchanged. Make it writable and rerun.",
-                        outcome.path,
-                    ))
-                    outcome.failed = True
-                except Exception as error:  # noqa: BLE001 - one file never ends the run
-                    outcome.findings.append(unexpected(outcome.path, f"{type(error).__name__}: {error}".splitlines()[0]))
-                    outcome.failed = True
-            if not outcome.failed:
-                rewritten += 1
-        failed += outcome.failed
-        attention += bool(outcome.findings) and not outcome.failed
-        fixed = outcome.changed
-        status = "failed" if outcome.failed else "rewritten" if fixed else "needs attention" if outcome.findings else "unchanged"
-        if status != "unchanged":
-            files.append({"file": outcome.path, "status": status})
+                _write(outcome)
+        totals.add(outcome)
         for finding in outcome.findings:
             if args.format == "text":
-                if enabled:
-                    progress.close()
+                progress.close()
                 print(_safe(finding.format(outcome.path)), file=stream)
             elif args.format == "github":
-                print(_safe(github_annotation(finding, fixed)), file=stream)
+                print(_safe(github_annotation(finding, outcome.changed)), file=stream)
             else:
-                records.append(finding_record(finding, fixed))
+                records.append(finding_record(finding, outcome.changed))
     progress.close()
-    verb = "would be rewritten" if args.diff or args.check else "rewritten"
-    line = (
-        f"{scanned} file{'s' if scanned != 1 else ''} scanned, {rewritten} {verb}, "
-        f"{attention} need{'s' if attention == 1 else ''} attention, {failed} failed"
-    )
-    if skipped:
-        line += f", {len(skipped)} symlink{'s' if len(skipped) != 1 else ''} skipped"
+    line = _summary_line(totals, len(skipped), would=args.diff or args.check)
     if args.format == "json":
-        document = {
-            "version": REPORT_VERSION,
-            "mode": "diff" if args.diff else "check" if args.check else "write",
-            "summary": {"scanned": scanned, "rewritten": rewritten, "attention": attention,
-                        "failed": failed, "skipped": len(skipped)},
-            "files": files,
-            "skipped": [{"file": str(p), "reason": r} for p, r in skipped],
-            "findings": records,
-        }
-        json.dump(document, stream, indent=2)
+        mode = "diff" if args.diff else "check" if args.check else "write"
+        json.dump(_json_report(mode, totals, skipped, records), stream, indent=2)
         stream.write("\n")
     if args.format == "text" and stream is not summary_stream:
         print(line, file=stream)  # a text report file ends with the summary too
     print(line, file=summary_stream)
-    if failed:
+    if totals.failed:
         return EXIT_FAILED
-    return EXIT_CHANGES if rewritten or attention else EXIT_CLEAN
+    return EXIT_CHANGES if totals.rewritten or totals.attention else EXIT_CLEAN
+
+
+def _report_skipped(skipped: list[tuple[Path, str]], report_format: str, stream: TextIO) -> None:
+    """Symlinks not followed: a line each in text, a notice each for GitHub (in JSON, a list)."""
+    for link, reason in skipped:
+        if report_format == "text":
+            print(_safe(f"{link}: skipped: {reason}"), file=stream)
+        elif report_format == "github":
+            notice = f"::notice file={_escape_property(str(link))},title=skipped::{_escape_data(reason)}"
+            print(_safe(notice), file=stream)
+
+
+def _write(outcome: Outcome) -> None:
+    """Replaces the file with the rewrite; a file that cannot be replaced fails with a finding."""
+    try:
+        write_atomically(Path(outcome.path), outcome.output or b"", expected=outcome.source)
+    except FileChangedError:
+        outcome.findings.append(Finding(1, 1, "MGPU507", (
+            "the file changed on disk while the codemod ran (edited or saved meanwhile?); "
+            "not replaced, your version is kept. Rerun the codemod on it."
+        ), outcome.path))
+        outcome.failed = True
+    except OSError as error:
+        outcome.findings.append(Finding(
+            1, 1, "MGPU503",
+            f"cannot write the file ({error.strerror or error}); left unchanged. Make it writable and rerun.",
+            outcome.path,
+        ))
+        outcome.failed = True
+    except Exception as error:  # noqa: BLE001 - one file never ends the run
+        outcome.findings.append(unexpected(outcome.path, f"{type(error).__name__}: {error}".splitlines()[0]))
+        outcome.failed = True
+
+
+def _summary_line(totals: _Totals, skipped: int, would: bool) -> str:
+    verb = "would be rewritten" if would else "rewritten"
+    line = (
+        f"{totals.scanned} file{'s' if totals.scanned != 1 else ''} scanned, {totals.rewritten} {verb}, "
+        f"{totals.attention} need{'s' if totals.attention == 1 else ''} attention, {totals.failed} failed"
+    )
+    if skipped:
+        line += f", {skipped} symlink{'s' if skipped != 1 else ''} skipped"
+    return line
+
+
+def _json_report(mode: str, totals: _Totals, skipped: list[tuple[Path, str]],
+                 records: list[dict[str, object]]) -> dict[str, object]:
+    """The `--format json` document (schema documented in MIGRATION.md)."""
+    return {
+        "version": REPORT_VERSION,
+        "mode": mode,
+        "summary": {"scanned": totals.scanned, "rewritten": totals.rewritten, "attention": totals.attention,
+                    "failed": totals.failed, "skipped": len(skipped)},
+        "files": totals.files,
+        "skipped": [{"file": str(p), "reason": r} for p, r in skipped],
+        "findings": records,
+    }

@@ -95,36 +95,43 @@ def iter_python_files(
         if not path.is_dir():  # explicit files (and explicit symlinks) are always processed
             yield path
             continue
-        found: list[Path] = []
-        nested_repo = False
-        def _unreadable(error: OSError) -> None:
-            if errors is not None:
-                errors.append((Path(error.filename or path), error.strerror or type(error).__name__))
+        yield from _walk(path, skipped, errors)
 
-        for root, dirs, files in os.walk(path, onerror=_unreadable):
-            root_path = Path(root)
-            if root_path != path and (".git" in dirs or ".git" in files):
-                nested_repo = True
-            kept = []
-            for d in sorted(dirs):
-                if _skipped_dir(root_path / d):
-                    continue
-                if (root_path / d).is_symlink():
-                    if skipped is not None:
-                        skipped.append((root_path / d, "symbolic link to a directory, not followed"))
-                    continue
-                kept.append(d)
-            dirs[:] = kept
-            for f in sorted(files):
-                if not f.endswith(SUFFIXES):
-                    continue
-                if (root_path / f).is_symlink():
-                    if skipped is not None:
-                        skipped.append((root_path / f, "symbolic link, not followed; name it explicitly to rewrite its target"))
-                    continue
-                found.append(root_path / f)
-        ignored = _git_ignored(found, None if nested_repo else path)
-        yield from (f for f in found if f not in ignored)
+
+def _walk(top: Path, skipped: list[tuple[Path, str]] | None, errors: list[tuple[Path, str]] | None) -> Iterator[Path]:
+    """The `*.py` / `*.ipynb` files under the directory `top` (see iter_python_files), sorted."""
+    found: list[Path] = []
+    nested_repo = False
+
+    def _unreadable(error: OSError) -> None:
+        if errors is not None:
+            errors.append((Path(error.filename or top), error.strerror or type(error).__name__))
+
+    for root, dirs, files in os.walk(top, onerror=_unreadable):
+        root_path = Path(root)
+        if root_path != top and (".git" in dirs or ".git" in files):
+            nested_repo = True
+        kept = []
+        for d in sorted(dirs):
+            if _skipped_dir(root_path / d):
+                continue
+            if (root_path / d).is_symlink():
+                if skipped is not None:
+                    skipped.append((root_path / d, "symbolic link to a directory, not followed"))
+                continue
+            kept.append(d)
+        dirs[:] = kept  # os.walk descends into these only
+        for f in sorted(files):
+            if not f.endswith(SUFFIXES):
+                continue
+            if (root_path / f).is_symlink():
+                if skipped is not None:
+                    reason = "symbolic link, not followed; name it explicitly to rewrite its target"
+                    skipped.append((root_path / f, reason))
+                continue
+            found.append(root_path / f)
+    ignored = _git_ignored(found, None if nested_repo else top)
+    yield from (f for f in found if f not in ignored)
 
 
 class NotRegularFileError(OSError):

@@ -21,11 +21,13 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import NoReturn
 
 from .findings import Finding
 
 __all__ = [
-    "Limits", "die_with_parent", "memory_budget", "out_of_memory", "parse_size", "run_isolated", "too_deep", "too_large", "unexpected",
+    "Limits", "die_with_parent", "memory_budget", "out_of_memory", "parse_size", "run_isolated", "too_deep",
+    "too_large", "unexpected",
 ]
 
 _STACK_BYTES = 512 << 20  # reserved address space; only the pages used cost memory
@@ -138,22 +140,23 @@ def _limit_memory(extra: int) -> None:
 
 def _deep_stack(work: Callable[[], object]) -> object:
     """Runs `work` on a thread with a big stack and a high recursion limit (the child's only job)."""
-    box: dict[str, object] = {}
+    values: list[object] = []
+    errors: list[BaseException] = []
 
     def _run() -> None:
         try:
-            box["value"] = work()
+            values.append(work())
         except BaseException as error:  # noqa: BLE001 - carried back to the caller
-            box["error"] = error
+            errors.append(error)
 
     sys.setrecursionlimit(_RECURSION_LIMIT)
     threading.stack_size(_STACK_BYTES)
     thread = threading.Thread(target=_run, name="codemod-file")
     thread.start()
     thread.join()
-    if "error" in box:
-        raise box["error"]  # type: ignore[misc]
-    return box.get("value")
+    if errors:
+        raise errors[0]
+    return values[0] if values else None
 
 
 def run_isolated(work: Callable[[], object], path: str, limits: Limits) -> tuple[object | None, list[Finding]]:
@@ -172,29 +175,52 @@ def run_isolated(work: Callable[[], object], path: str, limits: Limits) -> tuple
     finally:
         if os.getpid() == parent:
             gc.unfreeze()
-    if pid == 0:  # the child: never returns
-        status = 0
-        try:
-            os.close(read_end)
-            signal.signal(signal.SIGINT, signal.SIG_DFL)
-            faulthandler.disable()  # a crash here is reported as a finding, not as a stack dump
-            die_with_parent(parent)
-            _limit_memory(limits.memory)
-            try:
-                payload = pickle.dumps(("value", _deep_stack(work)))
-            except MemoryError:
-                payload = pickle.dumps(("memory", None))
-            except Exception as error:  # noqa: BLE001 - reported by the parent
-                payload = pickle.dumps(("error", f"{type(error).__name__}: {error}".splitlines()[0][:300]))
-            view = memoryview(payload)
-            while view:
-                view = view[os.write(write_end, view):]
-        except BaseException:  # noqa: BLE001 - anything here: the parent reports a crash
-            status = 70
-        os._exit(status)
+    if pid == 0:
+        _child(work, (read_end, write_end), parent, limits)
     os.close(write_end)
+    answer, timed_out, status = _wait_for_answer(read_end, pid, limits.timeout)
+    if timed_out:
+        return None, [_too_slow(path, limits)]
+    try:
+        kind, value = pickle.loads(answer)
+    except Exception:  # noqa: BLE001 - no complete answer: the child died
+        return None, [_crashed(path, status, limits)]
+    if kind == "memory":
+        return None, [out_of_memory(path, limits.memory)]
+    if kind == "error":
+        return None, [unexpected(path, str(value))]
+    return value, []
+
+
+def _child(work: Callable[[], object], pipe: tuple[int, int], parent: int, limits: Limits) -> NoReturn:
+    """The forked child: runs `work` within the limits, sends back a pickled (kind, value), exits."""
+    status = 0
+    read_end, write_end = pipe
+    try:
+        os.close(read_end)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        faulthandler.disable()  # a crash here is reported as a finding, not as a stack dump
+        die_with_parent(parent)
+        _limit_memory(limits.memory)
+        try:
+            payload = pickle.dumps(("value", _deep_stack(work)))
+        except MemoryError:
+            payload = pickle.dumps(("memory", None))
+        except Exception as error:  # noqa: BLE001 - reported by the parent
+            payload = pickle.dumps(("error", f"{type(error).__name__}: {error}".splitlines()[0][:300]))
+        view = memoryview(payload)
+        while view:
+            view = view[os.write(write_end, view):]
+    except BaseException:  # noqa: BLE001 - anything here: the parent reports a crash
+        status = 70
+    os._exit(status)
+
+
+def _wait_for_answer(read_end: int, pid: int, timeout: float) -> tuple[bytes, bool, int]:
+    """What the child wrote until it closed the pipe or `timeout` passed (then it is killed):
+    (the bytes, whether it timed out, its wait status). Closes `read_end`."""
     chunks: list[bytes] = []
-    deadline = time.monotonic() + limits.timeout
+    deadline = time.monotonic() + timeout
     timed_out = False
     try:
         while True:
@@ -213,17 +239,7 @@ def run_isolated(work: Callable[[], object], path: str, limits: Limits) -> tuple
         if timed_out:
             os.kill(pid, signal.SIGKILL)
         _, status = os.waitpid(pid, 0)
-    if timed_out:
-        return None, [_too_slow(path, limits)]
-    try:
-        kind, value = pickle.loads(b"".join(chunks))
-    except Exception:  # noqa: BLE001 - no complete answer: the child died
-        return None, [_crashed(path, status, limits)]
-    if kind == "memory":
-        return None, [out_of_memory(path, limits.memory)]
-    if kind == "error":
-        return None, [unexpected(path, str(value))]
-    return value, []
+    return b"".join(chunks), timed_out, status
 
 
 def unexpected(path: str, error: str) -> Finding:

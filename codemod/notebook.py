@@ -18,12 +18,14 @@ import ast
 import json
 import keyword
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .core import TransformResult, transform_source, unparseable
+from .core import TransformResult, transform_source
 from .findings import Finding
 from .isolation import too_deep
 from .prefilter import may_contain_site
+from .python3_check import unparseable
 
 __all__ = ["transform_notebook"]
 
@@ -32,6 +34,7 @@ _BOUNDARY = "__multi_gpu_codemod_cell_boundary__"
 _MAGIC = "__multi_gpu_codemod_magic_{}__"
 _MAGIC_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<body>(?:[%!].*|\w+\s*=\s*[%!].*|[\w.]+\?{1,2}|\?{1,2}[\w.]+))$")
 _RESTORE = re.compile(r"__multi_gpu_codemod_magic_(\d+)__(?:\((?P<names>[^()]*)\))?")
+_BOM = b"\xef\xbb\xbf"
 _BOUNDARY_LINE = re.compile(r"^(?P<indent>[ \t]*)" + _BOUNDARY + r"\((?P<cell>\d+)\)[ \t]*$")
 
 
@@ -55,25 +58,38 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
     if not may_contain_site(data):
         return TransformResult(data, data, [])
     try:
-        text = data.decode("utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
+        text = data.decode("utf-8-sig" if data.startswith(_BOM) else "utf-8")
         cells = _code_cells(text)
     except (ValueError, UnicodeDecodeError, KeyError, TypeError, AttributeError, IndexError) as error:
         reason = f"not a readable notebook ({str(error).splitlines()[0] if str(error) else type(error).__name__})"
         return TransformResult(data, data, [unparseable(path, 1, 1, reason, _NOT_JSON)], failed=True)
+    findings = _cell_syntax_errors(cells, path)
+    if findings:
+        return TransformResult(data, data, findings, failed=True)
 
-    # One module: cell sources (masked), each preceded by a boundary statement.
-    lines: list[str] = []
-    origin: list[tuple[int, int]] = []  # module line -> (cell number, line in cell)
-    for cell in cells:
-        lines.append(f"{_BOUNDARY}({cell.index})")
-        origin.append((cell.index + 1, 0))
-        for number, line in enumerate(cell.masked, start=1 + (cell.header is not None)):
-            lines.append(line)
-            origin.append((cell.index + 1, number))
-    module = "\n".join(lines) + "\n"
+    module, origin = _joined(cells)
+    result = transform_source(module.encode("utf-8"), path)
+    mapped = [_map(f, origin, path) for f in result.findings]
+    if result.failed or not result.changed:
+        return TransformResult(data, data, mapped, failed=result.failed)
+    try:
+        new_sources = _split(result.output.decode("utf-8"), cells)
+    except ValueError as error:
+        return TransformResult(data, data, [*mapped, Finding(
+            1, 1, "MGPU502",
+            f"the rewrite could not be split back into cells ({error}); notebook left unchanged. "
+            "Please report this with the notebook; migrate it by hand meanwhile.", path,
+        )], failed=True)
+    out = _spliced(text, cells, new_sources)
+    output = (_BOM if data.startswith(_BOM) else b"") + out.encode("utf-8")
+    json.loads(out)  # the splice keeps valid JSON by construction; make sure
+    return TransformResult(data, output, mapped)
 
+
+def _cell_syntax_errors(cells: list[_Cell], path: str) -> list[Finding]:
+    """MGPU501 for each cell that is not Python 3 on its own (with its magics masked)."""
     findings: list[Finding] = []
-    for cell in cells:  # each cell on its own must be Python 3 (with magics masked)
+    for cell in cells:
         try:
             ast.parse("\n".join(cell.masked) + "\n")
         except (SyntaxError, ValueError) as error:
@@ -83,34 +99,33 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
                 path, line, col, str(getattr(error, "msg", error)),
                 "Port the cell to Python 3 (or fix it), then rerun the codemod.", cell.index + 1,
             ))
-    if findings:
-        return TransformResult(data, data, findings, failed=True)
+    return findings
 
-    result = transform_source(module.encode("utf-8"), path)
-    mapped = [_map(f, origin, path) for f in result.findings]
-    if result.failed or not result.changed:
-        return TransformResult(data, data, mapped, failed=result.failed)
 
-    try:
-        new_sources = _split(result.output.decode("utf-8"), cells)
-    except ValueError as error:
-        return TransformResult(data, data, [*mapped, Finding(
-            1, 1, "MGPU502",
-            f"the rewrite could not be split back into cells ({error}); notebook left unchanged. "
-            "Please report this with the notebook; migrate it by hand meanwhile.", path,
-        )], failed=True)
+def _joined(cells: list[_Cell]) -> tuple[str, list[tuple[int, int]]]:
+    """One module: the cells' masked sources, each after a boundary statement; and for each
+    line of it, (cell number, line in that cell)."""
+    lines: list[str] = []
+    origin: list[tuple[int, int]] = []
+    for cell in cells:
+        lines.append(f"{_BOUNDARY}({cell.index})")
+        origin.append((cell.index + 1, 0))
+        for number, line in enumerate(cell.masked, start=1 + (cell.header is not None)):
+            lines.append(line)
+            origin.append((cell.index + 1, number))
+    return "\n".join(lines) + "\n", origin
 
+
+def _spliced(text: str, cells: list[_Cell], new_sources: dict[int, str]) -> str:
+    """The notebook's JSON text with the `source` value of every edited cell replaced, nothing else."""
     edits = []
     for cell in cells:
         new_text = new_sources[cell.index]
         if new_text != cell.text:
             edits.append((cell.span, _encode_source(cell, new_text)))
-    out = text
     for (start, end), raw in sorted(edits, reverse=True):
-        out = out[:start] + raw + out[end:]
-    output = (b"\xef\xbb\xbf" if data.startswith(b"\xef\xbb\xbf") else b"") + out.encode("utf-8")
-    json.loads(out)  # the splice keeps valid JSON by construction; make sure
-    return TransformResult(data, output, mapped)
+        text = text[:start] + raw + text[end:]
+    return text
 
 
 _NOT_JSON = "A .ipynb file must be notebook JSON: repair or re-save it in Jupyter, then rerun the codemod."
@@ -164,10 +179,11 @@ _WS = re.compile(r"[ \t\n\r]*")
 
 
 def _skip_ws(text: str, i: int) -> int:
-    return _WS.match(text, i).end()  # type: ignore[union-attr]
+    match = _WS.match(text, i)
+    return match.end() if match else i  # the pattern matches everywhere, if only the empty string
 
 
-def _object_members(text: str, i: int):  # type: ignore[no-untyped-def]
+def _object_members(text: str, i: int) -> Iterator[tuple[str, int, int]]:
     """Yields (key, value_start, value_end) of the JSON object starting at text[i] == '{'."""
     if text[i] != "{":
         raise ValueError(f"expected an object at offset {i}")
@@ -175,7 +191,9 @@ def _object_members(text: str, i: int):  # type: ignore[no-untyped-def]
     if text[i] == "}":
         return
     while True:
-        key, i = json.decoder.scanstring(text, i + 1)  # type: ignore[attr-defined]
+        if text[i] != '"':
+            raise ValueError(f"expected a key at offset {i}")
+        key, i = _DECODER.raw_decode(text, i)
         i = _skip_ws(text, i)
         if text[i] != ":":
             raise ValueError(f"expected ':' at offset {i}")
@@ -193,7 +211,7 @@ def _object_members(text: str, i: int):  # type: ignore[no-untyped-def]
 def _array_items(text: str, i: int) -> list[tuple[int, int]]:
     if text[i] != "[":
         raise ValueError(f"expected an array at offset {i}")
-    items = []
+    items: list[tuple[int, int]] = []
     i = _skip_ws(text, i + 1)
     if text[i] == "]":
         return items
@@ -296,16 +314,23 @@ def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
     for index, cell in by_index.items():
         body = out.get(index, [])
         if cell.magics:
-            body = [_RESTORE.sub(lambda m: _restore(cell.magics[int(m[1])], m["names"]), line) for line in body]
+            body = _restore_magics(body, cell.magics)
         # A cell magic (`%%time`) whose code all went elsewhere would be an error on its own.
-        keep_header = cell.header is not None and any(line.strip() for line in body)
-        result[index] = "\n".join([cell.header, *body] if keep_header else body)
+        if cell.header is not None and any(line.strip() for line in body):
+            result[index] = "\n".join([cell.header, *body])
+        else:
+            result[index] = "\n".join(body)
         masked = _mask(0, (0, 0), "", "", "\n".join(body))
         try:
             ast.parse("\n".join(masked.masked if masked else body) + "\n")  # each cell compiles alone
         except SyntaxError as error:
             raise ValueError(f"cell {index + 1} would not compile on its own ({error.msg})") from None
     return result
+
+
+def _restore_magics(lines: list[str], magics: dict[int, str]) -> list[str]:
+    """The lines with each magic's placeholder replaced by the magic (see `_restore`)."""
+    return [_RESTORE.sub(lambda m: _restore(magics[int(m[1])], m["names"]), line) for line in lines]
 
 
 def _restore(magic: str, names: str | None) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -45,16 +46,22 @@ class Plan:
         return not (self.regions or self.statements or self.nodes or self.unwrap or self.remove_imports)
 
 
+def _leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
+    """A statement's own leading lines (every concrete statement has them, the base class does not say so)."""
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return statement.leading_lines
+
+
 def _comment_lines(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
     """The comments a removed statement carried: its leading lines, then every comment inside
     it (`gpus=n,  # how many` in a multi-line call, `except ValueError:  # one GPU`), in order,
     each as a line of its own where the statement was."""
-    return [*statement.leading_lines, *_inner_comments(statement)]
+    return [*_leading_lines(statement), *_inner_comments(statement)]
 
 
 def _inner_comments(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
     """Every comment inside `statement` but its leading lines, as standalone comment lines."""
-    skip = {id(line) for line in statement.leading_lines}
+    skip = {id(line) for line in _leading_lines(statement)}
     found: list[cst.EmptyLine] = []
     stack: list[cst.CSTNode] = [statement]
     while stack:
@@ -71,14 +78,14 @@ def _inner_comments(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
 def _with_leading(statement: cst.BaseStatement, lines: list[cst.EmptyLine]) -> cst.BaseStatement:
     if not lines:
         return statement
-    return statement.with_changes(leading_lines=[*lines, *statement.leading_lines])
+    return statement.with_changes(leading_lines=[*lines, *_leading_lines(statement)])
 
 
 def _flat_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
     """Blank lines moved one block deeper must not gain trailing indentation."""
     lines = [
         line.with_changes(indent=False) if line.comment is None else line
-        for line in statement.leading_lines
+        for line in _leading_lines(statement)
     ]
     return statement.with_changes(leading_lines=lines)
 
@@ -97,7 +104,10 @@ class _Applier(cst.CSTTransformer):
         # Only nodes on the way to an edit are descended into: everything else stays as it is.
         return self.paths is None or id(node) in self.paths
 
-    def on_leave(self, original_node, updated_node):  # type: ignore[no-untyped-def]
+    # libcst types the result as the node's own type; a planned replacement may be of another.
+    def on_leave(  # type: ignore[override]
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> cst.CSTNode | cst.RemovalSentinel | cst.FlattenSentinel[cst.CSTNode]:
         replacement = self.plan.nodes.get(id(original_node))
         if replacement is not None:
             return replacement
@@ -108,7 +118,9 @@ class _Applier(cst.CSTTransformer):
             return self._rebuild(original_node, updated)
         return updated
 
-    def _pieces(self, original: cst.BaseStatement, updated: cst.BaseStatement) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+    def _pieces(
+        self, original: cst.BaseStatement, updated: cst.BaseStatement
+    ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
         """What one statement becomes, plus comments to hand to the next statement."""
         key = id(original)
         if key in self.plan.moved:
@@ -118,7 +130,7 @@ class _Applier(cst.CSTTransformer):
             replacement = self.plan.statements[key]
             if replacement is None:
                 return [], _comment_lines(updated)
-            kept = replacement.with_changes(leading_lines=[*updated.leading_lines, *_inner_comments(updated)])
+            kept = replacement.with_changes(leading_lines=[*_leading_lines(updated), *_inner_comments(updated)])
             return [kept], []
         if key in self.plan.unwrap and isinstance(updated, cst.With):
             suite = cst.ensure_type(updated.body, cst.IndentedBlock)
@@ -138,7 +150,8 @@ class _Applier(cst.CSTTransformer):
     def _rebuild(self, original: Block, updated: Block) -> Block:
         regions = sorted(self.regions.get(id(original), []), key=lambda r: r.start)
         if not regions and not any(
-            id(s) in self.plan.statements or id(s) in self.plan.unwrap or id(s) in self.plan.moved for s in original.body
+            id(s) in self.plan.statements or id(s) in self.plan.unwrap or id(s) in self.plan.moved
+            for s in original.body
         ):
             return updated
         out: list[cst.BaseStatement] = []
@@ -149,7 +162,8 @@ class _Applier(cst.CSTTransformer):
         for index, (orig, upd) in enumerate(zip_equal(original.body, updated.body)):
             pieces, comments = self._pieces(orig, upd)
             if pieces:
-                if pieces[0].leading_lines and pieces[0].leading_lines[0].comment is None:
+                first_lines = _leading_lines(pieces[0])
+                if first_lines and first_lines[0].comment is None:
                     while pending and pending[-1].comment is None:  # one blank line is enough
                         pending.pop()
                 pieces[0] = _with_leading(pieces[0], pending)
@@ -174,14 +188,16 @@ class _Applier(cst.CSTTransformer):
     def _wrap(self, region: Region, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         lines: list[cst.EmptyLine] = []
         if body:
-            lines = list(body[0].leading_lines)
+            lines = list(_leading_lines(body[0]))
             body[0] = body[0].with_changes(leading_lines=[])
         lines += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
         strategy = cst.parse_statement(f"{region.name} = {region.expression}\n")
         region.hoisted = [self.moved.get(id(h), h) for h in region.hoisted]
         if region.hoisted:
             first = region.hoisted[0]
-            if isinstance(first, (cst.FunctionDef, cst.ClassDef)) and any(l.comment is None for l in first.leading_lines):
+            if isinstance(first, (cst.FunctionDef, cst.ClassDef)) and any(
+                line.comment is None for line in first.leading_lines
+            ):
                 lines = [line for line in lines if line.comment is not None]  # its own blank lines suffice
             region.hoisted[0] = _with_leading(first, lines)
             last = region.hoisted[-1]

@@ -5,8 +5,9 @@ a name that appears literally in the file: `multi_gpu_model` (also via a
 `...multi_gpu_utils` module or an alias, whose import names it), the copied helpers
 `make_parallel` / `to_multi_gpu`, the `ModelMGPU`-style wrapper classes (a local one calls
 `multi_gpu_model` in its `__init__`), `AltModelCheckpoint`, and the wrapper-named calls the
-leftovers fixer reports (`gpu` or `parallel` in the name). Python sources are ASCII
-compatible (PEP 263), so a byte search is exact in every encoding a Python file may use.
+leftovers fixer reports (`gpu` or `parallel` in the name). A Python file's coding cookie may
+only name an ASCII-compatible encoding, so a byte search is exact in every encoding a Python
+file may use.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ MARKERS: tuple[bytes, ...] = (
     b"ModelMultiGPU",
     b"MultiGpuModel",
     b"AltModelCheckpoint",
-    # issue 11 fixers: contrib strategies, TF 1.x num_gpus, Estimator, hand-placed towers
+    # contrib strategies, TF 1.x `num_gpus`, Estimator, hand-placed GPU towers
     b"contrib",
     b"num_gpus",
     b"model_to_estimator",

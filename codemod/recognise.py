@@ -111,7 +111,8 @@ def _classify(tree: Tree, call: cst.Call, wrappers: dict[str, cst.ClassDef]) -> 
     return None
 
 
-def _helper_origin(tree: Tree, call: cst.Call, name: str) -> cst.CSTNode:
+def _helper_origin(tree: Tree, call: cst.Call) -> cst.CSTNode:
+    """Where the helper a call uses comes from (its def/class or import), else the call itself."""
     scope = tree.scopes.get(call)
     root = call.func
     while isinstance(root, cst.Attribute):
@@ -151,6 +152,7 @@ def find_sites(tree: Tree) -> tuple[list[Site], list[Helper]]:
     helpers: dict[int, Helper] = {}
     sites = []
     for node in tree.all(cst.Call):
+        assert isinstance(node, cst.Call)
         kind_name = _classify(tree, node, wrappers)
         if kind_name is None:
             continue
@@ -160,7 +162,7 @@ def find_sites(tree: Tree) -> tuple[list[Site], list[Helper]]:
         kind, name = kind_name
         site = Site(call=node, kind=kind, name=name)
         if kind != "function":
-            origin = _helper_origin(tree, node, name)
+            origin = _helper_origin(tree, node)
             helper = helpers.setdefault(id(origin), Helper(name=name, origin=origin))
             helper.sites.append(site)
             site.helper = helper
@@ -175,7 +177,8 @@ def _shape(tree: Tree, site: Site) -> None:
     positional = [a for a in call.args if a.keyword is None]
     keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
     if any(a.star for a in call.args):
-        site.problem = ("MGPU102", f"`{site.name}` is called with */** arguments; rewrite it by hand (see MIGRATION.md).")
+        site.problem = ("MGPU102", f"`{site.name}` is called with */** arguments; rewrite it by hand "
+                                   "(see MIGRATION.md).")
         return
     template = positional[0] if positional else None
     template_expr = template.value if template else keywords.pop("model", None)

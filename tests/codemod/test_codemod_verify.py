@@ -96,8 +96,8 @@ def test_tight_comparison_passes_ulps_and_fails_real_differences():
     a = _run("shim", 2, [1.0, 0.5], [0.25, -1.0])
     ulps = _run("migrated", 2, [1.0 + 2e-7, 0.5], [0.25 + 3e-8, -1.0])
     off = _run("migrated", 2, [1.0, 0.51], [0.25, -1.0])
-    assert set(_status(harness._compare(a, ulps, "tight", True)).values()) == {"ok"}
-    assert _status(harness._compare(a, off, "tight", True))["losses"] == "FAIL"
+    assert set(_status(harness.compare_runs(a, ulps, "tight", True)).values()) == {"ok"}
+    assert _status(harness.compare_runs(a, off, "tight", True))["losses"] == "FAIL"
 
 
 @needs_numpy
@@ -105,15 +105,15 @@ def test_reference_comparison_tolerates_reduction_order_only():
     shim = _run("shim", 2, [1.0, 0.5], [0.25, -1.0])
     single = _run("single", 1, [1.0 + 5e-5, 0.5 - 3e-5], [0.25 + 1e-5, -1.0])
     wrong = _run("single", 1, [1.0, 0.5], [0.27, -1.0])
-    assert set(_status(harness._compare(shim, single, "reference", True)).values()) == {"ok"}
-    assert _status(harness._compare(shim, wrong, "reference", True))["weights"] == "FAIL"
+    assert set(_status(harness.compare_runs(shim, single, "reference", True)).values()) == {"ok"}
+    assert _status(harness.compare_runs(shim, wrong, "reference", True))["weights"] == "FAIL"
 
 
 @needs_numpy
 def test_batchnorm_and_dropout_are_not_comparable_across_replica_counts():
     shim = _run("shim", 2, [1.0], [0.25], sensitive=["BatchNormalization"])
     single = _run("single", 1, [1.2], [0.3])
-    comparisons = harness._compare(shim, single, "reference", True)
+    comparisons = harness.compare_runs(shim, single, "reference", True)
     assert {c.status for c in comparisons} == {"n/c"}
     assert not any(c.required for c in comparisons)
     report = harness.Report("x.py", {"shim": shim, "single": single}, comparisons, [])
@@ -125,11 +125,11 @@ def test_batchnorm_and_dropout_are_not_comparable_across_replica_counts():
 def test_batchnorm_moving_statistics_between_shim_and_migrated_are_reported_not_failed():
     shim = _run("shim", 2, [1.0], [0.25], sensitive=["BatchNormalization"], preds=[1.0])
     migrated = _run("migrated", 2, [1.0], [0.25], sensitive=["BatchNormalization"], preds=[1.1])
-    status = _status(harness._compare(shim, migrated, "tight", True, legacy=False))
+    status = _status(harness.compare_runs(shim, migrated, "tight", True, legacy=False))
     assert status == {"losses": "ok", "weights": "ok", "predictions": "n/c"}
     # Training losses still compare tightly: they use batch statistics, not moving ones.
     worse = _run("migrated", 2, [1.1], [0.25], sensitive=["BatchNormalization"], preds=[1.0])
-    assert _status(harness._compare(shim, worse, "tight", True))["losses"] == "FAIL"
+    assert _status(harness.compare_runs(shim, worse, "tight", True))["losses"] == "FAIL"
 
 
 def test_cli_usage_errors(tmp_path):

@@ -1,0 +1,112 @@
+"""Is a file valid Python 3? Decoded with its coding cookie, then parsed by `ast`; why not if not."""
+
+from __future__ import annotations
+
+import ast
+import io
+import re
+import tokenize
+import warnings
+import libcst as cst
+
+from .findings import Finding
+
+__all__ = ["Problem", "error_position", "first_line", "parse_python3", "unparseable"]
+
+# (line, col, reason, what to do), the pieces of an MGPU501 finding.
+Problem = tuple[int, int, str, str]
+
+_PY2_HINTS = (
+    "Missing parentheses in call to",
+    "multiple exception types must be parenthesized",
+    "leading zeros in decimal integer literals",
+    "invalid decimal literal",
+)
+# Python 2 statements Python 3.9's parser reports as a bare "invalid syntax".
+_PY2_STATEMENT = re.compile(r"\s*(print\s|exec\s|except\s+[\w.]+\s*,\s*\w+\s*:|raise\s+[\w.]+\s*,)")
+
+
+def parse_python3(source: bytes) -> tuple[Problem | None, tuple[ast.Module, str] | None]:
+    """(None, (the `ast` tree, the decoded text)) for a valid Python 3 file, else (the problem, None)."""
+    text = _decode(source)
+    if not isinstance(text, str):
+        return text, None
+    try:
+        with warnings.catch_warnings():  # SyntaxWarnings about the user's code are not ours to print
+            warnings.simplefilter("ignore")
+            tree = ast.parse(text)
+    except (SyntaxError, ValueError) as error:
+        return _syntax_problem(text, error), None
+    return None, (tree, text)
+
+
+def _decode(source: bytes) -> str | Problem:
+    """The file's text, decoded as its coding cookie says (UTF-8 without one), or why it cannot be."""
+    if b"\0" in source:
+        line = source.count(b"\n", 0, source.index(b"\0")) + 1
+        return (line, 1, "null bytes (a binary or UTF-16 file?)", (
+            "If this is not Python source, rename it or exclude it from the paths given; "
+            "if it is UTF-16, re-save it as UTF-8."
+        ))
+    encoding = "utf-8"
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(source).readline)
+        return source.decode(encoding)
+    except SyntaxError as error:  # unknown or conflicting cookie, or bad UTF-8 in the first two lines
+        try:
+            source.decode("utf-8-sig")
+        except UnicodeDecodeError as decode_error:
+            bad = decode_error
+        else:
+            return (1, 1, first_line(error), "Fix the `# -*- coding: ... -*-` line, then rerun the codemod.")
+    except UnicodeDecodeError as decode_error:
+        bad = decode_error
+    except LookupError:  # a codec that is not a text encoding: rot13, hex, base64...
+        return (1, 1, f"the coding cookie names `{encoding}`, which is not a text encoding", (
+            "Declare a text encoding (`# -*- coding: utf-8 -*-`) or decode the file first, then rerun the codemod."
+        ))
+    line = source.count(b"\n", 0, bad.start) + 1
+    return (line, 1, f"byte 0x{source[bad.start]:02x} is not valid {encoding}", (
+        "Declare the file's encoding on its first or second line (`# -*- coding: latin-1 -*-`) "
+        "or re-save it as UTF-8, then rerun the codemod."
+    ))
+
+
+def _syntax_problem(text: str, error: SyntaxError | ValueError) -> Problem:
+    """Where `ast` stopped, and the advice: port it first when it looks like Python 2."""
+    line, col = error_position(error)
+    reason = first_line(error)
+    statement = _line(text, line)
+    if any(hint in reason for hint in _PY2_HINTS) or _PY2_STATEMENT.match(statement):
+        advice = "This looks like Python 2: port it first (e.g. `2to3 -w FILE`), then rerun the codemod."
+        # The whole statement is Python 2; parsers differ on the column inside it.
+        col = len(statement) - len(statement.lstrip()) + 1
+    else:
+        advice = "Fix the syntax error (or port the file to Python 3), then rerun the codemod."
+    return line, col, reason, advice
+
+
+def unparseable(path: str, line: int, col: int, reason: str, advice: str, cell: int | None = None) -> Finding:
+    """MGPU501, printed as `path: cannot parse as Python 3: <reason> (line L, col C); ... [MGPU501]`."""
+    message = f"cannot parse as Python 3: {reason} (line {line}, col {col}); left unchanged. {advice}"
+    return Finding(line, col, "MGPU501", message, path, cell)
+
+
+def _line(text: str, line: int) -> str:
+    lines = text.splitlines()
+    return lines[line - 1] if 0 < line <= len(lines) else ""
+
+
+def first_line(error: BaseException) -> str:
+    """The error's message, first line only (the class name when it has none)."""
+    text = str(getattr(error, "msg", None) or error).strip().splitlines()
+    return text[0] if text else type(error).__name__
+
+
+def error_position(error: BaseException) -> tuple[int, int]:
+    """(line, col), both 1-based, of a parser's error; (1, 1) when it gives none."""
+    if isinstance(error, cst.ParserSyntaxError):
+        return error.raw_line, error.raw_column + 1
+    if isinstance(error, SyntaxError):
+        return error.lineno or 1, (error.offset or 1)
+    return 1, 1

@@ -1,0 +1,84 @@
+"""`multi-gpu-codemod verify SCRIPT`: proof that the migration preserves training.
+
+For one runnable legacy script, each run in its own subprocess, with the same fixed seeds
+(`random`, NumPy, TensorFlow / `keras.utils.set_random_seed(0)`) set before the script runs:
+
+- ``shim``: the script unchanged, `multi_gpu_model` served by multi-gpu-compat, on N simulated GPUs;
+- ``migrated``: the codemod's rewrite of a copy, run on the same N simulated devices with the
+  shim's import hook switched OFF (`MULTI_GPU_COMPAT_DISABLE=1`): it must not need the shim;
+- ``single``: the script unchanged on one device, `multi_gpu_model` replaced by the identity;
+- ``original`` (``--original``, tf_keras scripts only): `multi_gpu_model` replaced by the
+  re-implementation of the ORIGINAL Lambda-slicing algorithm in
+  fixtures/legacy_models/make_legacy_models.py (a source checkout is needed).
+
+Each run records the per-epoch losses of every `fit` (by wrapping `Model.fit`), the final
+weights of the trained model and the predictions of every model file the script saved
+(reloaded, on the script's `x_test.npy`, else on the `predictions.npy` it wrote). The runs are
+then compared; see `TOLERANCES` for the bounds and why. Exit code 0: all comparisons that are
+required pass; 1: a run failed or a required comparison did not match.
+
+Modules: harness.py (`verify()`: the runs, then the comparisons), runs.py (starting one run),
+child.py (the child process, the only part that imports TensorFlow), compare.py (tolerances,
+one comparison), report.py (the report and its verdict). This module is the command line.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+from typing import Sequence
+
+from .compare import TOLERANCES, Comparison, compare_runs
+from .harness import uses_tf_keras, verify
+from .report import Report, format_report, report_document
+from .runs import MISSING_TENSORFLOW, Run, has_tensorflow
+
+__all__ = [
+    "TOLERANCES", "Comparison", "Report", "Run", "compare_runs", "format_report", "main", "uses_tf_keras", "verify",
+]
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="multi-gpu-codemod verify",
+        description="Run a legacy multi_gpu_model script unchanged (shim), migrated (codemod) and on "
+                    "one device, with fixed seeds, and compare losses, weights and predictions.",
+    )
+    parser.add_argument("script", help="a runnable legacy script (run from a scratch folder; it may write files)")
+    parser.add_argument("--gpus", type=int, default=2, help="simulated GPUs for the shim and migrated runs (default 2)")
+    parser.add_argument("--keras", choices=("auto", "keras3", "tf_keras"), default="auto",
+                        help="backend (auto: tf_keras for tf.keras scripts, Keras 3 otherwise)")
+    parser.add_argument("--original", action="store_true",
+                        help="also run the re-implementation of the original slicing algorithm "
+                             "(tf_keras scripts, source checkout)")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
+    parser.add_argument("--epochs-tolerance", "--rtol", dest="rtol", type=float, default=None,
+                        help="relative tolerance of the reference comparisons "
+                             f"(default {TOLERANCES['reference'][0]:g})")
+    parser.add_argument("--workdir", help="keep the runs' folders here (outputs, stdout.txt, stderr.txt)")
+    parser.add_argument("--json", metavar="FILE", help="also write the comparisons as JSON")
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`multi-gpu-codemod verify ...`: 0 when the migration is proven, 1 when not, 2 on a usage error."""
+    args = _parser().parse_args(argv)
+    if args.rtol is not None:
+        TOLERANCES["reference"] = (args.rtol, TOLERANCES["reference"][1])
+    if args.gpus < 2:
+        print("verify: --gpus must be at least 2", file=sys.stderr)
+        return 2
+    if not Path(args.script).is_file():
+        print(f"verify: {args.script}: no such file", file=sys.stderr)
+        return 2
+    if not has_tensorflow():
+        print(f"verify: {MISSING_TENSORFLOW}", file=sys.stderr)
+        return 2
+    report = verify(args.script, gpus=args.gpus, keras_flavour=args.keras, original=args.original,
+                    timeout=args.timeout, workdir=args.workdir)
+    print(format_report(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report_document(report), indent=2))
+    return 0 if report.passed else 1

@@ -1,0 +1,112 @@
+"""The outcome of `verify`: every run and comparison, the verdict, as text or as a JSON document."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from .compare import BN_MOVING_STATS, TOLERANCES, Comparison
+from .runs import Run
+
+__all__ = ["Report", "format_report", "report_document"]
+
+_METRICS = ("losses", "val losses", "weights", "non-trainable", "predictions")
+
+
+@dataclass
+class Report:
+    script: str
+    runs: dict[str, Run]
+    comparisons: list[Comparison]
+    findings: list[str]
+
+    @property
+    def passed(self) -> bool:
+        return all(r.ok or r.skipped for r in self.runs.values()) and not any(
+            c.status == "FAIL" and c.required for c in self.comparisons
+        )
+
+
+def format_report(report: Report) -> str:
+    """The report a person reads: runs, comparisons, tolerances, explanations, then the verdict."""
+    lines = [f"verify {report.script}", ""]
+    lines += _run_table(report)
+    lines.append("")
+    lines += _comparison_table(report)
+    lines.append("")
+    for kind, (rtol, atol) in TOLERANCES.items():
+        lines.append(f"tolerance {kind}: |a - b| <= {atol:g} + {rtol:g} * |b|")
+    lines += _explanations(report)
+    lines.append("")
+    lines.append("VERDICT: " + ("PASS: the migrated script trains the same model" if report.passed else "FAIL"))
+    return "\n".join(lines)
+
+
+def report_document(report: Report) -> dict[str, Any]:
+    """The `--json` document: verdict, findings, runs and comparisons."""
+    return {
+        "script": report.script, "passed": report.passed, "findings": report.findings,
+        "runs": {m: {"ok": r.ok, "error": r.error, "replicas": r.replicas, "losses": r.losses,
+                     "seconds": round(r.seconds, 2)} for m, r in report.runs.items()},
+        "comparisons": [c.__dict__ for c in report.comparisons],
+    }
+
+
+def _run_table(report: Report) -> list[str]:
+    lines = [f"{'run':<10} {'status':<7} {'replicas':>8} {'epochs':>6} {'final loss':>12} {'seconds':>8}"]
+    for run in report.runs.values():
+        losses = run.losses.get("loss") or next(iter(run.losses.values()), [])
+        final = f"{losses[-1]:.6f}" if losses else "-"
+        status = "ok" if run.ok else "skipped" if run.skipped else "FAILED"
+        lines.append(f"{run.mode:<10} {status:<7} {run.replicas or '-':>8} "
+                     f"{len(losses) if run.ok else '-':>6} {final:>12} {run.seconds:>8.1f}")
+    return lines
+
+
+def _comparison_table(report: Report) -> list[str]:
+    """One row per pair of runs, one column per metric compared."""
+    metrics = [m for m in _METRICS if any(c.metric == m for c in report.comparisons)]
+    lines = [f"{'comparison':<22}" + "".join(f"{m:>24}" for m in metrics)]
+    pairs: list[tuple[str, str]] = []
+    for c in report.comparisons:
+        if (c.left, c.right) not in pairs:
+            pairs.append((c.left, c.right))
+    for left, right in pairs:
+        kind = "tight" if {left, right} == {"shim", "migrated"} else "reference"
+        cells = [_cell(report.comparisons, left, right, m) for m in metrics]
+        lines.append(f"{left + ' vs ' + right:<22}" + "".join(f"{cell:>24}" for cell in cells) + f"   ({kind})")
+    return lines
+
+
+def _cell(comparisons: list[Comparison], left: str, right: str, metric: str) -> str:
+    c = next((c for c in comparisons if (c.left, c.right, c.metric) == (left, right, metric)), None)
+    if c is None:
+        return "-"
+    if c.status == "skip":
+        return "skip"
+    return f"{c.status} {c.diff:.1e}" if c.diff is not None else c.status
+
+
+def _explanations(report: Report) -> list[str]:
+    """Why comparisons are n/c, the codemod's findings, failed or skipped runs and the runs' notes."""
+    lines = []
+    reasons = []
+    for c in report.comparisons:
+        if c.status == "n/c" and c.detail not in reasons:
+            reasons.append(c.detail)
+            if c.detail == BN_MOVING_STATS:
+                lines.append(f"n/c (not comparable, not a failure): {c.detail}")
+            else:
+                lines.append(f"n/c (not comparable, not a failure): {c.left} vs {c.right}: {c.detail}: "
+                             "each replica normalises / drops out its own slice of the batch")
+    for finding in report.findings:
+        lines.append(f"codemod: {finding}")
+    for run in report.runs.values():
+        if run.skipped:
+            lines.append(f"{run.mode} run skipped: {run.skipped}")
+        elif not run.ok:
+            lines.append(f"{run.mode} run failed: {run.error}")
+        for note in run.notes:
+            if run.ok:
+                lines.append(f"{run.mode}: {note}")
+    return lines
