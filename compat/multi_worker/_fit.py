@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 from typing import Any
 
 from .. import _patching
@@ -46,7 +47,10 @@ def cluster_aware_fit(parallel: Any) -> None:
         try:
             return current(*args, **kwargs)
         except (tf.errors.UnavailableError, tf.errors.AbortedError) as err:
-            err.add_note(_PEER_LOST_NOTE)
+            if sys.version_info >= (3, 11):
+                err.add_note(_PEER_LOST_NOTE)
+            else:  # no exception notes before Python 3.11: say it just before the traceback
+                print(_PEER_LOST_NOTE, file=sys.stderr)
             raise
 
     _patching.mark(fit, _MARK)
