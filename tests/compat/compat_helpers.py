@@ -5,7 +5,6 @@ Kept tiny on purpose: CI has two cores; every model here has a few dozen paramet
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import sysconfig
@@ -14,6 +13,8 @@ import textwrap
 from pathlib import Path
 
 import numpy as np
+
+from child_process import child_env
 
 ROOT = Path(__file__).resolve().parents[2]
 N_REPLICAS = 4  # tests/conftest.py starts the session with 4 simulated GPUs
@@ -63,18 +64,6 @@ def weights_equal(a, b, **kw) -> bool:
     if len(a) != len(b):
         return False
     return all(np.allclose(x, y, **kw) for x, y in zip(a, b))
-
-
-def child_env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    env.pop("MULTI_GPU_COMPAT_SIMULATE_GPUS", None)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    for key, value in (extra or {}).items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
 
 
 def run(code: str, *, env: dict | None = None, cwd: Path | None = None, timeout: float = 180,

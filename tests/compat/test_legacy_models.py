@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 
 import multi_gpu_compat as compat
-from multi_gpu_compat.backend import keras_module, uses_legacy_keras
+from multi_gpu_compat.backend import keras_module
 from multi_gpu_compat.legacy_models import LegacyFileError
+from child_process import child_env
 from compat_helpers import site_packages_without_project
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -249,17 +250,10 @@ def test_hdf5_that_is_not_keras(tmp_path):
 # --- the command line ---------------------------------------------------------------
 
 
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("MULTI_GPU_COMPAT_SIMULATE_GPUS", None)  # set by tests/conftest.py for itself
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    return env
-
-
 def _unwrap(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "multi_gpu_compat", "unwrap", *args],
-        cwd=cwd, env=_child_env(), capture_output=True, text=True, timeout=300,
+        cwd=cwd, env=child_env(), capture_output=True, text=True, timeout=300,
     )
 
 
@@ -304,7 +298,7 @@ def test_cli_unwraps_to_keras_and_h5_loadable_without_compat(tmp_path):
     result = subprocess.run(
         [sys.executable, "-S", str(script), str(out), *args],
         cwd=tmp_path,
-        env={**_child_env(), "PYTHONPATH": "", "SITE_PACKAGES": _site_packages()},
+        env={**child_env(), "PYTHONPATH": "", "SITE_PACKAGES": _site_packages()},
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr
@@ -362,14 +356,15 @@ def test_cli_usage_errors(tmp_path):
 
 def test_import_compat_stays_cheap():
     code = (
-        "import sys, compat; "
+        "import sys, multi_gpu_compat; "
         "assert 'tensorflow' not in sys.modules and 'multi_gpu_compat.legacy_models' not in sys.modules"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_child_env(),
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=child_env(),
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
 
-def test_backend_under_test_matches_environment():
-    # CI runs this module once per Keras; make sure each run really exercises its own.
-    assert keras_module().__name__ == ("tf_keras" if uses_legacy_keras() else "keras")
+def test_backend_under_test_matches_environment(loaded):
+    # CI runs this module once per Keras; the files must really load into the one the run asked for.
+    asked = "tf_keras" if os.environ.get("TF_USE_LEGACY_KERAS") in ("1", "true", "True") else "keras"
+    assert {type(model).__module__.split(".")[0] for model in loaded.values()} == {asked}
