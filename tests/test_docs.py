@@ -63,7 +63,22 @@ def test_docs_have_blocks_and_few_skips():
     assert all(pairs.count(name) == 2 for name in pairs), pairs  # one before, one after each
 
 
-@pytest.mark.parametrize("doc,line,lang,code,mark", BLOCKS, ids=IDS)
+def test_every_python_block_parses():
+    for doc, line, lang, code, _ in BLOCKS:
+        if lang == "python":
+            ast.parse(code, f"{doc}:{line}")
+
+
+def _runs_python(lang: str, mark: tuple) -> bool:
+    return lang == "python" and mark[0] not in ("skip", "before", "after")
+
+
+# Python examples train in a TensorFlow child: slow. Their syntax and the before/after pairs stay fast.
+PARAMS = [pytest.param(*block, id=name, marks=[pytest.mark.slow] if _runs_python(block[2], block[4]) else [])
+          for block, name in zip(BLOCKS, IDS)]
+
+
+@pytest.mark.parametrize("doc,line,lang,code,mark", PARAMS)
 def test_block(doc, line, lang, code, mark, tmp_path):
     kind, reason = mark
     if lang in NOT_CODE:

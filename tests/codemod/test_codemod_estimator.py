@@ -35,9 +35,10 @@ def input_fn():
 model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,))])
 model.compile("sgd", "mse")
 strategy = tf.distribute.MirroredStrategy()
-estimator = tf.keras.estimator.model_to_estimator(keras_model=model, config=tf.estimator.RunConfig(train_distribute=strategy))
-{call}
-"""
+""" + (
+    "estimator = tf.keras.estimator.model_to_estimator(keras_model=model, "
+    "config=tf.estimator.RunConfig(train_distribute=strategy))\n{call}\n"
+)
 
 
 @pytest.mark.parametrize("call, why", [

@@ -35,13 +35,15 @@ def test_if_else_guard_keeps_both_prints():
 
 
 def _plain_calls(source: bytes) -> list[str]:
-    """Call statements on a plain function or `logging`/`logger` (print, notify...), unparsed: renames never touch them."""
+    """Call statements on a plain function or `logging`/`logger` (print, notify...), unparsed: renames never
+    touch them."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             func = node.value.func
             plain = isinstance(func, ast.Name) or (
-                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"logging", "logger"}
+                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in {"logging", "logger"}
             )
             if plain and "multi_gpu_model" not in ast.unparse(node):
                 found.append(ast.unparse(node))

@@ -67,8 +67,8 @@ def test_file_is_rewritten_safely(path):
     if path.suffix == ".ipynb":
         json.loads(run.output)
         before, after = "\n".join(s for _, s in cells(run.source)), "\n".join(s for _, s in cells(run.output))
-        before = "\n".join(l for l in before.split("\n") if not l.lstrip().startswith(("%", "!")))
-        after = "\n".join(l for l in after.split("\n") if not l.lstrip().startswith(("%", "!")))
+        before = "\n".join(line for line in before.split("\n") if not line.lstrip().startswith(("%", "!")))
+        after = "\n".join(line for line in after.split("\n") if not line.lstrip().startswith(("%", "!")))
     else:
         before, after = run.source.decode("utf-8"), run.output.decode("utf-8")
     missing = [c for c in _comments(before) if c not in _comments(after)]

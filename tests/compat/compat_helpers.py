@@ -14,8 +14,6 @@ from pathlib import Path
 
 import numpy as np
 
-from child_process import child_env
-
 ROOT = Path(__file__).resolve().parents[2]
 N_REPLICAS = 4  # tests/conftest.py starts the session with 4 simulated GPUs
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]
@@ -69,6 +67,8 @@ def weights_equal(a, b, **kw) -> bool:
 def run(code: str, *, env: dict | None = None, cwd: Path | None = None, timeout: float = 180,
         args: list[str] | None = None, check: bool = True) -> subprocess.CompletedProcess:
     """Runs `code` in a fresh interpreter (with the project installed, hook active)."""
+    from child_process import child_env  # here: children import this module without tests/ on their path
+
     proc = subprocess.run(
         [sys.executable, *(args or []), "-c", textwrap.dedent(code)],
         cwd=cwd, env=child_env(env), capture_output=True, text=True, timeout=timeout,
@@ -88,9 +88,8 @@ def site_packages_without_project() -> str:
     if _SITE_WITHOUT_PROJECT is None:
         folder = Path(tempfile.mkdtemp(prefix="site-without-project-"))
         for entry in site.iterdir():
-            if entry.name not in ("multi_gpu_compat", "multi_gpu_codemod", "multi_gpu_compat.pth") and not entry.name.startswith(
-                "multi_gpu_compat-"
-            ):
+            ours = entry.name in ("multi_gpu_compat", "multi_gpu_codemod", "multi_gpu_compat.pth")
+            if not ours and not entry.name.startswith("multi_gpu_compat-"):
                 (folder / entry.name).symlink_to(entry)
         _SITE_WITHOUT_PROJECT = str(folder)
     return _SITE_WITHOUT_PROJECT

@@ -17,7 +17,8 @@ import pytest
 
 import multi_gpu_compat as compat
 from multi_gpu_compat.legacy_models import LegacyFileError
-from compat_helpers import ROOT, child_env
+from child_process import child_env
+from compat_helpers import ROOT
 
 FIXTURES = ROOT / "fixtures" / "legacy_models"
 HUGE_SHAPE = (10**6, 10**6)  # 10**12 float32 values: 4 TB if anything read it
@@ -34,7 +35,7 @@ def _unwrap(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _assert_one_line_error(result, status: int, *patterns: str) -> None:
-    lines = [l for l in result.stderr.strip().splitlines() if not TF_LOG_LINE.match(l)]
+    lines = [line for line in result.stderr.strip().splitlines() if not TF_LOG_LINE.match(line)]
     assert result.returncode == status, result.stderr[-3000:]
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert lines[0].startswith("multi-gpu-compat unwrap: error: ")
@@ -68,8 +69,8 @@ def _with_config(path: Path, text: str) -> Path:
 def _edit_template_dense(path: Path, **config) -> Path:
     with h5py.File(path, "r+") as f:
         model = json.loads(f.attrs["model_config"])
-        template = next(l for l in model["config"]["layers"] if l["class_name"] == "Sequential")
-        dense = next(l for l in template["config"]["layers"] if l["class_name"] == "Dense")
+        template = next(layer for layer in model["config"]["layers"] if layer["class_name"] == "Sequential")
+        dense = next(layer for layer in template["config"]["layers"] if layer["class_name"] == "Dense")
         dense["config"].update(config)
         f.attrs["model_config"] = json.dumps(model)
     return path

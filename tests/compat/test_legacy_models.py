@@ -96,11 +96,11 @@ def test_unwrapped_model_is_the_template(loaded, name):
     model = loaded[name]
     with h5py.File(FIXTURES / name) as f:
         saved = json.loads(f.attrs["model_config"])
-    template_names = [l["name"] for l in saved["config"]["layers"] if l["class_name"] in (
+    template_names = [layer["name"] for layer in saved["config"]["layers"] if layer["class_name"] in (
         "Model", "Functional", "Sequential")]
     # Nested files: the innermost template, below every level of Lambdas.
     assert MANIFEST[name]["outputs"] == len(model.outputs)
-    assert not [l for l in model.layers if type(l).__name__ == "Lambda"]
+    assert not [layer for layer in model.layers if type(layer).__name__ == "Lambda"]
     if len(MANIFEST[name]["gpus"]) == 1:
         assert model.name == template_names[0]
 
@@ -117,7 +117,7 @@ def test_plain_file_is_returned_as_it_is(loaded):
     with h5py.File(FIXTURES / "plain_func.h5") as f:
         saved = json.loads(f.attrs["model_config"])
     assert model.name == saved["config"]["name"]
-    assert [l.name for l in model.layers] == [l["name"] for l in saved["config"]["layers"]]
+    assert [layer.name for layer in model.layers] == [layer["name"] for layer in saved["config"]["layers"]]
 
 
 def test_weights_only_file_into_a_template_built_in_code():
@@ -183,7 +183,7 @@ def test_lambdas_are_never_deserialized(no_bytecode, name):
 def test_garbage_fixture_really_holds_garbage_bytecode():
     with h5py.File(FIXTURES / "seq_2gpu_garbage_lambda.h5") as f:
         config = json.loads(f.attrs["model_config"])
-    code = next(l for l in config["config"]["layers"] if l["class_name"] == "Lambda")
+    code = next(layer for layer in config["config"]["layers"] if layer["class_name"] == "Lambda")
     with pytest.raises((ValueError, EOFError, TypeError)):
         marshal.loads(base64.b64decode(code["config"]["function"][0]))
 
@@ -193,8 +193,8 @@ def _with_lambda_in_template(tmp_path: Path) -> Path:
     shutil.copyfile(FIXTURES / "seq_2gpu_garbage_lambda.h5", path)
     with h5py.File(path, "r+") as f:
         config = json.loads(f.attrs["model_config"])
-        template = next(l for l in config["config"]["layers"] if l["class_name"] == "Sequential")
-        lam = next(l for l in config["config"]["layers"] if l["class_name"] == "Lambda")
+        template = next(layer for layer in config["config"]["layers"] if layer["class_name"] == "Sequential")
+        lam = next(layer for layer in config["config"]["layers"] if layer["class_name"] == "Lambda")
         layer = {"class_name": "Lambda", "config": dict(lam["config"], name="user_lambda")}
         template["config"]["layers"].insert(2, layer)
         f.attrs["model_config"] = json.dumps(config)
@@ -284,6 +284,7 @@ _LOAD_WITHOUT_COMPAT = """
 _CLI_CASES = {".keras": "func_4gpu_2out.h5", ".h5": "nested_seq_4then2gpu.h5"}
 
 
+@pytest.mark.slow  # three children load TensorFlow; the CLI's errors and load_legacy_model stay fast
 def test_cli_unwraps_to_keras_and_h5_loadable_without_compat(tmp_path):
     script = tmp_path / "load.py"
     script.write_text(textwrap.dedent(_LOAD_WITHOUT_COMPAT))
