@@ -118,9 +118,20 @@ def _kept_if_message(branch_extra: str) -> str:
 
 def test_kept_if_gives_its_reason_even_when_it_is_a_print():
     message = _kept_if_message("        print('building the multi GPU copy')\n")
-    assert "also runs `print('building the multi GPU copy')` (line 8)" in message
+    assert message == (
+        'kept this `if` around `multi_gpu_model`: it is not a plain fallback (its branch with the call also runs'
+        " `print('building the multi GPU copy')` (line 8)). After migration `net` is the model in every branch; the"
+        " `else`/`elif` branch (line 10) was written for a plain model, so keep that branch's code and remove the"
+        ' `if` with the branch written for the old wrapper.'
+    )
 
 
 def test_kept_if_never_quotes_a_call_cut_in_half():
     message = _kept_if_message("        log_settings(gpus=2,\n                     copies=True)\n")
-    assert "also runs the statement on line 8" in message and "log_settings(gpus=2,`" not in message
+    # a call cut in half is named by its line, never quoted
+    assert message == (
+        'kept this `if` around `multi_gpu_model`: it is not a plain fallback (its branch with the call also runs the'
+        ' statement on line 8). After migration `net` is the model in every branch; the `else`/`elif` branch (line'
+        " 11) was written for a plain model, so keep that branch's code and remove the `if` with the branch written"
+        ' for the old wrapper.'
+    )
