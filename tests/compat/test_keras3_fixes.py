@@ -100,6 +100,7 @@ def test_plain_strategy_bn_statistics_drift_apart(keras_module):
 
 # --- uneven first evaluation batch ---------------------------------------------------------
 
+@pytest.mark.slow  # trains; the empty-replica fix has a fast test
 def test_uneven_first_evaluation_batch(keras_module):
     K = keras_module
     template = mlp(K, name="uneven_eval")

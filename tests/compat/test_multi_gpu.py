@@ -193,6 +193,7 @@ def test_layer_layout_one_output(pair):
     assert parallel.template is template
 
 
+@pytest.mark.slow  # trains a second model; the one-output layout is checked fast on the shared pair
 def test_layer_layout_and_dict_losses_two_outputs(keras_module):
     K = keras_module
     template = two_in_two_out(K, name="two_out_template")
