@@ -140,6 +140,7 @@ def test_config_keras_cannot_build_one_clear_error(tmp_path, config):
     assert "\n" not in message and len(message) < 700
 
 
+@pytest.mark.slow  # a TensorFlow child; the huge-weight file keeps the CLI's one-line error fast
 def test_cli_config_keras_cannot_build_one_line(tmp_path):
     path = _edit_template_dense(_copy("seq_2gpu.h5", tmp_path), bogus_argument=1)
     _assert_one_line_error(_unwrap(str(path), str(tmp_path / "new.keras")), 1,

@@ -199,6 +199,7 @@ def test_simulate_with_hook_disabled_warns_at_tensorflow_import_and_at_use():
     assert "MULTI_GPU_COMPAT_SIMULATE_GPUS=2 is ignored" in at_use and "MULTI_GPU_COMPAT_DISABLE" in at_use
 
 
+@pytest.mark.slow  # a TensorFlow child; the hook-disabled warning keeps a fast one
 def test_simulate_set_after_tensorflow_started_warns_at_use():
     proc = run_with_checkout_startup("""
         import os, warnings
