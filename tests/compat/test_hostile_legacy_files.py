@@ -106,6 +106,7 @@ def test_huge_declared_weight_in_weights_file_rejected_before_reading(tmp_path):
         compat.load_legacy_weights(template, path)
 
 
+@pytest.mark.slow  # a TensorFlow child; test_legacy_models checks the CLI's one-line errors fast
 def test_cli_huge_declared_weight_one_line(tmp_path):
     path = _with_huge_weight(_copy("seq_2gpu.h5", tmp_path), "model_weights/sequential")
     _assert_one_line_error(_unwrap(str(path), str(tmp_path / "new.keras")), 1, "(1000000, 1000000)")
@@ -140,7 +141,7 @@ def test_config_keras_cannot_build_one_clear_error(tmp_path, config):
     assert "\n" not in message and len(message) < 700
 
 
-@pytest.mark.slow  # a TensorFlow child; the huge-weight file keeps the CLI's one-line error fast
+@pytest.mark.slow  # a TensorFlow child; test_legacy_models checks the CLI's one-line errors fast
 def test_cli_config_keras_cannot_build_one_line(tmp_path):
     path = _edit_template_dense(_copy("seq_2gpu.h5", tmp_path), bogus_argument=1)
     _assert_one_line_error(_unwrap(str(path), str(tmp_path / "new.keras")), 1,
