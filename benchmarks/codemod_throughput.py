@@ -71,8 +71,9 @@ def make_corpus(root: Path, files: int, site_every: int, seed: int = 0) -> tuple
 
 def time_codemod(corpus: Path, jobs: int) -> float:
     start = time.perf_counter()
-    done = subprocess.run([sys.executable, "-m", "multi_gpu_codemod", "--check", "-j", str(jobs), "--progress", "never", str(corpus)],
-                          cwd=ROOT, capture_output=True, text=True)
+    command = [sys.executable, "-m", "multi_gpu_codemod", "--check", "-j", str(jobs), "--progress", "never",
+               str(corpus)]
+    done = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
     elapsed = time.perf_counter() - start
     if done.returncode not in (0, 1):
         raise SystemExit(f"codemod failed ({done.returncode}): {done.stdout[-2000:]}{done.stderr[-2000:]}")
@@ -108,7 +109,8 @@ def main() -> int:
         corpus = Path(tmp) / "corpus"
         files, size = make_corpus(corpus, args.files, args.site_every)
         mb = size / 1e6
-        print(f"corpus: {files} files, {mb:.1f} MB, {(files + args.site_every - 1) // args.site_every} with a site; {cores} cores")
+        with_site = (files + args.site_every - 1) // args.site_every
+        print(f"corpus: {files} files, {mb:.1f} MB, {with_site} with a site; {cores} cores")
         rows = [("codemod -j 1", time_codemod(corpus, 1), files, mb)]
         rows.append((f"codemod -j {cores}", time_codemod(corpus, cores), files, mb))
         tf_time = time_tf_upgrade(corpus, args.tf_timeout)

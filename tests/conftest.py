@@ -1,6 +1,7 @@
 """Session set-up shared by all tests: 4 simulated GPUs and the backend under test.
 
-Subprocess runners live in tests/compat/compat_helpers.py (the shim) and the codemod tests.
+A child process's environment and the "runs on 2 simulated GPUs" runner: tests/child_process.py;
+the shim's code runners: tests/compat/compat_helpers.py.
 """
 
 from __future__ import annotations

@@ -16,15 +16,15 @@ paths only parsed). `r` blocks need Rscript. `text` blocks show output or format
 from __future__ import annotations
 
 import ast
-import os
 import re
 import shlex
-import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from child_process import child_env, simulated_gpus_env
 
 ROOT = Path(__file__).resolve().parents[1]
 DOCS = ["README.md", "MIGRATION.md"]
@@ -32,6 +32,7 @@ FENCE = re.compile(r"^```(\w*)[^\n]*\n(.*?)^```", re.M | re.S)
 MARK = re.compile(r"<!--\s*docs-test:\s*(\w+)\s*(.*?)\s*-->")
 NOT_CODE = {"text", "json", "yaml", "console", ""}
 MAX_SKIPS = 3
+NO_GPU = {"CUDA_VISIBLE_DEVICES": ""}  # commands run on the CPU alone
 
 
 def _blocks():
@@ -51,15 +52,9 @@ BLOCKS = _blocks()
 IDS = [f"{doc}:{line}:{lang or 'plain'}" for doc, line, lang, _, _ in BLOCKS]
 
 
-def _env(**extra):
-    env = {k: v for k, v in os.environ.items() if k != "MULTI_GPU_COMPAT_SIMULATE_GPUS"}
-    env.update(TF_CPP_MIN_LOG_LEVEL="2", CUDA_VISIBLE_DEVICES="", **extra)
-    return env
-
-
 def test_docs_have_blocks_and_few_skips():
     assert len(BLOCKS) >= 10
-    skips = [(d, l) for d, l, _, _, (kind, _) in BLOCKS if kind == "skip"]
+    skips = [(doc, line) for doc, line, _, _, (kind, _) in BLOCKS if kind == "skip"]
     assert len(skips) <= MAX_SKIPS, skips
     kinds = {lang for _, _, lang, _, _ in BLOCKS}
     assert kinds <= NOT_CODE | {"python", "bash", "r"}, kinds
@@ -67,21 +62,29 @@ def test_docs_have_blocks_and_few_skips():
     assert all(pairs.count(name) == 2 for name in pairs), pairs  # one before, one after each
 
 
-@pytest.mark.parametrize("doc,line,lang,code,mark", BLOCKS, ids=IDS)
+def test_every_python_block_parses():
+    for doc, line, lang, code, _ in BLOCKS:
+        if lang == "python":
+            ast.parse(code, f"{doc}:{line}")
+
+
+def _runs_python(lang: str, mark: tuple) -> bool:
+    return lang == "python" and mark[0] not in ("skip", "before", "after")
+
+
+# Python and shell blocks are checked; output samples are not code, and R blocks run in test_r_reticulate.py.
+# Python examples train in a TensorFlow child: slow. Their syntax and the before/after pairs stay fast.
+PARAMS = [pytest.param(*block, id=name, marks=[pytest.mark.slow] if _runs_python(block[2], block[4]) else [])
+          for block, name in zip(BLOCKS, IDS) if block[2] in ("python", "bash")]
+
+
+@pytest.mark.parametrize("doc,line,lang,code,mark", PARAMS)
 def test_block(doc, line, lang, code, mark, tmp_path):
     kind, reason = mark
-    if lang in NOT_CODE:
-        return  # output samples and formats
-    if lang == "r":
-        if shutil.which("Rscript") is None:
-            pytest.skip("R block: Rscript is not installed here (CI runs it: .ci/r-setup)")
-        return  # the R path has its own tests
     if lang == "python":
         _python(code, kind, reason, tmp_path)
-    elif lang == "bash":
+    else:
         _bash(code, kind, tmp_path)
-    else:  # pragma: no cover
-        pytest.fail(f"{doc}:{line}: unknown block language {lang!r}")
 
 
 def _python(code, kind, reason, tmp_path):
@@ -97,8 +100,14 @@ def _python(code, kind, reason, tmp_path):
             assert transform_source(code.encode()).output.decode() == after[0]
         return
     done = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True,
-                          env=_env(MULTI_GPU_COMPAT_SIMULATE_GPUS="2"), timeout=300)
+                          env=simulated_gpus_env(2), timeout=300)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _run(argv: list[str], cwd: Path, extra: dict[str, str] | None = None,
+         timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=cwd, env=child_env({**NO_GPU, **(extra or {})}), capture_output=True,
+                          text=True, timeout=timeout)
 
 
 def _commands(code):
@@ -148,8 +157,7 @@ def _command(argv, env_prefix, kind, tmp_path):
         args = verify._parser().parse_args(argv[4:])
         assert _exists(args.script), args.script
         if kind != "slow":
-            done = subprocess.run([sys.executable] + argv[1:], cwd=ROOT, env=_env(), capture_output=True,
-                                  text=True, timeout=600)
+            done = _run([sys.executable] + argv[1:], ROOT, timeout=600)
             assert done.returncode == 0, done.stdout[-3000:]
         return
     if argv[1:3] == ["-m", "multi_gpu_codemod"]:
@@ -157,18 +165,15 @@ def _command(argv, env_prefix, kind, tmp_path):
 
         args = cli._parser().parse_args([a for a in argv[3:] if a != "..."] or ["--help"])
         if all(_exists(p) for p in args.paths) and (args.check or args.diff):
-            done = subprocess.run([sys.executable] + argv[1:], cwd=ROOT, env=_env(), capture_output=True,
-                                  text=True, timeout=300)
+            done = _run([sys.executable] + argv[1:], ROOT)
             assert done.returncode in (0, 1), done.stderr[-3000:]
         return
     if argv[1:3] == ["-m", "multi_gpu_compat"]:
         if argv[3] == "doctor":
-            done = subprocess.run([sys.executable] + argv[1:], cwd=ROOT, env=_env(**env_prefix),
-                                  capture_output=True, text=True, timeout=300)
+            done = _run([sys.executable] + argv[1:], ROOT, env_prefix)
             assert done.returncode == 0, done.stderr[-3000:]
         else:  # placeholder file names: the subcommand must exist
-            done = subprocess.run([sys.executable, "-m", "multi_gpu_compat", argv[3], "--help"], cwd=ROOT, env=_env(),
-                                  capture_output=True, text=True, timeout=300)
+            done = _run([sys.executable, "-m", "multi_gpu_compat", argv[3], "--help"], ROOT)
             assert done.returncode == 0, done.stderr[-3000:]
         return
     if argv[1:3] == ["-m", "libcst.tool"]:
@@ -180,8 +185,7 @@ def _command(argv, env_prefix, kind, tmp_path):
     # `python SCRIPT`: a placeholder script (train.py) in prose; the env settings must be valid.
     script = argv[1]
     if _exists(script):
-        done = subprocess.run([sys.executable, script], cwd=tmp_path, env=_env(**env_prefix),
-                              capture_output=True, text=True, timeout=300)
+        done = _run([sys.executable, script], tmp_path, env_prefix)
         assert done.returncode == 0, done.stderr[-3000:]
     else:
         assert script.endswith(".py")

@@ -29,13 +29,23 @@ def unchanged(fixer: str) -> list[Path]:
 
 def check_pair(before: Path, strategy: str = "mirrored") -> list[str]:
     """Rewrites `before`, compares with `after`, checks the contract; returns the finding codes."""
-    source = before.read_bytes()
-    result = transform_source(source, before.name, strategy=strategy)
     expected = before.with_name(before.name.replace(".before.py", ".after.py")).read_bytes()
+    return check_rewrite(before.read_bytes(), expected, before.name, strategy=strategy)
+
+
+def check_source_pair(before: str, after: str, strategy: str = "mirrored") -> list[str]:
+    """`check_pair` for a before/after table in a test: the source strings, UTF-8."""
+    return check_rewrite(before.encode(), after.encode(), "table.py", strategy=strategy)
+
+
+def check_rewrite(source: bytes, expected: bytes, name: str, strategy: str = "mirrored") -> list[str]:
+    """The rewrite contract: exactly `expected`, parses, a second run changes nothing, no comment lost."""
+    result = transform_source(source, name, strategy=strategy)
+    assert result.output.decode(errors="replace") == expected.decode(errors="replace")  # a readable diff
     assert result.output == expected
     assert result.changed and not result.failed
     ast.parse(result.output)
-    again = transform_source(result.output, before.name, strategy=strategy)
+    again = transform_source(result.output, name, strategy=strategy)
     assert again.output == result.output, "a second run must change nothing"
     assert_comments_kept(source, result.output)
     return [f.code for f in result.findings]
@@ -49,6 +59,13 @@ def check_unchanged(path: Path) -> list[str]:
     return [f.code for f in result.findings]
 
 
+def reported(source: bytes, name: str = "table.py") -> list[str]:
+    """Findings for a source the codemod must leave byte-identical, each as the command line prints it."""
+    result = transform_source(source, name)
+    assert result.output == source
+    return [f.format() for f in result.findings]
+
+
 def assert_comments_kept(before: bytes, after: bytes) -> None:
     import io
     import tokenize
@@ -59,3 +76,14 @@ def assert_comments_kept(before: bytes, after: bytes) -> None:
     old, new = comments(before), comments(after)
     missing = [c for c in old if c not in new]
     assert not missing, f"comments lost: {missing}"
+
+
+def strategy_devices(code: str, present: int, **names: object) -> list[str] | None:
+    """The devices the `tf.distribute.MirroredStrategy(...)` line in migrated `code` selects when
+    `present` GPUs exist and the script's variables hold `names` (`None`: every GPU)."""
+    import types
+
+    line = next(line.strip() for line in code.splitlines() if "tf.distribute.MirroredStrategy(" in line)
+    argument = line.split("MirroredStrategy(", 1)[1][:-1]
+    config = types.SimpleNamespace(list_physical_devices=lambda kind: list(range(present)))
+    return eval(argument, {"tf": types.SimpleNamespace(config=config), **names}) or None

@@ -115,7 +115,8 @@ def split_notebook(draw: st.DrawFn) -> tuple[bytes, list[str]]:
     text = source.decode("utf-8")
     lines = text.splitlines(keepends=True)
     starts = _statement_starts(text)
-    cuts = starts[1:] if draw(st.booleans()) else sorted(draw(st.sets(st.sampled_from(starts[1:] or [0]), max_size=len(starts))))
+    some = st.sets(st.sampled_from(starts[1:] or [0]), max_size=len(starts))
+    cuts = starts[1:] if draw(st.booleans()) else sorted(draw(some))
     pieces, previous = [], 0
     for cut in [*cuts, len(lines)]:
         if cut > previous:

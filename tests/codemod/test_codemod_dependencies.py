@@ -36,7 +36,8 @@ def test_rewriting_a_script_imports_no_tensorflow_keras_h5py_or_numpy(tmp_path):
 
 def test_every_codemod_module_imports_without_them(tmp_path):
     modules = sorted(
-        ".".join(("multi_gpu_codemod",) + p.relative_to(ROOT / "codemod").with_suffix("").parts).removesuffix(".__init__")
+        ".".join(("multi_gpu_codemod",) + p.relative_to(ROOT / "codemod").with_suffix("").parts)
+        .removesuffix(".__init__")
         for p in (ROOT / "codemod").rglob("*.py")
         if p.name != "__main__.py"
     )

@@ -3,8 +3,8 @@
 import pytest
 
 from multi_gpu_codemod import transform_source
-from codemod_fixtures import ROOT, check_pair, check_unchanged, needs_tensorflow, pairs, unchanged
-from test_codemod_contrib_strategy import run_on_two_simulated_gpus
+from child_process import run_on_two_simulated_gpus
+from codemod_fixtures import ROOT, check_pair, check_source_pair, check_unchanged, needs_tensorflow, pairs, unchanged
 
 
 @pytest.mark.parametrize("before", pairs("estimator"), ids=lambda p: p.name)
@@ -35,9 +35,10 @@ def input_fn():
 model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,))])
 model.compile("sgd", "mse")
 strategy = tf.distribute.MirroredStrategy()
-estimator = tf.keras.estimator.model_to_estimator(keras_model=model, config=tf.estimator.RunConfig(train_distribute=strategy))
-{call}
-"""
+""" + (
+    "estimator = tf.keras.estimator.model_to_estimator(keras_model=model, "
+    "config=tf.estimator.RunConfig(train_distribute=strategy))\n{call}\n"
+)
 
 
 @pytest.mark.parametrize("call, why", [
@@ -57,14 +58,45 @@ def test_not_simple_is_reported_not_rewritten(call, why):
     assert why in result.findings[0].message
 
 
-def test_train_until_input_ends():
-    source = TEMPLATE.format(call="estimator.train(input_fn)").encode()
-    out = transform_source(source).output.decode()
-    assert out.endswith("model.fit(input_fn(), epochs=1)\n")
-    assert "with strategy.scope():\n    model = tf.keras.Sequential" in out
+REWRITES = [
+    pytest.param(
+        'import tensorflow as tf\n'
+        '\n'
+        '\n'
+        'def input_fn():\n'
+        '    return tf.data.Dataset.from_tensor_slices(([[1.0]], [[2.0]])).batch(1)\n'
+        '\n'
+        '\n'
+        'model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,))])\n'
+        'model.compile("sgd", "mse")\n'
+        'strategy = tf.distribute.MirroredStrategy()\n'
+        'estimator = tf.keras.estimator.model_to_estimator(keras_model=model,'
+        ' config=tf.estimator.RunConfig(train_distribute=strategy))\n'
+        'estimator.train(input_fn)\n',
+        'import tensorflow as tf\n'
+        '\n'
+        '\n'
+        'def input_fn():\n'
+        '    return tf.data.Dataset.from_tensor_slices(([[1.0]], [[2.0]])).batch(1 * strategy.num_replicas_in_sync)\n'
+        '\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy()\n'
+        'with strategy.scope():\n'
+        '    model = tf.keras.Sequential([tf.keras.layers.Dense(1, input_shape=(1,))])\n'
+        '    model.compile("sgd", "mse")\n'
+        'model.fit(input_fn(), epochs=1)\n',
+        [],
+        id='train-until-input-ends',
+    ),
+]
+
+
+@pytest.mark.parametrize("before,after,findings", REWRITES)
+def test_rewrite(before, after, findings):
+    assert check_source_pair(before, after) == findings
 
 
 @needs_tensorflow
 @pytest.mark.slow
 def test_migrated_estimator_script_runs_on_two_simulated_gpus(tmp_path):
-    run_on_two_simulated_gpus(ROOT / "estimator" / "train_evaluate.after.py", tmp_path)
+    run_on_two_simulated_gpus(ROOT / "estimator" / "train_evaluate.before.py", tmp_path)

@@ -5,7 +5,7 @@ import ast
 import pytest
 
 from multi_gpu_codemod import transform_source
-from codemod_fixtures import ROOT, check_pair, check_unchanged, pairs, unchanged
+from codemod_fixtures import ROOT, check_pair, check_source_pair, check_unchanged, pairs, strategy_devices, unchanged
 
 
 @pytest.mark.parametrize("before", pairs("fallbacks"), ids=lambda p: p.name)
@@ -35,13 +35,15 @@ def test_if_else_guard_keeps_both_prints():
 
 
 def _plain_calls(source: bytes) -> list[str]:
-    """Call statements on a plain function or `logging`/`logger` (print, notify...), unparsed: renames never touch them."""
+    """Call statements on a plain function or `logging`/`logger` (print, notify...), unparsed: renames never
+    touch them."""
     found = []
     for node in ast.walk(ast.parse(source)):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Call):
             func = node.value.func
             plain = isinstance(func, ast.Name) or (
-                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name) and func.value.id in {"logging", "logger"}
+                isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.value.id in {"logging", "logger"}
             )
             if plain and "multi_gpu_model" not in ast.unparse(node):
                 found.append(ast.unparse(node))
@@ -59,10 +61,8 @@ def test_no_user_statement_is_dropped(before):
 
 def test_kept_structure_carries_the_guard_into_the_count():
     out = (ROOT / "fallbacks" / "kept_guard_in_count.after.py").read_text()
-    assert '[:G if not (G <= 1) else 1] or None)' in out
-    # G = 0 (the CPU) and G = 1 must select at most one device, as the old script used
-    for g in (0, 1):
-        assert [f"/gpu:{i}" for i in range(4)][:g if not (g <= 1) else 1] == ["/gpu:0"]
+    # G = 0 (the CPU) and G = 1 must select at most one device, as the old script used; G = 2, two.
+    assert [strategy_devices(out, 4, G=g) for g in (0, 1, 2)] == [["/gpu:0"], ["/gpu:0"], ["/gpu:0", "/gpu:1"]]
 
 
 @pytest.mark.parametrize("name,code", [("elif_two_sites.unchanged.py", "MGPU103"),
@@ -74,12 +74,36 @@ def test_if_elif_sites_are_left_whole_and_each_reported(name, code):
     assert [f.code for f in result.findings] == [code, code]
 
 
-def test_no_branch_is_left_as_pass():
-    out = transform_source(
-        b"from keras.utils import multi_gpu_model\nm = make()\ntry:\n    p = multi_gpu_model(m, 2)\n"
-        b"except ValueError:\n    print('one')\np.compile('a', 'b')\n"
-    ).output.decode()
-    assert "pass" not in out and "    p = m\n" in out.replace("        p = m\n", "    p = m\n")
+# before -> after, and the findings the rewrite still reports.
+REWRITES = [
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'm = make()\n'
+        'try:\n'
+        '    p = multi_gpu_model(m, 2)\n'
+        'except ValueError:\n'
+        "    print('one')\n"
+        "p.compile('a', 'b')\n",
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
+        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'with strategy.scope():\n'
+        '    m = make()\n'
+        '    try:\n'
+        '        p = m\n'
+        '    except ValueError:\n'
+        "        print('one')\n"
+        "    p.compile('a', 'b')\n",
+        ['MGPU106'],
+        id='no-branch-is-left-as-pass',
+    ),
+]
+
+
+@pytest.mark.parametrize("before,after,findings", REWRITES)
+def test_rewrite(before, after, findings):
+    assert check_source_pair(before, after) == findings
 
 
 def _kept_if_message(branch_extra: str) -> str:
@@ -94,9 +118,20 @@ def _kept_if_message(branch_extra: str) -> str:
 
 def test_kept_if_gives_its_reason_even_when_it_is_a_print():
     message = _kept_if_message("        print('building the multi GPU copy')\n")
-    assert "also runs `print('building the multi GPU copy')` (line 8)" in message
+    assert message == (
+        'kept this `if` around `multi_gpu_model`: it is not a plain fallback (its branch with the call also runs'
+        " `print('building the multi GPU copy')` (line 8)). After migration `net` is the model in every branch; the"
+        " `else`/`elif` branch (line 10) was written for a plain model, so keep that branch's code and remove the"
+        ' `if` with the branch written for the old wrapper.'
+    )
 
 
 def test_kept_if_never_quotes_a_call_cut_in_half():
     message = _kept_if_message("        log_settings(gpus=2,\n                     copies=True)\n")
-    assert "also runs the statement on line 8" in message and "log_settings(gpus=2,`" not in message
+    # a call cut in half is named by its line, never quoted
+    assert message == (
+        'kept this `if` around `multi_gpu_model`: it is not a plain fallback (its branch with the call also runs the'
+        ' statement on line 8). After migration `net` is the model in every branch; the `else`/`elif` branch (line'
+        " 11) was written for a plain model, so keep that branch's code and remove the `if` with the branch written"
+        ' for the old wrapper.'
+    )

@@ -1,5 +1,6 @@
 """Bounded fuzzing of codemod/core.py and codemod/notebook.py (the long run: benchmarks/fuzz_codemod.py)."""
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -28,6 +29,7 @@ def test_mutated_notebooks_keep_the_contract(sources):
     check_notebook_contract(sources)
 
 
+@pytest.mark.slow  # the longest fuzz run; notebooks keep a fast fuzz test (mutated cells)
 @settings(FAST, max_examples=40)
 @given(split_notebook())
 def test_scripts_cut_into_cells_keep_the_contract(case):

@@ -12,19 +12,13 @@ import pytest
 from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.cli import main
 from multi_gpu_codemod.fixers.multi_worker import _HELPER
-from codemod_fixtures import ROOT, check_pair, needs_tensorflow, pairs
+from codemod_fixtures import ROOT, check_pair, check_source_pair, needs_tensorflow, pairs
 
 EXPECTED = {
     "hoist_after_imports.before.py": [],
     "in_function.before.py": ["MGPU701", "MGPU702"],
     "runs_single_worker.before.py": [],
 }
-
-
-def mw(source: str) -> tuple[str, list[str]]:
-    result = transform_source(source.encode(), strategy="multi-worker")
-    assert not result.failed, result.findings
-    return result.output.decode(), [f.code for f in result.findings]
 
 
 @pytest.mark.parametrize("before", pairs("multi_worker"), ids=lambda p: p.name)
@@ -46,54 +40,147 @@ def test_unknown_strategy_is_refused():
         transform_source(b"x = 1\n", strategy="multiworker")
 
 
-def test_strategy_hoisted_past_tf_ops_but_not_past_environment_setup():
-    out, codes = mw(
-        "import os\nimport tensorflow as tf\nfrom keras.utils import multi_gpu_model\n"
+# before -> after under `--strategy multi-worker`, and the findings the rewrite still reports.
+REWRITES = [
+    pytest.param(
+        'import os\n'
+        'import tensorflow as tf\n'
+        'from keras.utils import multi_gpu_model\n'
         'os.environ["TF_CONFIG"] = "{}"\n'
-        "data = tf.ones((4, 2))\n"
-        "model = build()\nmodel = multi_gpu_model(model)\nmodel.compile('sgd', 'mse')\n"
-    )
-    assert codes == []
-    lines = out.splitlines()
-    assert lines.index("strategy = tf.distribute.MultiWorkerMirroredStrategy()") > lines.index('os.environ["TF_CONFIG"] = "{}"')
-    assert lines.index("strategy = tf.distribute.MultiWorkerMirroredStrategy()") < lines.index("data = tf.ones((4, 2))")
-    assert "dropped `gpus" not in out  # no count given: nothing dropped
-    compile(out, "<out>", "exec")
+        'data = tf.ones((4, 2))\n'
+        'model = build()\n'
+        'model = multi_gpu_model(model)\n'
+        "model.compile('sgd', 'mse')\n",
+        'import os\n'
+        'import tensorflow as tf\n'
+        'os.environ["TF_CONFIG"] = "{}"\n'
+        '\n'
+        "# multi-gpu-codemod: MultiWorkerMirroredStrategy must exist before TensorFlow's first op: created here,"
+        ' right after the imports.\n'
+        'strategy = tf.distribute.MultiWorkerMirroredStrategy()\n'
+        '\n'
+        'data = tf.ones((4, 2))\n'
+        'with strategy.scope():\n'
+        '    model = build()\n'
+        "    model.compile('sgd', 'mse')\n",
+        [],
+        id='strategy-hoisted-past-tf-ops-not-past-environment-setup',
+    ),
+    pytest.param(
+        'import tensorflow as tf\n'
+        'from keras.utils import multi_gpu_model\n'
+        'EPOCHS = 3\n'
+        'model = build()\n'
+        'model = multi_gpu_model(model, gpus=2)\n'
+        "model.compile('sgd', 'mse')\n",
+        'import tensorflow as tf\n'
+        'EPOCHS = 3\n'
+        '# multi-gpu-codemod: dropped `gpus=2`: MultiWorkerMirroredStrategy uses every GPU a worker sees; limit them'
+        ' per worker with CUDA_VISIBLE_DEVICES.\n'
+        'strategy = tf.distribute.MultiWorkerMirroredStrategy()\n'
+        'with strategy.scope():\n'
+        '    model = build()\n'
+        "    model.compile('sgd', 'mse')\n",
+        [],
+        id='no-hoist-when-nothing-runs-before',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'G = 2\n'
+        'a = build()\n'
+        'if G > 1:\n'
+        '    a = multi_gpu_model(a)\n'
+        "a.compile('sgd', 'mse')\n"
+        'b = build()\n'
+        'b = multi_gpu_model(b, gpus=2)\n'
+        "b.compile('sgd', 'mse')\n",
+        'import tensorflow as tf\n'
+        '\n'
+        'G = 2\n'
+        '# multi-gpu-codemod: dropped the one-device guard: MultiWorkerMirroredStrategy uses every GPU a worker'
+        ' sees; limit them per worker with CUDA_VISIBLE_DEVICES.\n'
+        'strategy = tf.distribute.MultiWorkerMirroredStrategy()\n'
+        'with strategy.scope():\n'
+        '    a = build()\n'
+        "    a.compile('sgd', 'mse')\n"
+        '# multi-gpu-codemod: dropped `gpus=2`: MultiWorkerMirroredStrategy uses every GPU a worker sees; limit them'
+        ' per worker with CUDA_VISIBLE_DEVICES.\n'
+        'strategy = tf.distribute.MultiWorkerMirroredStrategy()\n'
+        'with strategy.scope():\n'
+        '    b = build()\n'
+        "    b.compile('sgd', 'mse')\n",
+        ['MGPU701'],
+        id='guard-only-is-noted-and-second-strategy-is-reported',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        "_chief_path = 'taken'\n"
+        'model = build()\n'
+        'model = multi_gpu_model(model, gpus=2)\n'
+        "model.compile('sgd', 'mse')\n"
+        'model.save(**options)\n'
+        'model.save_weights(_chief_path)\n',
+        'import tensorflow as tf\n'
+        '\n'
+        '\n'
+        'def _chief_path_2(path):  # multi-gpu-codemod: multi-worker: only the chief keeps what it saves\n'
+        '    """`path` on the chief (TF_CONFIG\'s "chief" task, else worker 0, or the only process);\n'
+        '    on the other workers the same file name in a temporary directory removed at exit.\n'
+        '    Every worker must still save: saving reads synchronised variables (a collective op)."""\n'
+        '    import atexit\n'
+        '    import json\n'
+        '    import os\n'
+        '    import shutil\n'
+        '    import tempfile\n'
+        '\n'
+        '    config = json.loads(os.environ.get("TF_CONFIG") or "{}")\n'
+        '    task = config.get("task") or {}\n'
+        '    kind, index = task.get("type", "worker"), int(task.get("index", 0))\n'
+        '    if kind == "chief" or (kind == "worker" and index == 0 and "chief" not in config.get("cluster", {})):\n'
+        '        return path\n'
+        '    scratch = getattr(_chief_path_2, "scratch", None)\n'
+        '    if scratch is None:\n'
+        '        scratch = _chief_path_2.scratch = tempfile.mkdtemp(prefix=f"{kind}-{index}-")\n'
+        '        atexit.register(shutil.rmtree, scratch, ignore_errors=True)\n'
+        '    return os.path.join(scratch, os.path.basename(os.path.normpath(os.fspath(path))))\n'
+        '\n'
+        '\n'
+        "_chief_path = 'taken'\n"
+        '# multi-gpu-codemod: dropped `gpus=2`: MultiWorkerMirroredStrategy uses every GPU a worker sees; limit them'
+        ' per worker with CUDA_VISIBLE_DEVICES.\n'
+        'strategy = tf.distribute.MultiWorkerMirroredStrategy()\n'
+        'with strategy.scope():\n'
+        '    model = build()\n'
+        "    model.compile('sgd', 'mse')\n"
+        'model.save(**options)\n'
+        'model.save_weights(_chief_path_2(_chief_path))\n',
+        ['MGPU702'],
+        id='unreadable-save-is-reported-and-helper-name-is-free',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'model = build()\n'
+        'model = multi_gpu_model(model, gpus=min(\n'
+        '    8,\n'
+        '    4))\n'
+        "model.compile('sgd', 'mse')\n",
+        'import tensorflow as tf\n'
+        '\n'
+        '# multi-gpu-codemod: dropped `gpus=min( 8, 4)`: MultiWorkerMirroredStrategy uses every GPU a worker sees;'
+        ' limit them per worker with CUDA_VISIBLE_DEVICES.\n'
+        'strategy = tf.distribute.MultiWorkerMirroredStrategy()\n'
+        'with strategy.scope():\n'
+        '    model = build()\n'
+        "    model.compile('sgd', 'mse')\n",
+        [],
+        id='multiline-gpus-becomes-one-comment-line',
+    ),
+]
 
 
-def test_no_hoist_when_nothing_runs_before():
-    out, _ = mw("import tensorflow as tf\nfrom keras.utils import multi_gpu_model\nEPOCHS = 3\n"
-                "model = build()\nmodel = multi_gpu_model(model, gpus=2)\nmodel.compile('sgd', 'mse')\n")
-    assert "EPOCHS = 3\n# multi-gpu-codemod: dropped `gpus=2`" in out
-    assert "right after the imports" not in out
-
-
-def test_guard_only_is_noted_and_second_strategy_is_reported():
-    out, codes = mw(
-        "from keras.utils import multi_gpu_model\nG = 2\n"
-        "a = build()\nif G > 1:\n    a = multi_gpu_model(a)\na.compile('sgd', 'mse')\n"
-        "b = build()\nb = multi_gpu_model(b, gpus=2)\nb.compile('sgd', 'mse')\n"
-    )
-    assert "dropped the one-device guard" in out
-    assert out.count("MultiWorkerMirroredStrategy()") == 2
-    assert codes == ["MGPU701"]
-
-
-def test_unreadable_save_is_reported_and_helper_name_is_free():
-    out, codes = mw(
-        "from keras.utils import multi_gpu_model\n_chief_path = 'taken'\n"
-        "model = build()\nmodel = multi_gpu_model(model, gpus=2)\nmodel.compile('sgd', 'mse')\n"
-        "model.save(**options)\nmodel.save_weights(_chief_path)\n"
-    )
-    assert codes == ["MGPU702"]
-    assert "def _chief_path_2(path):" in out and "model.save_weights(_chief_path_2(_chief_path))" in out
-    assert "model.save(**options)" in out
-
-
-def test_multiline_gpus_becomes_one_comment_line():
-    out, _ = mw("from keras.utils import multi_gpu_model\nmodel = build()\n"
-                "model = multi_gpu_model(model, gpus=min(\n    8,\n    4))\nmodel.compile('sgd', 'mse')\n")
-    assert "# multi-gpu-codemod: dropped `gpus=min( 8, 4)`: MultiWorkerMirroredStrategy" in out
+@pytest.mark.parametrize("before,after,findings", REWRITES)
+def test_rewrite(before, after, findings):
+    assert check_source_pair(before, after, strategy="multi-worker") == findings
 
 
 def _run_helper(tmp_path, tf_config):

@@ -5,7 +5,6 @@ Kept tiny on purpose: CI has two cores; every model here has a few dozen paramet
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 import sysconfig
@@ -65,21 +64,11 @@ def weights_equal(a, b, **kw) -> bool:
     return all(np.allclose(x, y, **kw) for x, y in zip(a, b))
 
 
-def child_env(extra: dict | None = None) -> dict:
-    env = dict(os.environ)
-    env.pop("MULTI_GPU_COMPAT_SIMULATE_GPUS", None)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    for key, value in (extra or {}).items():
-        if value is None:
-            env.pop(key, None)
-        else:
-            env[key] = value
-    return env
-
-
 def run(code: str, *, env: dict | None = None, cwd: Path | None = None, timeout: float = 180,
         args: list[str] | None = None, check: bool = True) -> subprocess.CompletedProcess:
     """Runs `code` in a fresh interpreter (with the project installed, hook active)."""
+    from child_process import child_env  # here: children import this module without tests/ on their path
+
     proc = subprocess.run(
         [sys.executable, *(args or []), "-c", textwrap.dedent(code)],
         cwd=cwd, env=child_env(env), capture_output=True, text=True, timeout=timeout,
@@ -99,9 +88,8 @@ def site_packages_without_project() -> str:
     if _SITE_WITHOUT_PROJECT is None:
         folder = Path(tempfile.mkdtemp(prefix="site-without-project-"))
         for entry in site.iterdir():
-            if entry.name not in ("multi_gpu_compat", "multi_gpu_codemod", "multi_gpu_compat.pth") and not entry.name.startswith(
-                "multi_gpu_compat-"
-            ):
+            ours = entry.name in ("multi_gpu_compat", "multi_gpu_codemod", "multi_gpu_compat.pth")
+            if not ours and not entry.name.startswith("multi_gpu_compat-"):
                 (folder / entry.name).symlink_to(entry)
         _SITE_WITHOUT_PROJECT = str(folder)
     return _SITE_WITHOUT_PROJECT

@@ -10,10 +10,13 @@ from importlib import metadata
 import pytest
 
 from multi_gpu_compat import backend
-from compat_helpers import ROOT, child_env, mlp
+from child_process import child_env
+from compat_helpers import ROOT, mlp
 
 # `None` in sys.modules makes a package unimportable, as in a codemod-only install.
-_WITHOUT_TENSORFLOW = "import sys\nfor name in ('tensorflow', 'keras', 'tf_keras', 'h5py'):\n    sys.modules[name] = None\n"
+_WITHOUT_TENSORFLOW = (
+    "import sys\nfor name in ('tensorflow', 'keras', 'tf_keras', 'h5py'):\n    sys.modules[name] = None\n"
+)
 
 
 def _run_without_tensorflow(code: str) -> subprocess.CompletedProcess:
@@ -80,7 +83,8 @@ def test_load_legacy_model_without_tensorflow_says_what_to_install(tmp_path):
 def test_compat_commands_without_tensorflow_say_what_to_install(command, tmp_path):
     done = _run_without_tensorflow(f"""
         from multi_gpu_compat.__main__ import main
-        sys.exit(main([{command!r}, {str(tmp_path / "a.h5")!r}, {str(tmp_path / "b.keras")!r}][:1 if {command!r} == "doctor" else 3]))
+        argv = [{command!r}, {str(tmp_path / "a.h5")!r}, {str(tmp_path / "b.keras")!r}]
+        sys.exit(main(argv[:1 if {command!r} == "doctor" else 3]))
     """)
     assert done.returncode == 1
     assert f"multi-gpu-compat {command}:" in done.stderr and "needs TensorFlow" in done.stderr

@@ -18,7 +18,8 @@ from pathlib import Path
 import pytest
 
 from multi_gpu_compat import _parallel
-from compat_helpers import ROOT, child_env, run
+from child_process import child_env
+from compat_helpers import ROOT, run
 
 CASES = Path(__file__).with_name("conformance_cases.py")
 

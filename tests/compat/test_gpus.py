@@ -194,13 +194,13 @@ def test_short_lists_rejected_verbatim(ids):
     )
 
 
-@given(st.lists(st.integers(0, 16), min_size=2, max_size=8).filter(lambda l: len(set(l)) < len(l)))
+@given(st.lists(st.integers(0, 16), min_size=2, max_size=8).filter(lambda values: len(set(values)) < len(values)))
 def test_duplicates_always_rejected(ids):
     with pytest.raises(ValueError, match="more than once"):
         _gpus.target_gpu_ids(ids)
 
 
-@given(st.lists(st.integers(-50, 50), min_size=2, max_size=6).filter(lambda l: min(l) < 0))
+@given(st.lists(st.integers(-50, 50), min_size=2, max_size=6).filter(lambda values: min(values) < 0))
 def test_negative_ids_rejected(ids):
     with pytest.raises(ValueError, match=re.escape("`gpus=")):
         _gpus.target_gpu_ids(ids)

@@ -17,7 +17,8 @@ import pytest
 
 import multi_gpu_compat as compat
 from multi_gpu_compat.legacy_models import LegacyFileError
-from compat_helpers import ROOT, child_env
+from child_process import child_env
+from compat_helpers import ROOT
 
 FIXTURES = ROOT / "fixtures" / "legacy_models"
 HUGE_SHAPE = (10**6, 10**6)  # 10**12 float32 values: 4 TB if anything read it
@@ -34,7 +35,7 @@ def _unwrap(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _assert_one_line_error(result, status: int, *patterns: str) -> None:
-    lines = [l for l in result.stderr.strip().splitlines() if not TF_LOG_LINE.match(l)]
+    lines = [line for line in result.stderr.strip().splitlines() if not TF_LOG_LINE.match(line)]
     assert result.returncode == status, result.stderr[-3000:]
     assert len(lines) == 1 and "Traceback" not in result.stderr, result.stderr[-3000:]
     assert lines[0].startswith("multi-gpu-compat unwrap: error: ")
@@ -68,8 +69,8 @@ def _with_config(path: Path, text: str) -> Path:
 def _edit_template_dense(path: Path, **config) -> Path:
     with h5py.File(path, "r+") as f:
         model = json.loads(f.attrs["model_config"])
-        template = next(l for l in model["config"]["layers"] if l["class_name"] == "Sequential")
-        dense = next(l for l in template["config"]["layers"] if l["class_name"] == "Dense")
+        template = next(layer for layer in model["config"]["layers"] if layer["class_name"] == "Sequential")
+        dense = next(layer for layer in template["config"]["layers"] if layer["class_name"] == "Dense")
         dense["config"].update(config)
         f.attrs["model_config"] = json.dumps(model)
     return path
@@ -105,6 +106,7 @@ def test_huge_declared_weight_in_weights_file_rejected_before_reading(tmp_path):
         compat.load_legacy_weights(template, path)
 
 
+@pytest.mark.slow  # a TensorFlow child; test_legacy_models checks the CLI's one-line errors fast
 def test_cli_huge_declared_weight_one_line(tmp_path):
     path = _with_huge_weight(_copy("seq_2gpu.h5", tmp_path), "model_weights/sequential")
     _assert_one_line_error(_unwrap(str(path), str(tmp_path / "new.keras")), 1, "(1000000, 1000000)")
@@ -139,6 +141,7 @@ def test_config_keras_cannot_build_one_clear_error(tmp_path, config):
     assert "\n" not in message and len(message) < 700
 
 
+@pytest.mark.slow  # a TensorFlow child; test_legacy_models checks the CLI's one-line errors fast
 def test_cli_config_keras_cannot_build_one_line(tmp_path):
     path = _edit_template_dense(_copy("seq_2gpu.h5", tmp_path), bogus_argument=1)
     _assert_one_line_error(_unwrap(str(path), str(tmp_path / "new.keras")), 1,

@@ -163,6 +163,7 @@ def test_doctor_reads_the_variable_like_the_hook(monkeypatch, capsys, value, sta
     assert f"import hook: {state}" in capsys.readouterr().out
 
 
+@pytest.mark.slow  # a TensorFlow child; test_import_hook's disable test stays fast
 def test_disable_false_serves_legacy_imports_in_fresh_interpreter():
     proc = run_with_checkout_startup("""
         from keras.utils import multi_gpu_model
@@ -173,6 +174,7 @@ def test_disable_false_serves_legacy_imports_in_fresh_interpreter():
 
 # --- MULTI_GPU_COMPAT_SIMULATE_GPUS that cannot take effect says so -----------------------
 
+@pytest.mark.slow  # a TensorFlow child; the in-process count-change warning stays fast
 def test_simulate_with_hook_disabled_warns_at_tensorflow_import_and_at_use():
     proc = run_with_checkout_startup("""
         import warnings
@@ -199,6 +201,7 @@ def test_simulate_with_hook_disabled_warns_at_tensorflow_import_and_at_use():
     assert "MULTI_GPU_COMPAT_SIMULATE_GPUS=2 is ignored" in at_use and "MULTI_GPU_COMPAT_DISABLE" in at_use
 
 
+@pytest.mark.slow  # a TensorFlow child; the in-process count-change warning stays fast
 def test_simulate_set_after_tensorflow_started_warns_at_use():
     proc = run_with_checkout_startup("""
         import os, warnings

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from compat_helpers import ROOT, SITE_PACKAGES, child_env, run
+from child_process import child_env
+from compat_helpers import ROOT, SITE_PACKAGES, run
 
 PATHS_CODE = """
 import json, sys
@@ -97,7 +98,8 @@ def test_disable_env_var_turns_hook_off():
 import sys
 assert not [m for m in sys.modules if m.split(".")[0] == "multi_gpu_compat"], "project imported although disabled"
 """, env={"MULTI_GPU_COMPAT_DISABLE": "1"}, timeout=150))
-    served = {p: results[p] for p in ALL_PATHS if not str(results[p]).startswith(("ImportError", "ModuleNotFoundError", "AttributeError"))}
+    failures = ("ImportError", "ModuleNotFoundError", "AttributeError")
+    served = {p: results[p] for p in ALL_PATHS if not str(results[p]).startswith(failures)}
     assert not served, f"still served with MULTI_GPU_COMPAT_DISABLE=1: {served}"
     assert results["from keras.utils"].startswith("ImportError")
     assert results["from tensorflow.keras.utils"].startswith("ImportError")
@@ -121,6 +123,7 @@ print("STARTUP" + repr((heavy, import_hook.is_installed())))
     assert heavy == [], f"imported at start-up: {heavy}"
 
 
+@pytest.mark.slow  # TensorFlow children
 def test_hook_failure_never_breaks_an_import(tmp_path):
     broken = tmp_path / "broken"
     broken.mkdir()

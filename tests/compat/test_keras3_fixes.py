@@ -89,6 +89,7 @@ def test_bn_statistics_synced_across_replicas_and_saved(keras_module, legacy_ker
     np.testing.assert_allclose(loaded.predict(x, verbose=0), parallel.predict(x, verbose=0), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.slow  # companion: proves plain MirroredStrategy fails; the fix has a fast test
 def test_plain_strategy_bn_statistics_drift_apart(keras_module):
     model, _ = bn_model(keras_module, "plain_bn_sync", plain=True)
     x, y = shifted_data(2 * N_REPLICAS)
@@ -99,6 +100,7 @@ def test_plain_strategy_bn_statistics_drift_apart(keras_module):
 
 # --- uneven first evaluation batch ---------------------------------------------------------
 
+@pytest.mark.slow  # trains; the empty-replica fix has a fast test
 def test_uneven_first_evaluation_batch(keras_module):
     K = keras_module
     template = mlp(K, name="uneven_eval")
@@ -124,7 +126,8 @@ def test_uneven_first_evaluation_batch(keras_module):
         np.testing.assert_allclose(hist.history["val_loss"][-1], val, rtol=1e-4)
 
 
-@pytest.mark.skipif(keras3_older_than((3, 5)), reason="Keras before 3.5 does not build the model from the first distributed batch")
+@pytest.mark.skipif(keras3_older_than((3, 5)),
+                    reason="Keras before 3.5 does not build the model from the first distributed batch")
 def test_plain_strategy_uneven_first_evaluation_batch_fails(keras_module, keras3_plain):
     with tf.distribute.MirroredStrategy().scope():
         model = mlp(keras_module, name="plain_uneven_eval")
@@ -175,7 +178,9 @@ def test_empty_replica_batch_never_nan(keras_module):
     assert out.shape == (2, 2) and np.isfinite(out).all()
 
 
-@pytest.mark.skipif(keras3_older_than((3, 5)), reason="Keras before 3.5 keeps BatchNormalization statistics per replica: the NaN stays on the empty replica")
+@pytest.mark.slow  # companion: proves plain MirroredStrategy fails; the fix has a fast test
+@pytest.mark.skipif(keras3_older_than((3, 5)), reason="Keras before 3.5 keeps BatchNormalization statistics per "
+                    "replica: the NaN stays on the empty replica")
 def test_plain_strategy_empty_replica_batch_gives_nan(keras_module, keras3_plain):
     model, _ = bn_model(keras_module, "plain_empty_replica", plain=True)
     model.compile(optimizer=keras_module.optimizers.SGD(0.01), loss="mse")
@@ -184,6 +189,7 @@ def test_plain_strategy_empty_replica_batch_gives_nan(keras_module, keras3_plain
     assert not _all_finite(model)
 
 
+@pytest.mark.slow  # trains twice; the fixes themselves have fast tests
 def test_template_keeps_the_fixes_on_its_own(keras_module):
     """After wrapping, the template is a distributed model too: it must behave as well."""
     K = keras_module
@@ -199,6 +205,7 @@ def test_template_keeps_the_fixes_on_its_own(keras_module):
     assert _all_finite(template)
 
 
+@pytest.mark.slow  # trains twice; the fixes themselves have fast tests
 def test_mixed_precision_with_an_optimizer_object(keras_module, legacy_keras):
     K = keras_module
     K.mixed_precision.set_global_policy("mixed_float16")

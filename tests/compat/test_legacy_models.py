@@ -23,8 +23,9 @@ import numpy as np
 import pytest
 
 import multi_gpu_compat as compat
-from multi_gpu_compat.backend import keras_module, uses_legacy_keras
+from multi_gpu_compat.backend import keras_module
 from multi_gpu_compat.legacy_models import LegacyFileError
+from child_process import child_env
 from compat_helpers import site_packages_without_project
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -95,11 +96,11 @@ def test_unwrapped_model_is_the_template(loaded, name):
     model = loaded[name]
     with h5py.File(FIXTURES / name) as f:
         saved = json.loads(f.attrs["model_config"])
-    template_names = [l["name"] for l in saved["config"]["layers"] if l["class_name"] in (
+    template_names = [layer["name"] for layer in saved["config"]["layers"] if layer["class_name"] in (
         "Model", "Functional", "Sequential")]
     # Nested files: the innermost template, below every level of Lambdas.
     assert MANIFEST[name]["outputs"] == len(model.outputs)
-    assert not [l for l in model.layers if type(l).__name__ == "Lambda"]
+    assert not [layer for layer in model.layers if type(layer).__name__ == "Lambda"]
     if len(MANIFEST[name]["gpus"]) == 1:
         assert model.name == template_names[0]
 
@@ -116,7 +117,7 @@ def test_plain_file_is_returned_as_it_is(loaded):
     with h5py.File(FIXTURES / "plain_func.h5") as f:
         saved = json.loads(f.attrs["model_config"])
     assert model.name == saved["config"]["name"]
-    assert [l.name for l in model.layers] == [l["name"] for l in saved["config"]["layers"]]
+    assert [layer.name for layer in model.layers] == [layer["name"] for layer in saved["config"]["layers"]]
 
 
 def test_weights_only_file_into_a_template_built_in_code():
@@ -182,7 +183,7 @@ def test_lambdas_are_never_deserialized(no_bytecode, name):
 def test_garbage_fixture_really_holds_garbage_bytecode():
     with h5py.File(FIXTURES / "seq_2gpu_garbage_lambda.h5") as f:
         config = json.loads(f.attrs["model_config"])
-    code = next(l for l in config["config"]["layers"] if l["class_name"] == "Lambda")
+    code = next(layer for layer in config["config"]["layers"] if layer["class_name"] == "Lambda")
     with pytest.raises((ValueError, EOFError, TypeError)):
         marshal.loads(base64.b64decode(code["config"]["function"][0]))
 
@@ -192,8 +193,8 @@ def _with_lambda_in_template(tmp_path: Path) -> Path:
     shutil.copyfile(FIXTURES / "seq_2gpu_garbage_lambda.h5", path)
     with h5py.File(path, "r+") as f:
         config = json.loads(f.attrs["model_config"])
-        template = next(l for l in config["config"]["layers"] if l["class_name"] == "Sequential")
-        lam = next(l for l in config["config"]["layers"] if l["class_name"] == "Lambda")
+        template = next(layer for layer in config["config"]["layers"] if layer["class_name"] == "Sequential")
+        lam = next(layer for layer in config["config"]["layers"] if layer["class_name"] == "Lambda")
         layer = {"class_name": "Lambda", "config": dict(lam["config"], name="user_lambda")}
         template["config"]["layers"].insert(2, layer)
         f.attrs["model_config"] = json.dumps(config)
@@ -249,17 +250,10 @@ def test_hdf5_that_is_not_keras(tmp_path):
 # --- the command line ---------------------------------------------------------------
 
 
-def _child_env() -> dict[str, str]:
-    env = dict(os.environ)
-    env.pop("MULTI_GPU_COMPAT_SIMULATE_GPUS", None)  # set by tests/conftest.py for itself
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    return env
-
-
 def _unwrap(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "multi_gpu_compat", "unwrap", *args],
-        cwd=cwd, env=_child_env(), capture_output=True, text=True, timeout=300,
+        cwd=cwd, env=child_env(), capture_output=True, text=True, timeout=300,
     )
 
 
@@ -290,6 +284,7 @@ _LOAD_WITHOUT_COMPAT = """
 _CLI_CASES = {".keras": "func_4gpu_2out.h5", ".h5": "nested_seq_4then2gpu.h5"}
 
 
+@pytest.mark.slow  # three children load TensorFlow; the CLI's errors and load_legacy_model stay fast
 def test_cli_unwraps_to_keras_and_h5_loadable_without_compat(tmp_path):
     script = tmp_path / "load.py"
     script.write_text(textwrap.dedent(_LOAD_WITHOUT_COMPAT))
@@ -304,7 +299,7 @@ def test_cli_unwraps_to_keras_and_h5_loadable_without_compat(tmp_path):
     result = subprocess.run(
         [sys.executable, "-S", str(script), str(out), *args],
         cwd=tmp_path,
-        env={**_child_env(), "PYTHONPATH": "", "SITE_PACKAGES": _site_packages()},
+        env={**child_env(), "PYTHONPATH": "", "SITE_PACKAGES": _site_packages()},
         capture_output=True, text=True, timeout=300,
     )
     assert result.returncode == 0, result.stderr
@@ -365,11 +360,12 @@ def test_import_compat_stays_cheap():
         "import sys, multi_gpu_compat; "
         "assert 'tensorflow' not in sys.modules and 'multi_gpu_compat.legacy_models' not in sys.modules"
     )
-    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=_child_env(),
+    result = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=child_env(),
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
 
-def test_backend_under_test_matches_environment():
-    # CI runs this module once per Keras; make sure each run really exercises its own.
-    assert keras_module().__name__ == ("tf_keras" if uses_legacy_keras() else "keras")
+def test_backend_under_test_matches_environment(loaded):
+    # CI runs this module once per Keras; the files must really load into the one the run asked for.
+    asked = "tf_keras" if os.environ.get("TF_USE_LEGACY_KERAS") in ("1", "true", "True") else "keras"
+    assert {type(model).__module__.split(".")[0] for model in loaded.values()} == {asked}

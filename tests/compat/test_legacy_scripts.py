@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from child_process import child_env, simulated_gpus_env
 
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -29,15 +30,9 @@ KERAS3_SCRIPTS = {
 TF_KERAS_SCRIPTS = {"tf_keras_attribute_call.py": ["model.h5"]}
 
 
-def _env(**extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items() if k != "MULTI_GPU_COMPAT_SIMULATE_GPUS"}
-    env.update(extra)
-    return env
-
-
 def _run_script(script: str, tmp_path: Path, legacy: bool) -> None:
     shutil.copy(SCRIPTS / script, tmp_path / script)
-    env = _env(MULTI_GPU_COMPAT_SIMULATE_GPUS="2", TF_USE_LEGACY_KERAS="1" if legacy else "0")
+    env = simulated_gpus_env(2, {"TF_USE_LEGACY_KERAS": "1" if legacy else "0"})
     result = subprocess.run(
         [sys.executable, script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
     )
@@ -47,7 +42,7 @@ def _run_script(script: str, tmp_path: Path, legacy: bool) -> None:
 
 
 def _check_saved(model_file: str, tmp_path: Path, legacy: bool) -> str:
-    env = _env(MULTI_GPU_COMPAT_DISABLE="1", TF_USE_LEGACY_KERAS="1" if legacy else "0")
+    env = child_env({"MULTI_GPU_COMPAT_DISABLE": "1", "TF_USE_LEGACY_KERAS": "1" if legacy else "0"})
     result = subprocess.run(
         [sys.executable, str(SCRIPTS / "check_saved_model.py"), model_file, str(tmp_path)],
         cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,

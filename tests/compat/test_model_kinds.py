@@ -61,7 +61,8 @@ KINDS = ["sequential", "functional_custom_layer", "bn_dropout", "subclassed_with
          "subclassed_without_config"]
 
 
-@pytest.mark.parametrize("kind", KINDS)
+# bn_dropout trains longest; BatchNormalization has fast tests in test_keras3_fixes.py.
+@pytest.mark.parametrize("kind", [k if k != "bn_dropout" else pytest.param(k, marks=pytest.mark.slow) for k in KINDS])
 def test_model_kind_trains_and_shares(keras_module, kind):
     template = build(keras_module, kind)
     x, y = data(8, seed=9)

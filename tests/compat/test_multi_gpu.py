@@ -46,7 +46,7 @@ def _records(path):
     if not os.path.exists(path):
         return []
     with open(path) as f:
-        lines = [l.split() for l in f if l.startswith("rows")]
+        lines = [line.split() for line in f if line.startswith("rows")]
     os.remove(path)
     return [(int(r), int(n)) for _, r, n in lines]
 
@@ -94,7 +94,11 @@ CALLS = ["fit_numpy", "fit_dataset", "fit_generator_fn", "fit_sequence", "evalua
          "predict_on_batch", "fit_generator", "evaluate_generator", "predict_generator"]
 
 
-@pytest.mark.parametrize("call", CALLS)
+# One call of each family runs in the fast lane; the other input kinds with the slow tests.
+FAST_CALLS = {"fit_numpy", "evaluate", "predict", "train_on_batch", "test_on_batch", "predict_on_batch"}
+
+
+@pytest.mark.parametrize("call", [c if c in FAST_CALLS else pytest.param(c, marks=pytest.mark.slow) for c in CALLS])
 def test_each_replica_sees_batch_over_n_rows(recording, keras_module, legacy_keras, call):
     calls = _calls(keras_module, legacy_keras)
     if call not in calls:
@@ -189,6 +193,7 @@ def test_layer_layout_one_output(pair):
     assert parallel.template is template
 
 
+@pytest.mark.slow  # trains a second model; the one-output layout is checked fast on the shared pair
 def test_layer_layout_and_dict_losses_two_outputs(keras_module):
     K = keras_module
     template = two_in_two_out(K, name="two_out_template")
@@ -234,8 +239,9 @@ def test_template_usable_alone_afterwards(keras_module, tmp_path):
 
 # --- cpu_relocation / cpu_merge / cross_device_ops / strategy reuse ----------------------
 
-@pytest.mark.parametrize("kwargs", [{"cpu_relocation": True}, {"cpu_merge": False},
-                                    {"cpu_merge": True, "cpu_relocation": True}])
+@pytest.mark.parametrize("kwargs", [{"cpu_relocation": True},
+                                    pytest.param({"cpu_merge": False}, marks=pytest.mark.slow),
+                                    pytest.param({"cpu_merge": True, "cpu_relocation": True}, marks=pytest.mark.slow)])
 def test_legacy_flags_keep_weights(keras_module, kwargs):
     template = mlp(keras_module, name="flags_template")
     x, y = data(BATCH)
@@ -325,6 +331,7 @@ def test_template_built_under_user_strategy_clear_error(keras_module):
         compat.multi_gpu_model(template, gpus=[0, 1])
 
 
+@pytest.mark.slow  # trains a two-input model; multi-output layout and on_batch calls have fast tests
 def test_on_batch_methods_multi_io_and_sample_weight(keras_module):
     K = keras_module
     template = two_in_two_out(K, name="on_batch_template")

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from multi_gpu_compat import multi_worker
+from child_process import child_env
 from compat_helpers import keras3_older_than
 FIXTURES = Path(__file__).resolve().parents[2] / "fixtures"
 
@@ -78,19 +79,10 @@ class Processes:
                 proc.stdout.close()
 
     def start(self, name: str, args: list[str], env: dict[str, str | None]) -> subprocess.Popen:
-        child_env = dict(os.environ)
-        child_env.pop("MULTI_GPU_COMPAT_SIMULATE_GPUS", None)
-        child_env.pop("TF_CONFIG", None)
-        child_env["TF_CPP_MIN_LOG_LEVEL"] = "2"
-        for key, value in env.items():
-            if value is None:
-                child_env.pop(key, None)
-            else:
-                child_env[key] = value
         log = self.tmp / f"{name}.log"
         proc = subprocess.Popen(
             [sys.executable, *args],
-            env=child_env,
+            env=child_env(env, drop=["TF_CONFIG"]),  # each worker gets its own cluster
             stdout=log.open("w"),
             stderr=subprocess.STDOUT,
             start_new_session=True,  # its own process group, killed as a whole

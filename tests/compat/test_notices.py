@@ -63,6 +63,7 @@ def test_warning_class_exported_as_documented():
     assert compat.MultiGPUCompatWarning is notices.MultiGPUCompatWarning
 
 
+@pytest.mark.slow  # a TensorFlow child
 def test_one_notice_per_process_with_default_filters():
     proc = run("""
 import tensorflow as tf

@@ -27,6 +27,8 @@ from pathlib import Path
 
 import pytest
 
+from child_process import RETICULATE_VARIABLES, child_env
+
 ROOT = Path(__file__).resolve().parents[2]
 R_SCRIPT = ROOT / "fixtures" / "r" / "multi_gpu_from_r.R"
 GPUS = 2
@@ -71,16 +73,6 @@ def rscript() -> str:
     return shutil.which("Rscript")  # type: ignore[return-value]
 
 
-def _env(extra: dict[str, str]) -> dict[str, str]:
-    env = dict(os.environ)
-    for key in ("MULTI_GPU_COMPAT_SIMULATE_GPUS", "MULTI_GPU_COMPAT_DISABLE",
-                "RETICULATE_PYTHON", "RETICULATE_PYTHON_ENV", "PYTHONPATH", "PYTHONHOME"):
-        env.pop(key, None)
-    env.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    env.update(extra)
-    return env
-
-
 def _output(proc: subprocess.CompletedProcess) -> str:
     return f"exit {proc.returncode}\n--- stdout\n{proc.stdout[-6000:]}\n--- stderr\n{proc.stderr[-6000:]}"
 
@@ -92,7 +84,7 @@ def from_r(rscript, tmp_path_factory, legacy_keras):
     keras_module = "tensorflow.keras" if legacy_keras else "keras"
     proc = subprocess.run(
         [rscript, "--vanilla", str(R_SCRIPT), sys.executable, str(out_dir), keras_module],
-        cwd=out_dir, env=_env({"MULTI_GPU_COMPAT_SIMULATE_GPUS": str(GPUS)}),
+        cwd=out_dir, env=child_env({"MULTI_GPU_COMPAT_SIMULATE_GPUS": str(GPUS)}, drop=RETICULATE_VARIABLES),
         capture_output=True, text=True, timeout=600,
     )
     assert proc.returncode == 0, "the R script failed:\n" + _output(proc)
@@ -174,7 +166,7 @@ def test_saved_from_r_reloads_in_python_without_the_project(from_r, legacy_keras
     proc = subprocess.run(
         [sys.executable, "-S", "-c", code],
         cwd=out_dir,
-        env=_env({"PYTHONPATH": site_packages, "MULTI_GPU_COMPAT_DISABLE": "1"}),
+        env=child_env({"PYTHONPATH": site_packages, "MULTI_GPU_COMPAT_DISABLE": "1"}, drop=RETICULATE_VARIABLES),
         capture_output=True, text=True, timeout=300,
     )
     assert proc.returncode == 0, "reloading in Python failed:\n" + _output(proc)

@@ -39,7 +39,8 @@ def weight_files(legacy):
 
 @pytest.fixture(scope="module")
 def saved(keras_module, legacy_keras, tmp_path_factory):
-    """Trains through the parallel model (Dropout included; BatchNormalization saving: test_keras3_fixes.py), then saves every way."""
+    """Trains through the parallel model (Dropout included; BatchNormalization saving: test_keras3_fixes.py),
+    then saves every way."""
     K = keras_module
     out = tmp_path_factory.mktemp("saved")
     template = mlp(K, name=NAME, dropout=True)
@@ -70,6 +71,7 @@ def saved(keras_module, legacy_keras, tmp_path_factory):
     return template, parallel, out, expected
 
 
+@pytest.mark.slow  # a TensorFlow child without the project
 def test_saved_files_load_without_project(saved, keras_module, legacy_keras):
     template, _, out, _ = saved
     layer_names = [layer.name for layer in template.layers]

@@ -22,6 +22,7 @@ def tiny_fit(K, strategy):
 """
 
 
+@pytest.mark.slow  # a TensorFlow child; children given the variable (test_import_hook) stay fast
 def test_env_var_simulates_gpus_for_plain_tensorflow_code():
     code = TINY_FIT + """
 import math, numpy as np, tensorflow as tf
@@ -61,6 +62,7 @@ print("SIMULATION-OK")
     assert "SIMULATION-OK" in proc.stdout
 
 
+@pytest.mark.slow  # a TensorFlow child; the session (4 simulated GPUs) and test_devices.py cover it fast
 def test_simulate_gpus_call_before_tensorflow_initialises():
     code = TINY_FIT + """
 import multi_gpu_compat as compat
@@ -75,6 +77,7 @@ print("CALL-OK")
     assert "CALL-OK" in proc.stdout
 
 
+@pytest.mark.slow  # a TensorFlow child; the session (4 simulated GPUs) and test_devices.py cover it fast
 def test_simulate_after_tensorflow_initialised_and_bad_env_value():
     code = """
 import warnings
@@ -142,6 +145,7 @@ def test_simulated_device_mapping():
         simulation.simulated_device("/gpu:4")
 
 
+@pytest.mark.slow  # a TensorFlow child; the session (4 simulated GPUs) and test_devices.py cover it fast
 def test_each_simulated_replica_gets_an_inter_op_thread_unless_the_user_chose():
     # Eight replicas on a 2-core machine must not wait on each other with no thread left.
     code = """

@@ -155,6 +155,7 @@ def test_tested_keras_without_an_internal_is_reported_as_our_bug(keras3_only, mo
         _load_fresh_copy("_keras3_internals")
 
 
+@pytest.mark.slow  # trains
 def test_batch_logs_are_python_floats_and_replicas_stay_in_sync(keras3_only, keras_module):
     template = mlp(keras_module, name="sync_probe")
     parallel = compat.multi_gpu_model(template, gpus=4)

@@ -1,4 +1,5 @@
-"""Keras 2 specifics (tf_keras, Keras 2.12-2.15): legacy optimizers (`tf.keras.optimizers.legacy.*`) and resumable files."""
+"""Keras 2 specifics (tf_keras, Keras 2.12-2.15): legacy optimizers (`tf.keras.optimizers.legacy.*`) and
+resumable files."""
 
 from __future__ import annotations
 

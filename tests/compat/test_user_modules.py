@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from compat_helpers import child_env
+from child_process import child_env
 
 # The user's module records every time it runs, so a test can tell whether the shim ran it.
 USER_COMPAT = """
@@ -37,7 +37,8 @@ def _layout(tmp_path: Path, kind: str) -> Path:
         (tmp_path / "compat.py").write_text(USER_COMPAT)
     elif kind == "package":
         (tmp_path / "compat").mkdir()
-        (tmp_path / "compat" / "__init__.py").write_text(USER_COMPAT.replace("os.path.dirname(os.path.abspath(__file__))", "os.path.dirname(os.path.dirname(os.path.abspath(__file__)))"))
+        beside = "os.path.dirname(os.path.abspath(__file__))"
+        (tmp_path / "compat" / "__init__.py").write_text(USER_COMPAT.replace(beside, f"os.path.dirname({beside})"))
     elif kind == "namespace folder":
         (tmp_path / "compat").mkdir()
         (tmp_path / "compat" / "notes.txt").write_text("not a package\n")
@@ -53,7 +54,8 @@ def _layout(tmp_path: Path, kind: str) -> Path:
     return script
 
 
-@pytest.mark.parametrize("kind", ["module", "package", "namespace folder", "script named compat.py"])
+@pytest.mark.parametrize("kind", ["module"] + [pytest.param(k, marks=pytest.mark.slow)  # a TensorFlow child each
+                                 for k in ("package", "namespace folder", "script named compat.py")])
 def test_users_compat_beside_the_script_leaves_the_shim_working(tmp_path, kind):
     script = _layout(tmp_path, kind)
     proc = subprocess.run([sys.executable, script.name], cwd=tmp_path, capture_output=True, text=True,
@@ -67,6 +69,7 @@ def test_users_compat_beside_the_script_leaves_the_shim_working(tmp_path, kind):
         assert ran == 0
 
 
+@pytest.mark.slow  # a TensorFlow child
 def test_doctor_never_runs_the_users_compat(tmp_path):
     (tmp_path / "compat.py").write_text(USER_COMPAT)
     doctor = Path(sys.executable).parent / "multi-gpu-compat"

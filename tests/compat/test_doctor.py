@@ -1,0 +1,57 @@
+"""`multi-gpu-compat doctor`: the report a user pastes into a bug report, line by line."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from multi_gpu_compat import doctor, import_hook
+
+from compat_helpers import N_REPLICAS
+
+
+def _report(capsys) -> list[str]:
+    assert doctor.main([]) == 0
+    return capsys.readouterr().out.splitlines()
+
+
+def test_help_names_what_it_reports(capsys):
+    assert doctor.main(["--help"]) == 0
+    assert capsys.readouterr().out == (
+        "usage: multi-gpu-compat doctor\n\nReport backend, support status, devices and the import hook's state.\n"
+    )
+
+
+def test_report_names_the_backend_devices_and_support(capsys):
+    lines = _report(capsys)
+    legacy = os.environ.get("TF_USE_LEGACY_KERAS") in ("1", "true", "True")
+    assert lines[0].startswith("multi-gpu-compat ") and "(python " in lines[0]
+    assert lines[1] == ("backend: tf_keras (TF_USE_LEGACY_KERAS=1)" if legacy else "backend: Keras 3")
+    assert lines[2].startswith("tensorflow: 2.")
+    assert lines[4].startswith("support: supported: ")
+    assert lines[5] == "private internals: all resolve"
+    devices = ", ".join(["/cpu:0"] + [f"/gpu:{i}" for i in range(N_REPLICAS)])
+    assert lines[6] == f"gpus: {N_REPLICAS} simulated ({devices})"  # the session's simulated GPUs
+
+
+def test_active_hook_lists_every_path_it_serves(capsys, monkeypatch):
+    monkeypatch.setattr(import_hook, "is_installed", lambda: True)
+    lines = _report(capsys)
+    start = lines.index("import hook: active")
+    assert lines[start + 1] == "import paths served:"
+    assert lines[start + 2:] == [f"  from {p} import multi_gpu_model: ok" for p in import_hook.import_paths()]
+
+
+def test_a_path_that_fails_to_import_is_reported_not_raised(capsys, monkeypatch):
+    monkeypatch.setattr(import_hook, "is_installed", lambda: True)
+    monkeypatch.setattr(import_hook, "import_paths", lambda: ["no_such_package_for_doctor"])
+    assert _report(capsys)[-1] == ("  from no_such_package_for_doctor import multi_gpu_model: "
+                                   "fails: ModuleNotFoundError: No module named 'no_such_package_for_doctor'")
+
+
+@pytest.mark.parametrize("disabled,state", [(True, "disabled by MULTI_GPU_COMPAT_DISABLE"), (False, "not installed")])
+def test_inactive_hook_says_why(capsys, monkeypatch, disabled, state):
+    monkeypatch.setattr(import_hook, "is_installed", lambda: False)
+    monkeypatch.setattr(import_hook, "disabled", lambda: disabled)
+    assert _report(capsys)[-1] == f"import hook: {state}"
