@@ -1,4 +1,4 @@
-"""The start-up hook (issue 3): legacy import paths work in a fresh interpreter with nothing added
+"""The start-up hook: legacy import paths work in a fresh interpreter with nothing added
 to the script; it can be switched off, never breaks an import, costs nothing at start-up, and
 ships in the built wheel."""
 

@@ -1,4 +1,4 @@
-"""Where plain MirroredStrategy code is broken (Keras 3, runtime-notes.md), the shim is not.
+"""Where plain MirroredStrategy code is broken (Keras 3 bugs, each described at its test), the shim is not.
 
 Each fix has a shim test and a companion `test_plain_strategy_*` running the same steps on a
 model built natively under `tf.distribute.MirroredStrategy()`: the companion asserts the

@@ -1,4 +1,4 @@
-"""Rescuing `.h5` files saved from the old `multi_gpu_model` (issue 7).
+"""Rescuing `.h5` files saved from the old `multi_gpu_model`.
 
 The fixtures come from fixtures/legacy_models/make_legacy_models.py, which re-creates the
 original nested graph with tf_keras; next to each file it stored inputs and the template's

@@ -1,4 +1,4 @@
-"""Multi-worker training behind `multi_gpu_model` (MultiWorkerMirroredStrategy, issue 8).
+"""Multi-worker training behind `multi_gpu_model` (MultiWorkerMirroredStrategy).
 
 The pytest process runs on 4 simulated GPUs already, and MultiWorkerMirroredStrategy must
 configure TensorFlow before its first op, so every cluster runs in subprocesses: 2 workers on

@@ -1,4 +1,4 @@
-"""R users: `multi_gpu_model()` called from R through reticulate, as R keras does (issue 10).
+"""R users: `multi_gpu_model()` called from R through reticulate, as R keras does.
 
 One Rscript run (fixtures/r/multi_gpu_from_r.R) on 2 simulated GPUs drives Python the way R keras
 2.x does: `keras$utils$multi_gpu_model(model = model, gpus = 2L, cpu_merge = TRUE,
