@@ -37,7 +37,7 @@ def test_a_second_call_cannot_switch_cross_device_ops():
 
 
 def test_foreign_strategy_error_names_the_variable_and_the_fix():
-    error = _devices.foreign_strategy_error("dense/kernel:0", object())
+    error = _devices.foreign_strategy_error("dense/kernel:0")
     assert str(error) == (
         "Variable dense/kernel:0 was created under another tf.distribute strategy; `multi_gpu_model` expects a "
         "template built outside any strategy scope. Build the template without `strategy.scope()`, or use that "
