@@ -11,6 +11,7 @@ FAST = settings(max_examples=60, deadline=None, derandomize=True,
                 suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large, HealthCheck.filter_too_much])
 
 
+@pytest.mark.slow  # test_generated_programs_keep_the_contract keeps fuzzing in the fast lane
 @FAST
 @given(mutated_fixture())
 def test_mutated_fixtures_keep_the_contract(source):

@@ -158,6 +158,7 @@ def test_verify_without_tensorflow_says_what_to_install(tmp_path):
     assert "Traceback" not in done.stderr
 
 
+@pytest.mark.slow  # a TensorFlow child; the verdict's comparisons are pinned fast above
 @needs_tensorflow
 def test_failing_script_fails_the_verdict(tmp_path):
     script = tmp_path / "broken.py"

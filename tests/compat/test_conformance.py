@@ -65,6 +65,7 @@ def test_conformance_on_eight_gpus(case, case_results, legacy_keras):
         assert outcome == "passed", f"{case}: {outcome}\n{details}"
 
 
+@pytest.mark.slow  # a TensorFlow child; tests/compat/test_devices.py covers the device helpers fast
 def test_legacy_helpers_report_the_real_devices_without_simulation():
     proc = run(
         """

@@ -93,6 +93,7 @@ def test_every_legacy_import_path_in_fresh_interpreter(legacy_keras):
     assert results["use"] == [2, True], results["use"]
 
 
+@pytest.mark.slow  # a TensorFlow child; the variable's parsing is pinned fast in test_hostile_shim.py
 def test_disable_env_var_turns_hook_off():
     results = _results(run(PATHS_CODE + """
 import sys

@@ -61,8 +61,12 @@ KINDS = ["sequential", "functional_custom_layer", "bn_dropout", "subclassed_with
          "subclassed_without_config"]
 
 
-# bn_dropout trains longest; BatchNormalization has fast tests in test_keras3_fixes.py.
-@pytest.mark.parametrize("kind", [k if k != "bn_dropout" else pytest.param(k, marks=pytest.mark.slow) for k in KINDS])
+# The fast lane keeps one Sequential and one subclassed kind; bn_dropout trains longest
+# (BatchNormalization has fast tests in test_keras3_fixes.py), the others run with the slow tests.
+_FAST_KINDS = ("sequential", "subclassed_with_config")
+
+
+@pytest.mark.parametrize("kind", [k if k in _FAST_KINDS else pytest.param(k, marks=pytest.mark.slow) for k in KINDS])
 def test_model_kind_trains_and_shares(keras_module, kind):
     template = build(keras_module, kind)
     x, y = data(8, seed=9)

@@ -122,6 +122,7 @@ def pair(keras_module):
     return template, parallel
 
 
+@pytest.mark.slow  # evaluate + predict + fit; each is pinned fast by test_each_replica_sees_batch_over_n_rows
 def test_results_are_numbers_and_predictions_match_template(pair):
     template, parallel = pair
     x, y = data(BATCH)
