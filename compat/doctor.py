@@ -43,10 +43,22 @@ def _internals_report(backend_name: str) -> str:
     return "all resolve"
 
 
+_USAGE = "usage: multi-gpu-compat doctor"
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
-        print("usage: multi-gpu-compat doctor\n\nReport backend, support status, devices and the import hook's state.")
+        print(f"{_USAGE}\n\nReport backend, support status, devices and the import hook's state.")
         return 0
+    if argv:
+        print(f"{_USAGE}\nmulti-gpu-compat doctor: error: it takes no arguments. Received: {' '.join(argv)!r}",
+              file=sys.stderr)
+        return 2
+    try:
+        backend.require_tensorflow()
+    except ModuleNotFoundError as err:
+        print(f"multi-gpu-compat doctor: {err}", file=sys.stderr)
+        return 1
     hook_active = import_hook.is_installed()
     disabled = import_hook.disabled()
     lines = [

@@ -7,12 +7,18 @@ real finder, which watches for the modules below and, once the user's code
 has imported one, adds `multi_gpu_model` to it. Set
 `MULTI_GPU_COMPAT_DISABLE=1` (or `true`, `yes`, `on`) to switch it off; `0`,
 `false`, `no`, `off` or an empty value leave it on.
+
+Where `.pth` files are not processed (`python -S`, `pip install --target DIR` on
+`PYTHONPATH`, some embedded interpreters), call `multi_gpu_compat.activate()` before the
+legacy import. Without it, `import multi_gpu_compat` only makes a failing legacy import
+say so (`explain_when_inactive`); it changes nothing in TensorFlow or Keras.
 """
 
 from __future__ import annotations
 
 # Only modules Python has already loaded at start-up are imported here (no
 # importlib.abc, no typing): this module runs in every interpreter start.
+import _thread
 import importlib
 import importlib.machinery
 import os
@@ -290,10 +296,46 @@ def disabled() -> bool:
     return os.environ.get(DISABLE_VAR, "").strip().lower() in _TRUE_VALUES
 
 
+# Threads may import TensorFlow concurrently at start-up (a library probing for Keras in a
+# thread): the hook is installed once, by whichever comes first. Re-entrant: installing patches
+# modules already imported, which can import TensorFlow, which comes back here.
+_INSTALL_LOCK = _thread.RLock()
+
+
 def install() -> _Finder | None:
-    """Installs the hook (once) and returns it, unless `MULTI_GPU_COMPAT_DISABLE` is true-ish."""
+    """Installs the hook (once, thread-safe) and returns it, unless `MULTI_GPU_COMPAT_DISABLE` is true-ish."""
     if disabled():
         return None
+    finder = _installed()
+    if finder is not None:
+        return finder
+    with _INSTALL_LOCK:
+        return _install_locked()
+
+
+def activate() -> bool:
+    """Serves the legacy `multi_gpu_model` imports in this process, without the start-up hook.
+
+    The `.pth` file the project installs does this at interpreter start-up; where `.pth` files
+    are not processed (`python -S`, `pip install --target DIR` on `PYTHONPATH`, some
+    embedded interpreters), call `multi_gpu_compat.activate()` before the legacy import:
+
+    ```python
+    import multi_gpu_compat
+    multi_gpu_compat.activate()
+    from keras.utils import multi_gpu_model
+    ```
+
+    Modules imported before the call are set up by it. Safe to call again, from any thread.
+
+    Returns:
+        True when the legacy imports are served; False when `MULTI_GPU_COMPAT_DISABLE`
+        switches multi-gpu-compat off.
+    """
+    return install() is not None
+
+
+def _install_locked() -> _Finder | None:
     finder = _installed()
     if finder is not None:
         return finder
@@ -316,3 +358,43 @@ def install() -> _Finder | None:
             except Exception:
                 pass
     return finder
+
+
+# --- what a legacy import says when the hook is not active ----------------------------------
+
+_TOPS = ("tensorflow", "keras", "tf_keras")
+_LEGACY_LEAVES = ("multi_gpu_model", "multi_gpu_utils", "training_utils")
+
+
+class _Explainer:
+    """Last on `sys.meta_path`: a legacy import no finder serves fails with a sentence naming
+    this project and how to switch it on, instead of Keras's bare ImportError."""
+
+    @staticmethod
+    def find_spec(
+        fullname: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
+    ) -> None:
+        top, _, rest = fullname.partition(".")
+        if top not in _TOPS or not rest or fullname.rpartition(".")[2] not in _LEGACY_LEAVES:
+            return None
+        if is_installed():
+            return None  # the hook answers for itself
+        if disabled():
+            how = f"{DISABLE_VAR} switches multi-gpu-compat off; unset it"
+        else:
+            how = (
+                "its start-up hook did not run in this interpreter (`python -S`, `pip install --target` on "
+                "PYTHONPATH, or another setup that skips .pth files); call `multi_gpu_compat.activate()` "
+                "before this import"
+            )
+        raise ImportError(
+            f"`{fullname}` comes from multi-gpu-compat, but {how}. Received: import of {fullname!r}.",
+            name=fullname,
+        )
+
+
+def explain_when_inactive() -> None:
+    """Puts the explainer last on `sys.meta_path` (once); it only ever turns a failing import's
+    message into one that says how to switch the project on."""
+    if not any(f is _Explainer for f in sys.meta_path):
+        sys.meta_path.append(_Explainer)
