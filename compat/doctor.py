@@ -80,7 +80,9 @@ def main(argv: list[str]) -> int:
         lines.append(f"gpus: {gpus} {kind} ({', '.join(_devices.available_devices())})")
     except Exception as err:
         lines.append(f"gpus: cannot list devices: {err}")
-    state = "active" if hook_active else ("disabled by " + import_hook.DISABLE_VAR if disabled else "not installed")
+    state = "active" if hook_active else ("disabled by " + import_hook.DISABLE_VAR if disabled else (
+        "not installed (this interpreter skipped the .pth start-up file: `python -S`, `pip install --target`; "
+        "call `multi_gpu_compat.activate()` in the script)"))
     lines.append(f"import hook: {state}")
     if hook_active:
         lines.append("import paths served:")

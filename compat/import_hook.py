@@ -244,7 +244,9 @@ class _Finder:
     """Finds the watched modules through the other finders and wraps their loaders."""
 
     def __init__(self) -> None:
-        self._busy: set[str] = set()  # names being looked up by the other finders
+        # Names this thread is looking up through the other finders. Per thread: a library probing
+        # `find_spec` in another thread must not make this thread's import skip the hook.
+        self._local = _thread._local()
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
@@ -252,13 +254,14 @@ class _Finder:
         callback = _AFTER_IMPORT.get(fullname)
         if callback is None and fullname not in VIRTUAL_MODULES:
             return None
-        if fullname in self._busy:
+        busy = self._busy()
+        if fullname in busy:
             return None
-        self._busy.add(fullname)
+        busy.add(fullname)
         try:
             spec = self._find_real(fullname, path, target)
         finally:
-            self._busy.discard(fullname)
+            busy.discard(fullname)
         if spec is None and fullname in VIRTUAL_MODULES:
             return importlib.machinery.ModuleSpec(
                 fullname, _VirtualLoader(), is_package=fullname in _VIRTUAL_PACKAGES
@@ -267,6 +270,12 @@ class _Finder:
             return spec
         spec.loader = _PatchingLoader(spec.loader, callback)
         return spec
+
+    def _busy(self) -> set[str]:
+        busy = getattr(self._local, "names", None)
+        if busy is None:
+            busy = self._local.names = set()
+        return busy
 
     def _find_real(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None

@@ -157,3 +157,31 @@ def test_activate_with_the_real_stack_under_python_dash_s():
     """)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "after: True" in done.stdout
+
+
+def test_a_probe_in_another_thread_does_not_make_an_import_skip_the_hook(monkeypatch):
+    import threading
+
+    hook = import_hook.install()
+    probing, release = threading.Event(), threading.Event()
+    prober: list[threading.Thread] = []
+
+    class Slow:  # a finder that takes its time, consulted while the probing thread is inside the hook
+        @staticmethod
+        def find_spec(name, path=None, target=None):
+            if name == "tensorflow" and threading.current_thread() in prober:
+                probing.set()
+                release.wait(10)
+            return None
+
+    monkeypatch.setattr(sys, "meta_path", [hook, Slow, *[f for f in sys.meta_path if f is not hook]])
+    probe = threading.Thread(target=hook.find_spec, args=("tensorflow", None))
+    prober.append(probe)
+    probe.start()
+    assert probing.wait(10)
+    try:
+        spec = hook.find_spec("tensorflow", None)  # this thread's lookup, meanwhile
+    finally:
+        release.set()
+        probe.join()
+    assert spec is not None and isinstance(spec.loader, import_hook._PatchingLoader)
