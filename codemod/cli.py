@@ -298,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary_stream = sys.stderr if args.diff or (args.format == "json" and report is None) else sys.stdout
     status = _run(args, jobs, paths, skipped, unreadable, stream, summary_stream)
     if report is not None:
+        sys.stdout.flush()  # what went to the terminal comes first, also when FILE is /dev/stdout
         try:
             write_report(args.report, report.getvalue().encode("utf-8", "backslashreplace"))
         except OSError as error:
@@ -353,7 +354,10 @@ def _report_problem(report: str, inputs: list[str]) -> str | None:
 
 def write_report(report: str, data: bytes) -> None:
     """Writes the report: atomically to a file, straight to a device or pipe (`/dev/stdout`, `>(cmd)`)."""
-    stream_like = os.path.abspath(report).startswith(("/dev/", "/proc/"))
+    # /dev/stdout, /dev/fd/N (`>(cmd)`), /proc/self/fd/N: the process's own streams, even when one
+    # is redirected to a regular file (replacing that file would lose what was printed to it).
+    where = os.path.abspath(report)
+    stream_like = where in ("/dev/stdout", "/dev/stderr") or where.startswith(("/dev/fd/", "/proc/"))
     try:
         mode = os.stat(report).st_mode
     except FileNotFoundError:

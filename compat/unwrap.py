@@ -41,8 +41,13 @@ def _parser() -> _Parser:
     return parser
 
 
+def _printable(text: str) -> str:
+    """Without controls: a terminal escape (or other control) in a path is shown as an escape."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _fail(message: str, status: int = 1) -> int:
-    print(f"{_PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    print(f"{_PROG}: error: {_printable(' '.join(message.split()))}", file=sys.stderr)
     return status
 
 
@@ -91,7 +96,7 @@ def main(argv: list[str]) -> int:
         )
     levels = " then ".join(f"{n} GPUs" for n in info.replicas)
     print(
-        f"Wrote {new}: template '{model.name}' ({model.count_params()} parameters), "
+        f"Wrote {_printable(new)}: template '{model.name}' ({model.count_params()} parameters), "
         f"unwrapped from multi_gpu_model ({levels})."
     )
     return 0

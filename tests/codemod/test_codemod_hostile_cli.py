@@ -313,3 +313,14 @@ def test_edge_values_of_numeric_options_are_usage_errors(option, bad, capsys):
         main([f"{option}={bad}", "x.py"])
     err = capsys.readouterr().err
     assert stop.value.code == 2 and "Traceback" not in err and f"{option}: not a" in err
+
+
+def test_report_to_dev_stdout_redirected_to_a_file_is_appended_not_replaced(tmp_path):
+    (tmp_path / "clean.py").write_text("x = 1\n")
+    out = tmp_path / "out.txt"
+    with open(out, "w") as handle:
+        done = subprocess.run([sys.executable, "-m", "multi_gpu_codemod", "--report", "/dev/stdout",
+                               str(tmp_path / "clean.py")], stdout=handle, stderr=subprocess.PIPE, text=True)
+    assert done.returncode == 0, done.stderr
+    # the report's own summary line, then the terminal's: both kept
+    assert out.read_text() == "1 file scanned, 0 rewritten, 0 need attention, 0 failed\n" * 2

@@ -115,3 +115,9 @@ def test_unwrap_end_to_end_with_a_planted_symlink(tmp_path):
                           capture_output=True, text=True, timeout=300, env=child_env())
     assert done.returncode == 0, done.stderr[-3000:]
     assert victim.read_text() == "keep me\n" and new.stat().st_size > 1000
+
+
+def test_unwrap_error_shows_a_terminal_escape_in_a_path_as_text(tmp_path):
+    done = _unwrap(str(tmp_path / "evil\x1b[2J.h5"), str(tmp_path / "new\x1b]0;x\x07.keras"))
+    assert done.returncode == 1 and "\x1b" not in done.stderr and "\x07" not in done.stderr
+    assert "evil\\x1b[2J.h5" in done.stderr
