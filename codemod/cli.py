@@ -341,6 +341,8 @@ def _report_problem(report: str, inputs: list[str]) -> str | None:
         info = None
     if info is not None and (info.st_dev, info.st_ino) in ids:
         return "it is one of the files being migrated (a link to it). Give a path outside the inputs."
+    if info is not None and stat.S_ISREG(info.st_mode) and not info.st_mode & 0o222:
+        return "it is read-only, and is never replaced behind your back. Make it writable, or give another path."
     if info is None:  # a new file: its folder must exist (created now) and take new files
         folder = Path(target).parent
         try:

@@ -12,7 +12,7 @@ import libcst as cst
 
 from .findings import Finding
 
-__all__ = ["Problem", "error_position", "first_line", "parse_python3", "unparseable"]
+__all__ = ["Problem", "error_position", "first_line", "needs_newer_python", "parse_python3", "unparseable"]
 
 # (line, col, reason, what to do), the pieces of an MGPU501 finding.
 Problem = tuple[int, int, str, str]
@@ -86,7 +86,7 @@ _NEWER_SYNTAX = (
 )
 
 
-def _newer_syntax(text: str, line: int) -> tuple[tuple[int, int], str] | None:
+def needs_newer_python(text: str, line: int) -> tuple[tuple[int, int], str] | None:
     """(the Python version it needs, what) when the failing line uses syntax newer than this Python,
     and libcst (whose parser knows the newer grammar) reads the file."""
     statement = _line(text, line)
@@ -107,7 +107,7 @@ def _syntax_problem(text: str, error: SyntaxError | ValueError) -> Problem:
     line, col = error_position(error)
     reason = first_line(error)
     statement = _line(text, line)
-    newer = _newer_syntax(text, line)
+    newer = needs_newer_python(text, line)
     if newer is not None:
         (major, minor), what = newer
         here = ".".join(map(str, sys.version_info[:2]))

@@ -324,3 +324,14 @@ def test_report_to_dev_stdout_redirected_to_a_file_is_appended_not_replaced(tmp_
     assert done.returncode == 0, done.stderr
     # the report's own summary line, then the terminal's: both kept
     assert out.read_text() == "1 file scanned, 0 rewritten, 0 need attention, 0 failed\n" * 2
+
+
+def test_read_only_report_is_refused_before_any_file_is_touched(tmp_path, capsys):
+    script = tmp_path / "train.py"
+    script.write_bytes(SMALL_LEGACY)
+    report = tmp_path / "report.txt"
+    report.write_text("kept\n")
+    report.chmod(0o444)
+    assert main(["--report", str(report), str(script)]) == 2
+    assert "is read-only" in _error_line(capsys)
+    assert script.read_bytes() == SMALL_LEGACY and report.read_text() == "kept\n"
