@@ -46,8 +46,7 @@ _LAZY = {
 
 
 # Changes nothing in TensorFlow or Keras: only a legacy import that would fail anyway says why.
-# (import_hook loads only modules Python starts with.)
-importlib.import_module(".import_hook", __name__).explain_when_inactive()
+importlib.import_module("._explainer", __name__).explain_when_inactive()
 
 
 def __getattr__(name: str) -> Any:

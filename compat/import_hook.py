@@ -11,7 +11,7 @@ has imported one, adds `multi_gpu_model` to it. Set
 Where `.pth` files are not processed (`python -S`, `pip install --target DIR` on
 `PYTHONPATH`, some embedded interpreters), call `multi_gpu_compat.activate()` before the
 legacy import. Without it, `import multi_gpu_compat` only makes a failing legacy import
-say so (`explain_when_inactive`); it changes nothing in TensorFlow or Keras.
+say so (`_explainer.py`); it changes nothing in TensorFlow or Keras.
 """
 
 from __future__ import annotations
@@ -367,43 +367,3 @@ def _install_locked() -> _Finder | None:
             except Exception:
                 pass
     return finder
-
-
-# --- what a legacy import says when the hook is not active ----------------------------------
-
-_TOPS = ("tensorflow", "keras", "tf_keras")
-_LEGACY_LEAVES = ("multi_gpu_model", "multi_gpu_utils", "training_utils")
-
-
-class _Explainer:
-    """Last on `sys.meta_path`: a legacy import no finder serves fails with a sentence naming
-    this project and how to switch it on, instead of Keras's bare ImportError."""
-
-    @staticmethod
-    def find_spec(
-        fullname: str, path: Sequence[str] | None = None, target: types.ModuleType | None = None
-    ) -> None:
-        top, _, rest = fullname.partition(".")
-        if top not in _TOPS or not rest or fullname.rpartition(".")[2] not in _LEGACY_LEAVES:
-            return None
-        if is_installed():
-            return None  # the hook answers for itself
-        if disabled():
-            how = f"{DISABLE_VAR} switches multi-gpu-compat off; unset it"
-        else:
-            how = (
-                "its start-up hook did not run in this interpreter (`python -S`, `pip install --target` on "
-                "PYTHONPATH, or another setup that skips .pth files); call `multi_gpu_compat.activate()` "
-                "before this import"
-            )
-        raise ImportError(
-            f"`{fullname}` comes from multi-gpu-compat, but {how}. Received: import of {fullname!r}.",
-            name=fullname,
-        )
-
-
-def explain_when_inactive() -> None:
-    """Puts the explainer last on `sys.meta_path` (once); it only ever turns a failing import's
-    message into one that says how to switch the project on."""
-    if not any(f is _Explainer for f in sys.meta_path):
-        sys.meta_path.append(_Explainer)

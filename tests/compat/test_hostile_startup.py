@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from multi_gpu_compat import import_hook
+from multi_gpu_compat import _explainer, import_hook
 from compat_helpers import ROOT, SITE_PACKAGES, run
 
 STARTUP_PTH = ROOT / "compat" / "_startup" / "multi_gpu_compat.pth"
@@ -139,8 +139,8 @@ def test_explainer_says_the_switch_when_disabled(monkeypatch):
     monkeypatch.setenv(import_hook.DISABLE_VAR, "1")
     monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if not isinstance(f, import_hook._Finder)])
     with pytest.raises(ImportError, match="MULTI_GPU_COMPAT_DISABLE switches multi-gpu-compat off"):
-        import_hook._Explainer.find_spec("keras.utils.multi_gpu_model")
-    assert import_hook._Explainer.find_spec("keras.utils.something_else") is None
+        _explainer.Explainer.find_spec("keras.utils.multi_gpu_model")
+    assert _explainer.Explainer.find_spec("keras.utils.something_else") is None
 
 
 @pytest.mark.slow  # a TensorFlow child; the fake-stack tests above cover the promise fast
