@@ -147,16 +147,23 @@ def test_explainer_says_the_switch_when_disabled(monkeypatch):
 def test_activate_with_the_real_stack_under_python_dash_s():
     done = _without_pth("""
         import multi_gpu_compat
-        try:
-            from tensorflow.keras.utils import multi_gpu_model
-        except ImportError as error:
-            print("before:", "multi_gpu_compat.activate()" in str(error))
+        for statement in ["from keras.utils import multi_gpu_model",
+                          "from tensorflow.keras.utils import multi_gpu_model",
+                          "import keras.utils.multi_gpu_utils",
+                          "from tf_keras.utils import multi_gpu_model"]:
+            try:
+                exec(statement)
+                print("served without activation:", statement)
+            except ImportError as error:
+                print("explained:", "multi_gpu_compat.activate()" in str(error))
         multi_gpu_compat.activate()
         from keras.utils import multi_gpu_model
-        print("after:", callable(multi_gpu_model))
+        from tensorflow.keras.utils import multi_gpu_model as tf_path
+        print("after:", callable(multi_gpu_model), callable(tf_path))
     """)
     assert done.returncode == 0, done.stderr[-3000:]
-    assert "after: True" in done.stdout
+    lines = done.stdout.strip().splitlines()
+    assert lines == ["explained: True"] * 4 + ["after: True True"], done.stdout
 
 
 def test_a_probe_in_another_thread_does_not_make_an_import_skip_the_hook(monkeypatch):
