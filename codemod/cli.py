@@ -299,12 +299,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     status = _run(args, jobs, paths, skipped, unreadable, stream, summary_stream)
     if report is not None:
         sys.stdout.flush()  # what went to the terminal comes first, also when FILE is /dev/stdout
+        # Checked again: the path may have changed during the run (a symlink planted meanwhile).
+        problem = _report_problem(args.report, [*args.paths, *paths])
         try:
+            if problem:
+                raise OSError(problem)
             write_report(args.report, report.getvalue().encode("utf-8", "backslashreplace"))
         except OSError as error:
             print(f"multi-gpu-codemod: error: cannot write the report to {shown_path(args.report)}: "
-                  f"{error.strerror or error}. The files' own results stand (see the summary line); give a "
-                  "writable file path and rerun with --check to get the report.", file=sys.stderr)
+                  f"{(error.strerror or str(error)).rstrip('.')}. The files' own results stand (see the summary "
+                  "line); give a writable file path and rerun with --check to get the report.", file=sys.stderr)
             return EXIT_FAILED
     return status
 

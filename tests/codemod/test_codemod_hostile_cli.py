@@ -335,3 +335,24 @@ def test_read_only_report_is_refused_before_any_file_is_touched(tmp_path, capsys
     assert main(["--report", str(report), str(script)]) == 2
     assert "is read-only" in _error_line(capsys)
     assert script.read_bytes() == SMALL_LEGACY and report.read_text() == "kept\n"
+
+
+def test_symlink_planted_at_the_report_during_the_run_is_not_followed(tmp_path, capsys, monkeypatch):
+    if os.geteuid() != 0:
+        pytest.skip("only root can make a symlink owned by another user")
+    script = tmp_path / "train.py"
+    script.write_bytes(SMALL_LEGACY)
+    victim = tmp_path / "victim.txt"
+    victim.write_text("keep me\n")
+    report = tmp_path / "report.txt"
+    real = cli._outcomes
+
+    def planting(*args, **kwargs):
+        yield from real(*args, **kwargs)
+        report.symlink_to(victim)
+        os.lchown(report, 4321, 4321)
+
+    monkeypatch.setattr(cli, "_outcomes", planting)
+    assert main(["--report", str(report), str(script)]) == 2
+    assert "symbolic link owned by another user" in _error_line(capsys)
+    assert victim.read_text() == "keep me\n" and b"strategy.scope()" in script.read_bytes()
