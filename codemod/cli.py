@@ -139,7 +139,7 @@ def _parser() -> argparse.ArgumentParser:
                              "per core, a larger N is lowered to that)")
     parser.add_argument("--format", choices=("text", "json", "github"), default="text",
                         help="findings as text lines, one JSON document, or GitHub Actions annotations")
-    parser.add_argument("--report", metavar="FILE",
+    parser.add_argument("--report", metavar="FILE", type=_report_path,
                         help="write the findings report to FILE instead of the terminal, once the run is over "
                              "(atomically; never one of the files being migrated)")
     parser.add_argument("--strategy", choices=("mirrored", "multi-worker"), default="mirrored",
@@ -175,6 +175,12 @@ def _seconds(text: str) -> float:
             f"not a number of seconds between {_MIN_TIMEOUT:g} and {_MAX_TIMEOUT:g}: {text!r}"
         )
     return value
+
+
+def _report_path(text: str) -> str:
+    if not text.strip():
+        raise argparse.ArgumentTypeError("an empty path; give the file to write, e.g. reports/multi_gpu_codemod.txt")
+    return text
 
 
 def _jobs(text: str) -> int:

@@ -356,3 +356,9 @@ def test_symlink_planted_at_the_report_during_the_run_is_not_followed(tmp_path, 
     assert main(["--report", str(report), str(script)]) == 2
     assert "symbolic link owned by another user" in _error_line(capsys)
     assert victim.read_text() == "keep me\n" and b"strategy.scope()" in script.read_bytes()
+
+
+def test_empty_report_path_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as stop:
+        main(["--report", "", "x.py"])
+    assert stop.value.code == 2 and "--report: an empty path" in capsys.readouterr().err
