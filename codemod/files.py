@@ -6,31 +6,54 @@ import errno
 import os
 import stat
 import subprocess
-import tempfile
 from collections.abc import Iterable, Iterator
 from pathlib import Path
+from typing import NamedTuple
 
+from .atomic_write import FileChangedError, write_atomically
 from .prefilter import MARKERS, may_contain_site
 
 __all__ = [
-    "SUFFIXES", "FileChangedError", "NotRegularFileError", "file_may_contain_site", "iter_python_files",
+    "SUFFIXES", "FileChangedError", "NotRegularFileError", "Skip", "file_may_contain_site", "iter_python_files",
     "read_regular", "write_atomically",
 ]
 
+# Never walked, without a word: version-control data and tool caches hold no source anyone migrates.
+_QUIET_DIRS = {".git", ".hg", ".svn", "__pycache__", ".mypy_cache", ".pytest_cache", ".ruff_cache"}
+# Skipped when met inside a walked folder, and said (a line each, counted in the summary):
+# builds, environments and installed packages are copies, not the user's own source.
 _SKIP_DIRS = {
-    ".git", ".hg", ".svn", "__pycache__", "site-packages", "dist-packages", "build", "dist",
-    ".tox", ".nox", ".eggs", "node_modules", ".mypy_cache", ".pytest_cache", "venv", ".venv", "env", ".env",
+    "site-packages", "dist-packages", "build", "dist", ".tox", ".nox", ".eggs", "node_modules",
+    "venv", ".venv", "env", ".env",
 }
+_NAME_IT = "name it on the command line to process it"
 
 
-def _skipped_dir(path: Path) -> bool:
+class Skip(NamedTuple):
+    """A path the walk did not process, why, and its kind (`symlink`, `folder` or `ignored`) for the summary."""
+
+    path: Path
+    reason: str
+    kind: str
+
+
+def _skip_reason(path: Path) -> str | None:
+    """Why the walk passes over this folder (None: it is walked), or "" when it passes over it quietly."""
     name = path.name
-    if name in _SKIP_DIRS or name.endswith(".egg-info"):
-        return True
+    if name in _QUIET_DIRS:
+        return ""
+    if name in _SKIP_DIRS:
+        return f"folder named `{name}` (builds, environments and installed packages are skipped); {_NAME_IT}"
+    if name.endswith(".egg-info"):
+        return f"packaging metadata folder; {_NAME_IT}"
     try:  # any virtualenv or conda environment, whatever its name
-        return (path / "pyvenv.cfg").exists() or (path / "conda-meta").is_dir()
+        if (path / "pyvenv.cfg").exists():
+            return f"virtual environment (holds pyvenv.cfg); {_NAME_IT}"
+        if (path / "conda-meta").is_dir():
+            return f"conda environment (holds conda-meta); {_NAME_IT}"
     except OSError:  # an unreadable folder: the walk reports it
-        return False
+        return None
+    return None
 
 
 def _git_ignored(files: list[Path], root: Path | None = None) -> set[Path]:
@@ -80,15 +103,19 @@ SUFFIXES = (".py", ".ipynb")
 
 
 def iter_python_files(
-    paths: Iterable[str | os.PathLike[str]], skipped: list[tuple[Path, str]] | None = None,
+    paths: Iterable[str | os.PathLike[str]], skipped: list[Skip] | None = None,
     errors: list[tuple[Path, str]] | None = None,
 ) -> Iterator[Path]:
     """Files given explicitly, plus `*.py` / `*.ipynb` under directories (skipping venvs, builds, ignored files).
 
-    Symlinks met while walking a directory (to files or to directories) are not followed: they
-    are appended to `skipped` with the reason, so the caller reports them. A symlink named
-    explicitly is processed, and a rewrite replaces its target (the link stays a link).
-    Folders that cannot be listed are appended to `errors` with the reason; the walk goes on.
+    What a walk passes over is appended to `skipped` with the reason, so the caller says so:
+    symlinks met while walking (to files or to directories, never followed), folders of builds,
+    environments and installed packages, and files `.gitignore` lists. A path named explicitly
+    is never skipped: a named file (or symlink: a rewrite replaces its target) is processed, a
+    named folder is walked whatever its name, and inside a named folder that git ignores as a
+    whole, `.gitignore` is not applied. Version-control folders and tool caches (`.git`,
+    `__pycache__`...) are never walked. Folders that cannot be listed are appended to `errors`
+    with the reason; the walk goes on.
     """
     for raw in paths:
         path = Path(raw)
@@ -98,10 +125,11 @@ def iter_python_files(
         yield from _walk(path, skipped, errors)
 
 
-def _walk(top: Path, skipped: list[tuple[Path, str]] | None, errors: list[tuple[Path, str]] | None) -> Iterator[Path]:
+def _walk(top: Path, skipped: list[Skip] | None, errors: list[tuple[Path, str]] | None) -> Iterator[Path]:
     """The `*.py` / `*.ipynb` files under the directory `top` (see iter_python_files), sorted."""
     found: list[Path] = []
     nested_repo = False
+    said: list[Skip] = []
 
     def _unreadable(error: OSError) -> None:
         if errors is not None:
@@ -113,11 +141,13 @@ def _walk(top: Path, skipped: list[tuple[Path, str]] | None, errors: list[tuple[
             nested_repo = True
         kept = []
         for d in sorted(dirs):
-            if _skipped_dir(root_path / d):
-                continue
             if (root_path / d).is_symlink():
-                if skipped is not None:
-                    skipped.append((root_path / d, "symbolic link to a directory, not followed"))
+                said.append(Skip(root_path / d, "symbolic link to a directory, not followed", "symlink"))
+                continue
+            reason = _skip_reason(root_path / d)
+            if reason is not None:
+                if reason:
+                    said.append(Skip(root_path / d, reason, "folder"))
                 continue
             kept.append(d)
         dirs[:] = kept  # os.walk descends into these only
@@ -125,13 +155,21 @@ def _walk(top: Path, skipped: list[tuple[Path, str]] | None, errors: list[tuple[
             if not f.endswith(SUFFIXES):
                 continue
             if (root_path / f).is_symlink():
-                if skipped is not None:
-                    reason = "symbolic link, not followed; name it explicitly to rewrite its target"
-                    skipped.append((root_path / f, reason))
+                reason = "symbolic link, not followed; name it explicitly to rewrite its target"
+                said.append(Skip(root_path / f, reason, "symlink"))
                 continue
             found.append(root_path / f)
-    ignored = _git_ignored(found, None if nested_repo else top)
+    ignored = set() if _ignored_as_a_whole(top) else _git_ignored(found, None if nested_repo else top)
+    said += [Skip(f, f"listed in .gitignore; {_NAME_IT}", "ignored") for f in found if f in ignored]
+    if skipped is not None:
+        skipped += sorted(said)
     yield from (f for f in found if f not in ignored)
+
+
+def _ignored_as_a_whole(folder: Path) -> bool:
+    """True when git ignores the named folder itself: the user asked for it anyway."""
+    result = _check_ignore(folder, [Path(".")])
+    return result is not None and result.returncode == 0
 
 
 class NotRegularFileError(OSError):
@@ -181,93 +219,3 @@ def file_may_contain_site(path: str) -> bool:
     return False
 
 
-class FileChangedError(OSError):
-    """The file on disk is no longer what was read: someone edited it during the run."""
-
-
-def write_atomically(path: Path, data: bytes, expected: bytes | None = None) -> None:
-    """Replaces the file's content without ever leaving a half-written or foreign-owned file.
-
-    Normally: a temporary file in the same folder, fsync, the original mode, owner and group,
-    then `os.replace`. A file with hard links, or whose owner or group this user cannot give
-    the temporary file, is written in place instead (space reserved first), so every link
-    keeps seeing it and its owner does not change. A symlink is resolved first, so its target
-    is replaced and the link kept. A read-only file (no write bit) is refused with
-    PermissionError rather than replaced behind the user's back. With `expected` (the bytes
-    the rewrite started from), the file is re-read right before it is replaced and
-    FileChangedError raised, nothing written, if it differs.
-    """
-    path = Path(os.path.realpath(path))
-    info = os.stat(path)  # not Path.stat, which on Python 3.9 bypasses a monkeypatched os.stat
-    if not stat.S_ISREG(info.st_mode):
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    mode = info.st_mode & 0o7777
-    if not mode & 0o222:
-        raise PermissionError(errno.EACCES, "file is read-only", str(path))
-    if info.st_nlink > 1:
-        _check_unchanged(path, expected)
-        _write_in_place(path, data, expected)
-        return
-    fd, temp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        made = os.stat(temp)
-        if (made.st_uid, made.st_gid) != (info.st_uid, info.st_gid):
-            try:
-                os.chown(temp, info.st_uid, info.st_gid)
-            except PermissionError:  # not ours to give away: keep the inode, write into it
-                os.unlink(temp)
-                _check_unchanged(path, expected)
-                _write_in_place(path, data, expected)
-                return
-        os.chmod(temp, mode)  # after chown, which clears set-id bits
-        _check_unchanged(path, expected)
-        os.replace(temp, path)
-    except BaseException:
-        if os.path.exists(temp):
-            os.unlink(temp)
-        raise
-
-
-def _check_unchanged(path: Path, expected: bytes | None) -> None:
-    if expected is None:
-        return
-    if path.stat().st_size != len(expected) or path.read_bytes() != expected:
-        raise FileChangedError(errno.EAGAIN, "the file changed on disk since it was read", str(path))
-
-
-def _write_in_place(path: Path, data: bytes, original: bytes | None) -> None:
-    """Overwrites the file's own inode: space is reserved first, the old bytes restored on failure."""
-    fd = os.open(path, os.O_WRONLY)
-    try:
-        reserve = getattr(os, "posix_fallocate", None)
-        if reserve is not None and len(data) > os.fstat(fd).st_size:
-            try:
-                reserve(fd, 0, len(data))
-            except OSError as error:
-                if error.errno in (errno.ENOSPC, errno.EFBIG, errno.EDQUOT):
-                    raise
-                # the file system cannot reserve space up front; the write below reports a shortage
-        try:
-            _write_all(fd, data)
-            os.ftruncate(fd, len(data))
-            os.fsync(fd)
-        except OSError:
-            if original is not None:
-                try:
-                    _write_all(fd, original)
-                    os.ftruncate(fd, len(original))
-                except OSError:
-                    pass  # the first error is the one to report
-            raise
-    finally:
-        os.close(fd)
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view, offset = memoryview(data), 0
-    while offset < len(data):
-        offset += os.pwrite(fd, view[offset:], offset)

@@ -14,6 +14,7 @@ import faulthandler
 import gc
 import os
 import pickle
+import re
 import select
 import signal
 import sys
@@ -58,14 +59,23 @@ def memory_budget(jobs: int, cap: int = 4 << 30) -> int:
     return max(256 << 20, min(cap, physical // (2 * max(jobs, 1))))
 
 
+MAX_SIZE = 16 << 30  # far beyond anything parseable in the time and memory a file gets
+
+
 def parse_size(text: str) -> int:
-    """`1000000`, `512K`, `2M`, `1G` (binary multiples) -> bytes; ValueError otherwise."""
-    text = text.strip().upper().removesuffix("B")
-    scale = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(text[-1:], 1)
-    number = float(text[:-1] if scale > 1 else text)
-    if number <= 0:
-        raise ValueError("the size must be positive")
-    return int(number * scale)
+    """`1000000`, `512K`, `2M`, `1.5M`, `1G` (binary multiples) -> bytes, 1 byte to 16 GiB; ValueError otherwise."""
+    match = re.fullmatch(r"(\d+(?:\.\d*)?|\.\d+)([KMG]?)B?", text.strip().upper())
+    if match is None:
+        raise ValueError("not a number of bytes")
+    number, unit = match.groups()
+    if not unit and not number.isdigit():
+        raise ValueError("a number of bytes is a whole number")
+    size = int(float(number) * {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}.get(unit, 1))
+    if size < 1:
+        raise ValueError("less than one byte")
+    if size > MAX_SIZE:
+        raise ValueError(f"over the largest size, {MAX_SIZE >> 30}G")
+    return size
 
 
 def _human(size: int) -> str:
@@ -222,13 +232,22 @@ def _wait_for_answer(read_end: int, pid: int, timeout: float) -> tuple[bytes, bo
     chunks: list[bytes] = []
     deadline = time.monotonic() + timeout
     timed_out = False
+    # poll, not select: select cannot watch a descriptor numbered 1024 or more (FD_SETSIZE),
+    # which a worker among many can be given.
+    poller = select.poll() if hasattr(select, "poll") else None
+    if poller is not None:
+        poller.register(read_end, select.POLLIN | select.POLLHUP | select.POLLERR)
     try:
         while True:
             left = deadline - time.monotonic()
             if left <= 0:
                 timed_out = True
                 break
-            ready, _, _ = select.select([read_end], [], [], min(left, 1.0))
+            wait = min(left, 1.0)
+            if poller is not None:
+                ready = bool(poller.poll(wait * 1000))
+            else:
+                ready = bool(select.select([read_end], [], [], wait)[0])
             if ready:
                 chunk = os.read(read_end, 1 << 20)
                 if not chunk:

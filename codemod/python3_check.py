@@ -5,13 +5,14 @@ from __future__ import annotations
 import ast
 import io
 import re
+import sys
 import tokenize
 import warnings
 import libcst as cst
 
 from .findings import Finding
 
-__all__ = ["Problem", "error_position", "first_line", "parse_python3", "unparseable"]
+__all__ = ["Problem", "error_position", "first_line", "needs_newer_python", "parse_python3", "unparseable"]
 
 # (line, col, reason, what to do), the pieces of an MGPU501 finding.
 Problem = tuple[int, int, str, str]
@@ -72,11 +73,48 @@ def _decode(source: bytes) -> str | Problem:
     ))
 
 
+# Syntax newer than some supported Pythons: (oldest Python that parses it, what it is, the line's pattern).
+_NEWER_SYNTAX = (
+    ((3, 12), "a `type` statement (PEP 695)", re.compile(r"\s*type\s+\w+\s*[\[=]")),
+    ((3, 12), "type parameters (PEP 695)", re.compile(r"\s*(async\s+)?(def|class)\s+\w+\s*\[")),
+    ((3, 12), "an f-string that reuses its quotes, or holds a backslash or comment (PEP 701)",
+     re.compile(r"""(?i).*(?<![\w])(f|rf|fr)["']""")),
+    ((3, 11), "`except*` (PEP 654)", re.compile(r"\s*except\s*\*")),
+    ((3, 10), "a `match` statement (PEP 634)", re.compile(r"\s*match\b.*:\s*(#.*)?$")),
+    ((3, 10), "a `case` clause (PEP 634)", re.compile(r"\s*case\b.*:")),
+    ((3, 10), "parenthesized context managers", re.compile(r"\s*(async\s+)?with\s*\(")),
+)
+
+
+def needs_newer_python(text: str, line: int) -> tuple[tuple[int, int], str] | None:
+    """(the Python version it needs, what) when the failing line uses syntax newer than this Python,
+    and libcst (whose parser knows the newer grammar) reads the file."""
+    statement = _line(text, line)
+    found = next(((version, what) for version, what, pattern in _NEWER_SYNTAX
+                  if sys.version_info < version and pattern.match(statement)), None)
+    if found is None:
+        return None
+    try:
+        cst.parse_module(text)
+    except Exception:  # noqa: BLE001 - any parser failure: then it is not (only) newer syntax
+        return None
+    return found
+
+
 def _syntax_problem(text: str, error: SyntaxError | ValueError) -> Problem:
-    """Where `ast` stopped, and the advice: port it first when it looks like Python 2."""
+    """Where `ast` stopped, and the advice: port it first when it looks like Python 2, run a newer
+    Python when it uses syntax this one does not know."""
     line, col = error_position(error)
     reason = first_line(error)
     statement = _line(text, line)
+    newer = needs_newer_python(text, line)
+    if newer is not None:
+        (major, minor), what = newer
+        here = ".".join(map(str, sys.version_info[:2]))
+        reason = f"{what} needs Python {major}.{minor} to parse, and this is Python {here} ({reason})"
+        advice = (f"The file itself needs no fix: run the codemod with Python {major}.{minor} or newer "
+                  f"(e.g. `python{major}.{minor} -m multi_gpu_codemod FILE`).")
+        return line, col, reason, advice
     if any(hint in reason for hint in _PY2_HINTS) or _PY2_STATEMENT.match(statement):
         advice = "This looks like Python 2: port it first (e.g. `2to3 -w FILE`), then rerun the codemod."
         # The whole statement is Python 2; parsers differ on the column inside it.

@@ -4,7 +4,9 @@ Installed as `multi_gpu_compat` (the repository keeps it in `compat/`), so that 
 user's own `compat` module can neither replace nor disable it.
 
 `import multi_gpu_compat` is cheap: nothing here imports TensorFlow or Keras until a
-public function is first used.
+public function is first used, and importing it changes neither. Where the start-up hook did
+not run (`python -S`, `pip install --target` on PYTHONPATH), `multi_gpu_compat.activate()`
+serves the legacy imports; until then a legacy import fails with a sentence saying so.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ if TYPE_CHECKING:
     from typing import Any
 
 __all__ = [
+    "activate",
     "multi_gpu_model",
     "simulate_gpus",
     "load_legacy_model",
@@ -33,12 +36,17 @@ __all__ = [
 # Public name -> module that defines it, imported on first attribute access
 # (PEP 562) so that importing the package never pulls in TensorFlow.
 _LAZY = {
+    "activate": ".import_hook",
     "multi_gpu_model": ".multi_gpu",
     "simulate_gpus": ".simulation",
     "load_legacy_model": ".legacy_models",
     "load_legacy_weights": ".legacy_models",
     "MultiGPUCompatWarning": ".notices",
 }
+
+
+# Changes nothing in TensorFlow or Keras: only a legacy import that would fail anyway says why.
+importlib.import_module("._explainer", __name__).explain_when_inactive()
 
 
 def __getattr__(name: str) -> Any:

@@ -27,13 +27,8 @@ def main(argv: list[str] | None = None) -> int:
     if command not in _COMMANDS:
         print(f"multi-gpu-compat: unknown command {command!r}\n\n{_usage()}", file=sys.stderr)
         return 2
-    from . import backend
-
-    try:
-        backend.require_tensorflow()
-    except ModuleNotFoundError as err:
-        print(f"multi-gpu-compat {command}: {err}", file=sys.stderr)
-        return 1
+    # Each command reads its arguments first (a usage error is exit 2 with or without TensorFlow),
+    # then says what to install if TensorFlow is missing (exit 1).
     module = importlib.import_module(_COMMANDS[command][0], __package__)
     return module.main(rest)
 

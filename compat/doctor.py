@@ -43,10 +43,22 @@ def _internals_report(backend_name: str) -> str:
     return "all resolve"
 
 
+_USAGE = "usage: multi-gpu-compat doctor"
+
+
 def main(argv: list[str]) -> int:
     if argv and argv[0] in ("-h", "--help"):
-        print("usage: multi-gpu-compat doctor\n\nReport backend, support status, devices and the import hook's state.")
+        print(f"{_USAGE}\n\nReport backend, support status, devices and the import hook's state.")
         return 0
+    if argv:
+        print(f"{_USAGE}\nmulti-gpu-compat doctor: error: it takes no arguments. Received: {' '.join(argv)!r}",
+              file=sys.stderr)
+        return 2
+    try:
+        backend.require_tensorflow()
+    except ModuleNotFoundError as err:
+        print(f"multi-gpu-compat doctor: {err}", file=sys.stderr)
+        return 1
     hook_active = import_hook.is_installed()
     disabled = import_hook.disabled()
     lines = [
@@ -68,7 +80,9 @@ def main(argv: list[str]) -> int:
         lines.append(f"gpus: {gpus} {kind} ({', '.join(_devices.available_devices())})")
     except Exception as err:
         lines.append(f"gpus: cannot list devices: {err}")
-    state = "active" if hook_active else ("disabled by " + import_hook.DISABLE_VAR if disabled else "not installed")
+    state = "active" if hook_active else ("disabled by " + import_hook.DISABLE_VAR if disabled else (
+        "not installed (this interpreter skipped the .pth start-up file: `python -S`, `pip install --target`; "
+        "call `multi_gpu_compat.activate()` in the script)"))
     lines.append(f"import hook: {state}")
     if hook_active:
         lines.append("import paths served:")

@@ -7,12 +7,18 @@ real finder, which watches for the modules below and, once the user's code
 has imported one, adds `multi_gpu_model` to it. Set
 `MULTI_GPU_COMPAT_DISABLE=1` (or `true`, `yes`, `on`) to switch it off; `0`,
 `false`, `no`, `off` or an empty value leave it on.
+
+Where `.pth` files are not processed (`python -S`, `pip install --target DIR` on
+`PYTHONPATH`, some embedded interpreters), call `multi_gpu_compat.activate()` before the
+legacy import. Without it, `import multi_gpu_compat` only makes a failing legacy import
+say so (`_explainer.py`); it changes nothing in TensorFlow or Keras.
 """
 
 from __future__ import annotations
 
 # Only modules Python has already loaded at start-up are imported here (no
 # importlib.abc, no typing): this module runs in every interpreter start.
+import _thread
 import importlib
 import importlib.machinery
 import os
@@ -238,7 +244,9 @@ class _Finder:
     """Finds the watched modules through the other finders and wraps their loaders."""
 
     def __init__(self) -> None:
-        self._busy: set[str] = set()  # names being looked up by the other finders
+        # Names this thread is looking up through the other finders. Per thread: a library probing
+        # `find_spec` in another thread must not make this thread's import skip the hook.
+        self._local = _thread._local()
 
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
@@ -246,13 +254,14 @@ class _Finder:
         callback = _AFTER_IMPORT.get(fullname)
         if callback is None and fullname not in VIRTUAL_MODULES:
             return None
-        if fullname in self._busy:
+        busy = self._busy()
+        if fullname in busy:
             return None
-        self._busy.add(fullname)
+        busy.add(fullname)
         try:
             spec = self._find_real(fullname, path, target)
         finally:
-            self._busy.discard(fullname)
+            busy.discard(fullname)
         if spec is None and fullname in VIRTUAL_MODULES:
             return importlib.machinery.ModuleSpec(
                 fullname, _VirtualLoader(), is_package=fullname in _VIRTUAL_PACKAGES
@@ -261,6 +270,12 @@ class _Finder:
             return spec
         spec.loader = _PatchingLoader(spec.loader, callback)
         return spec
+
+    def _busy(self) -> set[str]:
+        busy = getattr(self._local, "names", None)
+        if busy is None:
+            busy = self._local.names = set()
+        return busy
 
     def _find_real(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None
@@ -290,10 +305,46 @@ def disabled() -> bool:
     return os.environ.get(DISABLE_VAR, "").strip().lower() in _TRUE_VALUES
 
 
+# Threads may import TensorFlow concurrently at start-up (a library probing for Keras in a
+# thread): the hook is installed once, by whichever comes first. Re-entrant: installing patches
+# modules already imported, which can import TensorFlow, which comes back here.
+_INSTALL_LOCK = _thread.RLock()
+
+
 def install() -> _Finder | None:
-    """Installs the hook (once) and returns it, unless `MULTI_GPU_COMPAT_DISABLE` is true-ish."""
+    """Installs the hook (once, thread-safe) and returns it, unless `MULTI_GPU_COMPAT_DISABLE` is true-ish."""
     if disabled():
         return None
+    finder = _installed()
+    if finder is not None:
+        return finder
+    with _INSTALL_LOCK:
+        return _install_locked()
+
+
+def activate() -> bool:
+    """Serves the legacy `multi_gpu_model` imports in this process, without the start-up hook.
+
+    The `.pth` file the project installs does this at interpreter start-up; where `.pth` files
+    are not processed (`python -S`, `pip install --target DIR` on `PYTHONPATH`, some
+    embedded interpreters), call `multi_gpu_compat.activate()` before the legacy import:
+
+    ```python
+    import multi_gpu_compat
+    multi_gpu_compat.activate()
+    from keras.utils import multi_gpu_model
+    ```
+
+    Modules imported before the call are set up by it. Safe to call again, from any thread.
+
+    Returns:
+        True when the legacy imports are served; False when `MULTI_GPU_COMPAT_DISABLE`
+        switches multi-gpu-compat off.
+    """
+    return install() is not None
+
+
+def _install_locked() -> _Finder | None:
     finder = _installed()
     if finder is not None:
         return finder

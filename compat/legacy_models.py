@@ -180,6 +180,7 @@ def _inspect(filepath: str | os.PathLike) -> _Inspection:
     path = _check_path(filepath)
     try:
         with h5py.File(path, "r") as f:
+            _refuse_outside_data(f, path)
             keras_version = _attr_string(f, "keras_version")
             if "model_config" not in f.attrs:
                 return _inspect_weights_only(f, path, keras_version)
@@ -197,6 +198,41 @@ def _inspect(filepath: str | os.PathLike) -> _Inspection:
         weights_group=None if template_name is None else f"model_weights/{template_name}",
         keras_version=keras_version,
     )
+
+
+def _refuse_outside_data(f: Any, path: str) -> None:
+    """Refuses a file whose data would be read from elsewhere (external storage, virtual
+    datasets, links to other files): h5py follows them silently, so a hostile file could copy
+    any readable local file into the weights, or give all-zero weights when a source is missing."""
+    import h5py
+
+    def outside(name: str, what: str) -> LegacyFileError:
+        return LegacyFileError(
+            f"The file at filepath={path} stores '{name}' as {what}, so its data would be read from "
+            "outside the file; such files are refused (Keras never writes them): re-save the model "
+            "from a trusted copy."
+        )
+
+    def check_links(group: Any, prefix: str) -> None:
+        for name in group:  # listing names follows no link
+            try:
+                link = group.get(name, getlink=True)
+            except Exception:  # noqa: BLE001 - a link kind h5py cannot describe: not one Keras writes
+                link = None
+            if not isinstance(link, (h5py.HardLink, h5py.SoftLink)):
+                raise outside(prefix + name, "a link to another file")
+
+    def visit(name: str, obj: Any) -> None:  # objects reached by hard links, each once
+        if isinstance(obj, h5py.Group):
+            check_links(obj, f"{name}/")
+        elif isinstance(obj, h5py.Dataset):
+            if obj.is_virtual:
+                raise outside(name, "a virtual dataset (data mapped from other files)")
+            if obj.external:
+                raise outside(name, f"external storage (data kept in {obj.external[0][0]!r})")
+
+    check_links(f, "")
+    f.visititems(visit)
 
 
 def _check_path(filepath: str | os.PathLike) -> str:

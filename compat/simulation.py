@@ -51,6 +51,9 @@ def simulate_gpus(n: int) -> None:
             f"Simulation mode already provides {_simulated} GPUs in this process; "
             f"it cannot change to {n}. Start a new process to change the count."
         )
+    from .backend import require_tensorflow
+
+    require_tensorflow()  # says what to install, where a bare import would not
     import tensorflow as tf
 
     cpu = tf.config.list_physical_devices("CPU")[0]

@@ -2,8 +2,9 @@
 
 The output format follows NEW's suffix: `.keras` (Keras's current format) or `.h5` /
 `.hdf5` (legacy HDF5). An existing NEW is left alone unless `--force` is given; the output
-is written to a temporary file next to NEW and renamed, so a failure never leaves a
-half-written NEW behind. The input is checked with h5py alone before TensorFlow is
+goes through the project's atomic writer (a random, exclusively created temporary name in
+NEW's folder, fsync, rename), so a failure never leaves a half-written NEW behind and no
+planted symlink can redirect the write. The input is checked with h5py alone before TensorFlow is
 imported, so rejecting a bad file is fast. Exit status: 0 on success, 1 when the file
 cannot be unwrapped, 2 on a usage error; failures print one line on stderr.
 """
@@ -13,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from pathlib import Path
 
 _PROG = "multi-gpu-compat unwrap"
 _SUFFIXES = (".keras", ".h5", ".hdf5")
@@ -39,8 +41,13 @@ def _parser() -> _Parser:
     return parser
 
 
+def _printable(text: str) -> str:
+    """Without controls: a terminal escape (or other control) in a path is shown as an escape."""
+    return "".join(c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text)
+
+
 def _fail(message: str, status: int = 1) -> int:
-    print(f"{_PROG}: error: {' '.join(message.split())}", file=sys.stderr)
+    print(f"{_PROG}: error: {_printable(' '.join(message.split()))}", file=sys.stderr)
     return status
 
 
@@ -57,7 +64,7 @@ def main(argv: list[str]) -> int:
     folder = os.path.dirname(os.path.abspath(new))
     if not os.path.isdir(folder):
         return _fail(f"The folder of NEW does not exist: {folder}. Create it first.", 2)
-    if os.path.exists(new) and not args.force:
+    if os.path.lexists(new) and not args.force:
         return _fail(f"{new} already exists; pass --force to overwrite it.")
     if os.path.exists(new) and os.path.exists(args.old) and os.path.samefile(new, args.old):
         return _fail("NEW must be a different file from OLD.", 2)
@@ -89,20 +96,20 @@ def main(argv: list[str]) -> int:
         )
     levels = " then ".join(f"{n} GPUs" for n in info.replicas)
     print(
-        f"Wrote {new}: template '{model.name}' ({model.count_params()} parameters), "
+        f"Wrote {_printable(new)}: template '{model.name}' ({model.count_params()} parameters), "
         f"unwrapped from multi_gpu_model ({levels})."
     )
     return 0
 
 
 def _save(model, new: str) -> None:
-    """Writes through a temporary sibling file, so NEW is complete or untouched."""
-    directory, name = os.path.split(os.path.abspath(new))
-    suffix = os.path.splitext(name)[1]
-    tmp = os.path.join(directory, f".{name}.unwrap-tmp{suffix}")
-    try:
-        model.save(tmp)
-        os.replace(tmp, new)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
+    """Writes through the project's atomic writer, so NEW is complete or untouched.
+
+    Keras writes the file itself, so it gets a path in a new private folder with a random name
+    beside NEW (no name anyone could predict or plant a symlink at); the file is then synced and
+    renamed over NEW. A symlink at NEW is replaced, never followed.
+    """
+    from multi_gpu_codemod.atomic_write import output_path
+
+    with output_path(Path(new), os.path.splitext(new)[1]) as temp:
+        model.save(os.fspath(temp))

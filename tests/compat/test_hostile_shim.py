@@ -115,9 +115,12 @@ def _startup_finders(monkeypatch, disable: str | None, simulate: str | None = No
         else:
             monkeypatch.setenv(var, value)
     saved = list(sys.meta_path)
+    # As in a fresh interpreter: this one's hook is already installed, which the line respects.
+    sys.meta_path[:] = [f for f in saved if not isinstance(f, import_hook._Finder)]
+    fresh = list(sys.meta_path)
     try:
         exec(STARTUP_PTH.read_text(), {})
-        return [getattr(f, "__name__", "") for f in sys.meta_path if f not in saved]
+        return [getattr(f, "__name__", "") for f in sys.meta_path if f not in fresh]
     finally:
         sys.meta_path[:] = saved
 
