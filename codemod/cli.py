@@ -291,7 +291,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     unreadable: list[tuple[Path, str]] = []
     paths = [str(p) for p in iter_python_files(args.paths, skipped, unreadable)]
     if args.report:
-        problem = _report_problem(args.report, [*args.paths, *paths])
+        problem = report_problem(args.report, [*args.paths, *paths])
         if problem:
             print(f"multi-gpu-codemod: error: cannot write the report to {shown_path(args.report)}: {problem}",
                   file=sys.stderr)
@@ -306,7 +306,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if report is not None:
         sys.stdout.flush()  # what went to the terminal comes first, also when FILE is /dev/stdout
         # Checked again: the path may have changed during the run (a symlink planted meanwhile).
-        problem = _report_problem(args.report, [*args.paths, *paths])
+        problem = report_problem(args.report, [*args.paths, *paths])
         try:
             if problem:
                 raise OSError(problem)
@@ -319,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     return status
 
 
-def _report_problem(report: str, inputs: list[str]) -> str | None:
+def report_problem(report: str, inputs: list[str]) -> str | None:
     """Why the report cannot go to `report` (checked before any file is touched), or None.
 
     Never one of the inputs however it is spelt (another relative path, a hard link, a symlink

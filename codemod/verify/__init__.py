@@ -30,6 +30,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
+from ..cli import report_problem, shown_path, write_report
 from .compare import TOLERANCES, Comparison, compare_runs
 from .harness import uses_tf_keras, verify
 from .report import Report, format_report, report_document
@@ -73,6 +74,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     if not Path(args.script).is_file():
         print(f"verify: {args.script}: no such file", file=sys.stderr)
         return 2
+    if args.json:
+        problem = report_problem(args.json, [args.script])
+        if problem is not None:
+            print(f"verify: cannot write the JSON report to {shown_path(args.json)}: {problem}", file=sys.stderr)
+            return 2
     if not has_tensorflow():
         print(f"verify: {MISSING_TENSORFLOW}", file=sys.stderr)
         return 2
@@ -80,5 +86,10 @@ def main(argv: Sequence[str] | None = None) -> int:
                     timeout=args.timeout, workdir=args.workdir)
     print(format_report(report))
     if args.json:
-        Path(args.json).write_text(json.dumps(report_document(report), indent=2))
+        try:
+            write_report(args.json, json.dumps(report_document(report), indent=2).encode())
+        except OSError as error:
+            print(f"verify: cannot write the JSON report to {shown_path(args.json)}: "
+                  f"{(error.strerror or str(error)).rstrip('.')}. The comparison above stands.", file=sys.stderr)
+            return 2
     return 0 if report.passed else 1

@@ -146,6 +146,19 @@ def test_cli_usage_errors(tmp_path):
     assert done.returncode == 2 and "no such file" in done.stderr
 
 
+@pytest.mark.parametrize("where", ["script", "folder"])
+def test_json_report_never_replaces_the_script_or_a_folder(tmp_path, where):
+    script = tmp_path / "train.py"
+    source = "from keras.utils import multi_gpu_model\n"
+    script.write_text(source)
+    target = script if where == "script" else tmp_path
+    done = subprocess.run([sys.executable, "-m", "multi_gpu_codemod", "verify", str(script), "--json", str(target)],
+                          capture_output=True, text=True, cwd=ROOT)
+    assert done.returncode == 2, done.stderr
+    assert "cannot write the JSON report" in done.stderr and "Traceback" not in done.stderr
+    assert script.read_text() == source
+
+
 def test_verify_without_tensorflow_says_what_to_install(tmp_path):
     script = tmp_path / "legacy.py"
     script.write_text("from keras.utils import multi_gpu_model\n")
