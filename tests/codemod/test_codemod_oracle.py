@@ -119,3 +119,33 @@ def test_rewritten_script_trains_on_two_replicas_like_the_reference(name, proofs
         return
     proof = proofs[name]
     assert not proof.problems, f"rewritten ({describe(g, g.rewritten)}) but: " + "; ".join(proof.problems)
+
+
+@needs_tensorflow
+@pytest.mark.slow
+def test_batched_runs_match_verify_and_catch_a_one_replica_rewrite(tmp_path):
+    """The batched check is verify's: same records as `verify()` run per script, and a rewrite that
+    silently trains on one device (the call replaced by the template) is caught."""
+    from multi_gpu_codemod import verify as harness
+
+    source = (oracle.ORACLE / "mod_sequential_basic.py").read_text()
+    good, bad = tmp_path / "src" / "good.py", tmp_path / "src" / "one_device.py"
+    good.parent.mkdir()
+    good.write_text(source)
+    bad.write_text(source)
+    graded_good, graded_bad = oracle.grade(good), oracle.grade(bad)
+    graded_bad.output = source.replace("multi_gpu_model(model, gpus=2)", "model").replace(
+        "from keras.utils import multi_gpu_model\n", "").encode()
+    proofs = oracle.prove({good: graded_good, bad: graded_bad}, tmp_path / "runs")
+    assert proofs["good.py"].problems == []
+    assert any("1 replica" in p for p in proofs["one_device.py"].problems), proofs["one_device.py"].problems
+
+    report = harness.verify(good, modes=("shim", "migrated"), workdir=tmp_path / "verify")
+    assert report.passed
+    for mode, proof_run in (("shim", proofs["good.py"].reference), ("migrated", proofs["good.py"].migrated)):
+        alone = report.runs[mode]
+        assert alone.replicas == proof_run.replicas == 2
+        assert alone.losses == proof_run.losses
+        assert len(alone.weights) == len(proof_run.weights)
+        for a, b in zip(alone.weights, proof_run.weights):
+            assert (a == b).all()
