@@ -237,7 +237,7 @@ def run_batch(jobs: list[Job], mode: str, *, legacy: bool, gpus: int = 2, hook: 
     flavour = ("tf_keras" if legacy else "keras3") + ("-hook" if hook else "")
     listing = jobs[0].workdir.parent / f"batch-{mode}-{flavour}.json"
     listing.write_text(json.dumps(configs))
-    done = subprocess.run([sys.executable, "-m", "oracle", str(listing)], env=env, capture_output=True,
+    done = subprocess.run([sys.executable, "-m", "oracle", "_child", str(listing)], env=env, capture_output=True,
                           text=True, timeout=timeout, cwd=jobs[0].workdir.parent)
     for job, config in zip(jobs, configs):
         run = Run(mode)
@@ -252,8 +252,10 @@ def run_batch(jobs: list[Job], mode: str, *, legacy: bool, gpus: int = 2, hook: 
 
 
 def last_line(error: str) -> str:
+    """A traceback's exception line (the last line naming an exception), else its last line."""
     lines = [line.strip() for line in error.strip().splitlines() if line.strip()]
-    return lines[-1][:300] if lines else "?"
+    raised = [line for line in lines if re.match(r"^[\w.]+(Error|Exception|Exit|Interrupt)\b", line)]
+    return (raised or lines or ["?"])[-1][:300]
 
 
 def compare(reference: Any, migrated: Any, legacy: bool, gpus: int = 2) -> list[str]:
@@ -373,5 +375,44 @@ def _child(listing: str) -> None:
                     del sys.modules[name]
 
 
+def summary(run: bool = True) -> str:
+    """Per site of every oracle script: its outcome, and why when it is not proven. The table the
+    issue asks for: sites / rewritten correctly / reported / wrong / silent."""
+    import tempfile
+
+    graded = {path: grade(path) for path in scripts()}
+    proofs = prove(graded, Path(tempfile.mkdtemp(prefix="oracle-"))) if run else {}
+    counts: Counter[str] = Counter()
+    lines = []
+    for path, g in graded.items():
+        static = is_static(path.read_text())
+        for site in g.sites:
+            outcome = g.outcomes[site]
+            why = ""
+            if outcome == "rewritten":
+                proof = proofs.get(path.name)
+                if static:
+                    outcome, why = "wrong", "rewritten, but nothing can run this script on current TensorFlow"
+                elif g.failed or not g.parses:
+                    outcome, why = "wrong", "the migration failed or does not parse"
+                elif not run or proof is None:
+                    outcome = "rewritten (not run)"
+                elif proof.problems:
+                    outcome, why = "wrong", "; ".join(proof.problems)
+                else:
+                    outcome = "rewritten correctly"
+            elif outcome == "reported":
+                why = "; ".join(f"{f.code} line {f.line}" for f in g.findings if _reports(f, site))
+            counts[outcome] += 1
+            lines.append(f"{path.name}:{site.line} {site.name}: {outcome}{' -- ' + why if why else ''}")
+    total = sum(counts.values())
+    lines.append("")
+    lines.append(f"sites {total}: " + ", ".join(f"{k} {v}" for k, v in sorted(counts.items())))
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    _child(sys.argv[1])
+    if sys.argv[1:2] == ["_child"]:
+        _child(sys.argv[2])
+    else:  # python tests/codemod/oracle.py [--no-run]: the per-site table
+        print(summary(run="--no-run" not in sys.argv))

@@ -127,6 +127,7 @@ def test_batched_runs_match_verify_and_catch_a_one_replica_rewrite(tmp_path):
     """The batched check is verify's: same records as `verify()` run per script, and a rewrite that
     silently trains on one device (the call replaced by the template) is caught."""
     from multi_gpu_codemod import verify as harness
+    from multi_gpu_codemod.verify.compare import compare_runs
 
     source = (oracle.ORACLE / "mod_sequential_basic.py").read_text()
     good, bad = tmp_path / "src" / "good.py", tmp_path / "src" / "one_device.py"
@@ -145,7 +146,7 @@ def test_batched_runs_match_verify_and_catch_a_one_replica_rewrite(tmp_path):
     for mode, proof_run in (("shim", proofs["good.py"].reference), ("migrated", proofs["good.py"].migrated)):
         alone = report.runs[mode]
         assert alone.replicas == proof_run.replicas == 2
-        assert alone.losses == proof_run.losses
-        assert len(alone.weights) == len(proof_run.weights)
-        for a, b in zip(alone.weights, proof_run.weights):
-            assert (a == b).all()
+        # A run in its own process and the same run in a batch: verify's shim-vs-migrated tolerance.
+        comparisons = compare_runs(alone, proof_run, "tight", True)
+        checked = {c.metric: c.status for c in comparisons if c.metric in ("losses", "weights")}
+        assert checked == {"losses": "ok", "weights": "ok"}, comparisons
