@@ -71,6 +71,10 @@ class Graded:
     failed: bool
     second_run_changes: bool = False
     parses: bool = True
+    # Device settings (CUDA_VISIBLE_DEVICES, tf.config device calls) that ran before the first legacy
+    # call but come after the first strategy line once migrated: listing devices starts CUDA, so
+    # they would be ignored. Simulated GPUs cannot show this in a run; it is checked statically.
+    device_settings_moved_below: int = 0
     notes: list[str] = field(default_factory=list)
 
     @property
@@ -162,6 +166,29 @@ def legacy_sites(source: str) -> list[Site]:
     return finder.sites
 
 
+_DEVICE_CALLS = re.compile(r"(set_visible_devices|set_memory_growth|set_logical_device_configuration|"
+                           r"set_virtual_device_configuration|set_session|threading\.set_\w+|"
+                           r"environ\.(setdefault|update)|putenv)$")
+
+
+def device_setting_lines(tree: ast.AST) -> list[int]:
+    """Lines of statements that change device visibility or TensorFlow's device configuration."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.Assign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            if any(isinstance(t, ast.Subscript) and _called_name(t.value).endswith("environ") for t in targets):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Call) and _DEVICE_CALLS.search(_called_name(node.func)):
+            lines.append(node.lineno)
+    return sorted(lines)
+
+
+def _strategy_lines(tree: ast.AST) -> list[int]:
+    return sorted(n.lineno for n in ast.walk(tree) if isinstance(n, ast.Call)
+                  and _called_name(n.func).endswith("MirroredStrategy"))
+
+
 def _reports(finding: Finding, site: Site) -> bool:
     if site.line <= finding.line <= site.end_line:
         return True
@@ -190,7 +217,21 @@ def grade(path: Path, source: bytes | None = None) -> Graded:
     if result.changed:
         again = transform_source(result.output, path.name)
         graded.second_run_changes = again.changed
+        if graded.parses and sites:
+            graded.device_settings_moved_below = device_settings_moved_below(data, result.output, sites)
     return graded
+
+
+def device_settings_moved_below(source: bytes, output: bytes, sites: list[Site]) -> int:
+    """How many device settings made before the first legacy call come after the migrated
+    script's first strategy line."""
+    before_call = [n for n in device_setting_lines(ast.parse(source)) if n < min(s.line for s in sites)]
+    output_tree = ast.parse(output)
+    strategy = _strategy_lines(output_tree)
+    if not strategy:
+        return 0
+    above = [n for n in device_setting_lines(output_tree) if n < strategy[0]]
+    return max(0, len(before_call) - len(above))
 
 
 # --- the training check: verify's child, many scripts per process -------------------------------
@@ -218,8 +259,9 @@ def prepare_migrated(script: Path, output: bytes, base: Path) -> Path:
 
 
 def run_batch(jobs: list[Job], mode: str, *, legacy: bool, gpus: int = 2, hook: bool = False,
-              timeout: float = 900) -> None:
-    """Runs every job as `mode` in ONE child process (verify's child.run per script); fills job.run."""
+              timeout: float = 900, processes: int = 2) -> None:
+    """Runs the jobs as `mode` in `processes` child processes at once (CI has 2 cores), each child
+    running its share of the scripts one after the other with verify's child.run; fills job.run."""
     from multi_gpu_codemod.verify.harness import ORIGINAL_REFERENCE
     from multi_gpu_codemod.verify.runs import Run, _read_record, child_environment
 
@@ -235,11 +277,23 @@ def run_batch(jobs: list[Job], mode: str, *, legacy: bool, gpus: int = 2, hook: 
     env = child_environment(mode, gpus=gpus, legacy=legacy, hook=hook)
     env["PYTHONPATH"] = os.pathsep.join([str(Path(__file__).parent), env["PYTHONPATH"]])
     flavour = ("tf_keras" if legacy else "keras3") + ("-hook" if hook else "")
-    listing = jobs[0].workdir.parent / f"batch-{mode}-{flavour}.json"
-    listing.write_text(json.dumps(configs))
-    done = subprocess.run([sys.executable, "-m", "oracle", "_child", str(listing)], env=env, capture_output=True,
-                          text=True, timeout=timeout, cwd=jobs[0].workdir.parent)
-    for job, config in zip(jobs, configs):
+    folder = jobs[0].workdir.parent
+    children = []
+    for i in range(min(processes, len(configs))):
+        listing = folder / f"batch-{mode}-{flavour}-{i}.json"
+        listing.write_text(json.dumps(configs[i::processes]))
+        log = listing.with_suffix(".log")
+        with open(log, "w") as out:
+            child = subprocess.Popen([sys.executable, "-m", "oracle", "_child", str(listing)], env=env,
+                                     stdout=out, stderr=subprocess.STDOUT, cwd=folder)
+        children.append((child, log))
+    for child, _ in children:
+        try:
+            child.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            child.kill()
+            child.wait()
+    for n, (job, config) in enumerate(zip(jobs, configs)):
         run = Run(mode)
         error_file = Path(config["error"])
         if error_file.exists():
@@ -247,7 +301,8 @@ def run_batch(jobs: list[Job], mode: str, *, legacy: bool, gpus: int = 2, hook: 
         elif Path(config["result"]).exists():
             _read_record(run, Path(config["result"]), Path(config["arrays"]))
         else:
-            run.error = f"no record (batch child exit {done.returncode}: {done.stderr.strip()[-500:]})"
+            child, log = children[n % processes]
+            run.error = f"no record (batch child exit {child.returncode}: {log.read_text().strip()[-500:]})"
         job.run = run
 
 
@@ -395,6 +450,8 @@ def summary(run: bool = True) -> str:
                     outcome, why = "wrong", "rewritten, but nothing can run this script on current TensorFlow"
                 elif g.failed or not g.parses:
                     outcome, why = "wrong", "the migration failed or does not parse"
+                elif g.device_settings_moved_below:
+                    outcome, why = "wrong", "a device setting now comes after the strategy line"
                 elif not run or proof is None:
                     outcome = "rewritten (not run)"
                 elif proof.problems:

@@ -66,6 +66,20 @@ def test_site_finder_skips_helper_bodies_and_a_class_s_own_methods():
                                                 (10, "MirroredStrategy")]
 
 
+def test_device_settings_moved_below_the_strategy_line_are_counted(tmp_path):
+    script = tmp_path / "env.py"
+    script.write_text("import os\nfrom keras.utils import multi_gpu_model\nos.environ['CUDA_VISIBLE_DEVICES'] = '0,1'\n"
+                      "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('sgd', 'mse')\n")
+    g = oracle.grade(script)
+    assert g.rewritten and g.device_settings_moved_below == 0
+    # The same migration with the setting moved below the strategy line.
+    output = g.output.decode()
+    setting = "os.environ['CUDA_VISIBLE_DEVICES'] = '0,1'\n"
+    moved = output.replace(setting, "").replace("with strategy.scope():", setting + "with strategy.scope():")
+    assert moved != output
+    assert oracle.device_settings_moved_below(script.read_bytes(), moved.encode(), g.sites) == 1
+
+
 def test_grading_tells_a_rewritten_site_from_a_reported_one(tmp_path):
     rewritten = graded("mod_sequential_basic.py")
     assert [rewritten.outcomes[s] for s in rewritten.sites] == ["rewritten"]
@@ -86,6 +100,7 @@ def test_every_site_is_rewritten_or_reported(name):
     assert g.parses, "the migrated script does not parse"
     assert not g.second_run_changes, "a second run of the codemod changes the migrated script"
     assert not g.silent, "left in place without a finding: " + describe(g, g.silent)
+    assert not g.device_settings_moved_below, "a device setting made before the call now comes after the strategy line"
     if oracle.is_static((oracle.ORACLE / name).read_text()):
         # Nothing can run this script on current TensorFlow: a rewrite cannot be proven.
         assert not g.rewritten, "rewritten although no run can prove it: " + describe(g, g.rewritten)

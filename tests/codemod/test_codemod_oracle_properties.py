@@ -167,6 +167,7 @@ def test_generated_variant_sites_are_rewritten_or_reported(v, tmp_path):
     g = oracle.grade(write(v, tmp_path / "v"))
     assert not g.failed and g.parses and not g.second_run_changes, [f.format() for f in g.findings]
     assert not g.silent, f"silent site in:\n{render(v)}\nfindings: {[f.format() for f in g.findings]}"
+    assert not g.device_settings_moved_below, f"device setting moved below the strategy line:\n{render(v)}"
 
 
 def _slow_examples() -> list[Variant]:
