@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, given, seed, settings
 from hypothesis import strategies as st
 
 import oracle
@@ -49,16 +49,19 @@ def variants(draw: st.DrawFn) -> Variant:
     bindings = ["always", "json_try"] if where == "module" else ["always", "conditional", "json_try"]
     gpus = draw(st.sampled_from(["literal", "constant", "config", "env_count"]))
     device = "cuda_env" if gpus == "env_count" else draw(st.sampled_from(["none", "cuda_env", "memory_growth"]))
+    scope = where in ("module", "function") and draw(st.booleans())
     return Variant(
         where=where,
         binding=draw(st.sampled_from(bindings)),
         gpus=gpus,
         wrapper=draw(st.sampled_from(["multi_gpu_model", "star_make_parallel"])),
         fallback=draw(st.sampled_from(["none", "if", "try"])),
-        scope=where in ("module", "function") and draw(st.booleans()),
+        scope=scope,
         head=draw(st.booleans()),
         device=device,
-        optimizer=draw(st.sampled_from(["string", "module_object", "inline_object"])),
+        # A module-level optimizer under a pre-existing scope fails in the legacy script itself.
+        optimizer=draw(st.sampled_from(["string", "inline_object"] if scope else
+                                       ["string", "module_object", "inline_object"])),
         flavour=draw(st.sampled_from(["keras3", "tf_keras"])),
     )
 
@@ -173,7 +176,8 @@ def test_generated_variant_sites_are_rewritten_or_reported(v, tmp_path):
 def _slow_examples() -> list[Variant]:
     found: list[Variant] = []
 
-    @settings(max_examples=8, derandomize=True, database=None, deadline=None)
+    @seed(22)  # the same 8 examples on every run (derandomize would change them with this file's source)
+    @settings(max_examples=8, database=None, deadline=None)
     @given(v=variants())
     def collect(v: Variant) -> None:
         found.append(v)
