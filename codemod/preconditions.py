@@ -105,7 +105,10 @@ def binds_on_every_path(tree: Tree, statement: cst.CSTNode, target: str) -> bool
 
 
 def _suite_binds(tree: Tree, suite: cst.BaseSuite, target: str) -> bool:
-    body = suite.body if isinstance(suite, cst.IndentedBlock) else [cst.SimpleStatementLine(body=suite.body)]
+    body: list[cst.BaseStatement] = (
+        list(suite.body) if isinstance(suite, cst.IndentedBlock)
+        else [cst.SimpleStatementLine(body=cst.ensure_type(suite, cst.SimpleStatementSuite).body)]
+    )
     if any(binds_on_every_path(tree, s, target) for s in body):
         return True
     last = body[-1] if body else None

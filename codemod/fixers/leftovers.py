@@ -132,9 +132,10 @@ def _report_imported_wrappers(ctx: FixContext, site_calls: set[int]) -> None:
             continue  # recognised as a site, or reported as a vendored copy (MGPU108)
         if not _WRAPPER_LIKE.search(name) or not _wrapper_shaped(call):
             continue
-        module = _project_module(ctx, func if isinstance(func, cst.Name) else cst.ensure_type(func.value, cst.Name))
-        if module is None:
+        found = _project_module(ctx, func if isinstance(func, cst.Name) else cst.ensure_type(func.value, cst.Name))
+        if found is None:
             continue
+        module = found
         count = tree.code(call.args[1].value) if len(call.args) > 1 else "a GPU count"
         ctx.report(call, "MGPU111", (
             f"`{name}` comes from `{module}`, a module of this project, and is called like a multi-GPU wrapper "

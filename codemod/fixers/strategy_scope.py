@@ -81,12 +81,16 @@ def fix(ctx: FixContext) -> None:
     for site in ctx.sites:
         if site.problem is not None:
             continue
+        ctx.current_site = site
         result = _plan_site(ctx, site)
+        ctx.current_site = None
         if result is not None:
             planned.append(result)
     for item in planned:
         if item.own_scope is not None:
+            ctx.current_site = item.site
             _replace_site(ctx, item)
+            ctx.current_site = None
     for item in _resolve_overlaps(ctx, [p for p in planned if p.own_scope is None]):
         _commit(ctx, item)
 
@@ -194,8 +198,8 @@ def _plan_in_own_scope(
     region = own.body.body if isinstance(own.body, cst.IndentedBlock) else []
     if _reported_outside_argument(ctx, site, template, scope_node, compiles, region):
         return None
-    if not fallback.collapsed and target == template and _empties_block(tree, cst.ensure_type(site.statement,
-                                                                                              cst.CSTNode)):
+    assert site.statement is not None
+    if not fallback.collapsed and target == template and _empties_block(tree, site.statement):
         ctx.report(site.call, "MGPU103", (
             f"removing `{site.name}(...)` would leave its branch empty; restructure the `if`/`try` so the "
             "branch has other code (or drop the branch) and rerun, or migrate by hand."
@@ -205,7 +209,7 @@ def _plan_in_own_scope(
     block, index = tree.block_of(anchor)
     planned = _Planned(site, anchor, block, index, index, "", [], scope_node, own_scope=own)
     if not fallback.collapsed and target is not None:
-        planned.fallback_kept = _kept_fallback(tree, cst.ensure_type(site.statement, cst.CSTNode), anchor)
+        planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
     return planned
 
 
@@ -233,7 +237,9 @@ def _template_construction(
         partial.append(statement)
     else:
         first = partial[0]
-        ctx.report(first, TEMPLATE_ON_EVERY_PATH, (
+        assignment = next((n for n in walk_same_scope(first) if isinstance(n, cst.SimpleStatementLine)
+                           and binds(n, template, tree)), first)
+        ctx.report(assignment, TEMPLATE_ON_EVERY_PATH, (
             f"`{template}` is assigned here only on some paths (inside this `{_kind(first)}`), and the "
             f"`{site.name}` call on line {tree.position(site.call)[0]} uses it; on the other paths it comes from "
             f"elsewhere, outside the `strategy.scope()` the migration would open here. Build `{template}` on every "
@@ -1055,7 +1061,9 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
     for node in item.unwrap:
         ctx.plan.unwrap.add(id(node))
     for planned in [item, *item.site_followers]:
+        ctx.current_site = planned.site
         _replace_site(ctx, planned)
+        ctx.current_site = None
 
 
 def _replace_site(ctx: FixContext, item: _Planned) -> None:
@@ -1067,7 +1075,9 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         return
     template, target = tree.code(site.template), tree.code(site.target)
     if item.fallback_kept is not None:
-        ctx.report(item.fallback_kept, "MGPU106", _kept_fallback_message(tree, item.fallback_kept, site, template))
+        message = _kept_fallback_message(tree, item.fallback_kept, site, template)
+        if message is not None:
+            ctx.report(item.fallback_kept, "MGPU106", message)
     if target == template:
         ctx.plan.statements[id(item.anchor)] = None
         ctx.references[id(site)] = ctx.references_of(site)
@@ -1085,8 +1095,9 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         ctx.plan.statements[id(item.anchor)] = alias
 
 
-def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: str) -> str:
-    """MGPU106: what the kept `if`/`try` holds besides the model choice, and which branch to keep."""
+def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: str) -> str | None:
+    """MGPU106: what the kept `if`/`try` holds besides the model choice, and which branch to keep;
+    None when the call's branch builds the model too (both branches are kept as they are)."""
     kind = "if" if isinstance(kept, cst.If) else "try"
     branch = next(a for a in tree.ancestors(site.call) if isinstance(a, cst.IndentedBlock))
     besides = [s for s in branch.body if s is not site.statement]
@@ -1097,13 +1108,8 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
     everywhere = {tree.code(s) for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))}
     others = [s for s in others if tree.code(s) not in everywhere]  # the same in the other branch: no difference
     head = f"kept this `{kind}` around `{site.name}`: it is not a plain fallback"
-    rebuilt = [s for s in others if binds(s, template, tree)]
-    if rebuilt:
-        return (
-            f"{head}; its branch with the call also builds `{template}` (line {tree.position(rebuilt[0])[0]}), "
-            f"so both branches matter: after migration both train `{template}` under the strategy. Review it; "
-            "nothing in it needs the old wrapper any more."
-        )
+    if any(binds(s, template, tree) for s in others):
+        return None  # its branch builds the model too: both branches stay as they are, nothing to change
     if isinstance(kept, cst.Try):
         plain = (
             f"the `except` branch (line {tree.position(kept.handlers[0])[0]})" if kept.handlers else "the code after it"
