@@ -29,10 +29,15 @@ _QUERIES = frozenset({
 })
 
 
-def device_setting(statement: cst.CSTNode) -> str | None:
+def device_setting(statement: cst.CSTNode, tree: Tree | None = None) -> str | None:
     """What in `statement` changes the devices TensorFlow uses (`os.environ["CUDA_VISIBLE_DEVICES"]
-    = ...`, `tf.config.set_visible_devices(...)`, `K.set_session(...)`), as source; None if nothing."""
+    = ...`, `tf.config.set_visible_devices(...)`, `K.set_session(...)`, or, given `tree`, a call of
+    a function of this module that does), as source; None if nothing."""
     for node in walk_same_scope(statement):
+        if tree is not None and isinstance(node, cst.Call):
+            definition = _module_function(tree, node.func)
+            if definition is not None and device_setting(definition.body) is not None:
+                return f"{dotted_name(node.func)}(...)"
         if isinstance(node, (cst.AssignTarget, cst.AugAssign)):
             target = node.target
             if isinstance(target, cst.Subscript) and dotted_name(target.value).endswith("environ"):
@@ -55,12 +60,17 @@ def creates_no_variables(tree: Tree, node: cst.CSTNode, depth: int = 2) -> bool:
     query, or a function defined at this module's top level whose own calls are such calls."""
     for call in m.findall(node, m.Call()):
         assert isinstance(call, cst.Call)
-        if device_query(call) or not makes_layers(cst.Expr(call.with_changes(args=()))):
+        if device_query(call) or _setter(call) or not makes_layers(cst.Expr(call.with_changes(args=()))):
             continue
         definition = _module_function(tree, call.func)
         if definition is None or depth == 0 or not _body_plain(tree, definition, depth - 1):
             return False
     return True
+
+
+def _setter(call: cst.Call) -> bool:
+    func = dotted_name(call.func)
+    return func.rsplit(".", 1)[-1] in _SETTERS or func.endswith(("environ.update", "environ.setdefault"))
 
 
 def _body_plain(tree: Tree, definition: cst.FunctionDef, depth: int) -> bool:

@@ -47,9 +47,11 @@ def fix(ctx: FixContext) -> None:
             for name, asname in _import_names(tree, call):
                 ctx.plan.remove_imports.append((module, name, asname))
         else:
+            saved = f"`{tree.code(alternate)}`" if alternate is not None else "an alternate model it is not given here"
             ctx.report(call, "MGPU303", (
-                "AltModelCheckpoint saves a model other than the one being fit; after migration fit the "
-                "template itself and replace this with `ModelCheckpoint(filepath, ...)`."
+                f"this AltModelCheckpoint saves {saved}, which is neither the template nor the parallel model of a "
+                "site the codemod migrated in this file; `fit` the model to save under the strategy and replace this "
+                "call with `ModelCheckpoint(filepath, ...)` passed to that `fit`."
             ))
     if ctx.sites or ctx.helpers:
         _report_set_model_swaps(ctx)

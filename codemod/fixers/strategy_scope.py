@@ -397,21 +397,21 @@ def _device_settings_to_hoist(
     tree = ctx.tree
     anchor_index = _index_in(block, next(s for s in block.body if s is anchor or contains(tree, s, anchor)))
     before = block.body[start:anchor_index]
-    chosen = {id(s) for s in before if device_setting(s) is not None}
+    chosen = {id(s) for s in before if device_setting(s, tree) is not None}
     inner = block.body[anchor_index]
     blocked: cst.CSTNode | None = None
     if inner is not anchor:  # the site's own `if`/`with`: what runs there before it cannot move
         for node in walk_same_scope(inner):
             if isinstance(node, cst.SimpleStatementLine) and tree.order(node) < tree.order(site.call) and (
-                device_setting(node) is not None
+                device_setting(node, tree) is not None
             ):
                 blocked = node
                 break
     if not chosen and blocked is None:
         return []
     needed = set().union(*(used_names(s) for s in before if id(s) in chosen)) if chosen else set()
-    for statement in reversed(before):
-        if id(statement) not in chosen and bound_names(statement) & needed and only_device_work(tree, statement):
+    for statement in reversed(before):  # what the settings read: `config = ConfigProto()`, `config.x = 1`
+        if id(statement) not in chosen and _touched_names(statement) & needed and only_device_work(tree, statement):
             chosen.add(id(statement))
             needed |= used_names(statement)
     stay_bound: set[str] = set()
@@ -419,16 +419,16 @@ def _device_settings_to_hoist(
     for statement in before:
         if id(statement) in chosen:
             movable = only_device_work(tree, statement) and not (
-                used_names(statement) & stay_bound or bound_names(statement) & stay_read)
+                used_names(statement) & stay_bound or _touched_names(statement) & stay_read)
             if not movable and blocked is None:
                 blocked = statement
         else:
-            stay_bound |= bound_names(statement)
+            stay_bound |= _touched_names(statement)
             stay_read |= used_names(statement)
     if blocked is None:
         return [s for s in before if id(s) in chosen]
     first = block.body[start]
-    what = device_setting(blocked) or "a device setting"
+    what = device_setting(blocked, tree) or "a device setting"
     ctx.report(blocked, DEVICE_SETTINGS_FIRST, (
         f"`{what}` (line {tree.position(blocked)[0]}) changes the devices TensorFlow uses and runs after line "
         f"{tree.position(first)[0]}{_short_code(tree, first)}, where the code the scope must cover (what builds "
@@ -438,6 +438,19 @@ def _device_settings_to_hoist(
         "left as it is."
     ))
     return None
+
+
+def _touched_names(statement: cst.CSTNode) -> set[str]:
+    """Names a statement binds, or changes through an attribute or item (`config.gpu_options.x = 1`)."""
+    names = bound_names(statement)
+    for node in walk_same_scope(statement):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            root: cst.BaseExpression = node.target
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value
+            if isinstance(root, cst.Name):
+                names.add(root.value)
+    return names
 
 
 def _derived_statements(

@@ -308,3 +308,21 @@ def test_site_statuses_format_for_the_summary_and_json():
     ]
     assert sites_json(result.sites)[0] == {"line": 7, "col": 16, "name": "multi_gpu_model", "status": "reported",
                                            "codes": ["MGPU113"]}
+
+
+def test_session_configured_before_the_model_stays_before_the_strategy_line_with_its_config():
+    _, result = _run("""
+        import tensorflow as tf
+        import keras.backend as K
+        inp = Input((4,))
+        config = tf.ConfigProto()
+        config.gpu_options.allow_growth = True
+        K.set_session(tf.Session(config=config))
+        model = Model(inp, Dense(3)(inp))
+        parallel = multi_gpu_model(model, gpus=2)
+        parallel.compile("sgd", "mse")
+    """)
+    out = result.output.decode()
+    lines = ["config = tf.ConfigProto()", "config.gpu_options.allow_growth = True", "K.set_session(", "strategy = ",
+             "    inp = Input((4,))"]
+    assert [out.index(line) for line in lines] == sorted(out.index(line) for line in lines)
