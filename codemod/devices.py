@@ -8,6 +8,8 @@ GPU count computed with it may move above the strategy line like `n = len(ids)`.
 
 from __future__ import annotations
 
+import weakref
+
 import libcst as cst
 import libcst.matchers as m
 
@@ -36,7 +38,7 @@ def device_setting(statement: cst.CSTNode, tree: Tree | None = None) -> str | No
     for node in walk_same_scope(statement):
         if tree is not None and isinstance(node, cst.Call):
             definition = _module_function(tree, node.func)
-            if definition is not None and device_setting(definition.body) is not None:
+            if definition is not None and _sets_devices(tree, definition):
                 return f"{dotted_name(node.func)}(...)"
         if isinstance(node, (cst.AssignTarget, cst.AugAssign)):
             target = node.target
@@ -80,13 +82,27 @@ def _body_plain(tree: Tree, definition: cst.FunctionDef, depth: int) -> bool:
     return True
 
 
+# Per parsed module: its top-level functions by name, and whether each sets devices (by name).
+_FUNCTIONS: weakref.WeakKeyDictionary[Tree, dict[str, cst.FunctionDef]] = weakref.WeakKeyDictionary()
+_SETS_DEVICES: weakref.WeakKeyDictionary[Tree, dict[str, bool]] = weakref.WeakKeyDictionary()
+
+
 def _module_function(tree: Tree, func: cst.BaseExpression) -> cst.FunctionDef | None:
     if not isinstance(func, cst.Name):
         return None
-    for statement in tree.module.body:
-        if isinstance(statement, cst.FunctionDef) and statement.name.value == func.value:
-            return statement
-    return None
+    functions = _FUNCTIONS.get(tree)
+    if functions is None:
+        functions = {s.name.value: s for s in tree.module.body if isinstance(s, cst.FunctionDef)}
+        _FUNCTIONS[tree] = functions
+    return functions.get(func.value)
+
+
+def _sets_devices(tree: Tree, definition: cst.FunctionDef) -> bool:
+    known = _SETS_DEVICES.setdefault(tree, {})
+    name = definition.name.value
+    if name not in known:
+        known[name] = device_setting(definition.body) is not None
+    return known[name]
 
 
 def only_device_work(tree: Tree, statement: cst.CSTNode) -> bool:

@@ -50,7 +50,8 @@ def _report_site(ctx: FixContext, site: Site, seen: set[int]) -> None:
     after = tree.order(site.call)
     body = scope.body if isinstance(scope, cst.FunctionDef) else scope
     _through_functions(ctx, receivers, scope, after, seen)
-    for node in _uses_after(tree, scope, body, receivers, after):
+    nodes = _uses_after(tree, scope, body, receivers, after)
+    for node in nodes:
         if id(node) in seen or not isinstance(node, cst.Attribute):
             continue
         receiver = tree.code(node.value)
@@ -75,7 +76,6 @@ def _report_site(ctx: FixContext, site: Site, seen: set[int]) -> None:
                 f"`{receiver}.{name}` is evaluated through a TF1 Session / `K.function`: that graph runs on "
                 f"one device, outside MirroredStrategy. Use `{template}.predict(x)` (distributed) instead."
             ))
-    nodes = _uses_after(tree, scope, body, receivers, after)
     tensors = _tensor_names(tree, nodes, receivers)
     for node in nodes:
         if not (isinstance(node, cst.Name) and node.value in tensors and _inside_graph_runner(tree, node)):

@@ -7,7 +7,8 @@ template where scope analysis proves it safe, else kept as an alias of it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -221,7 +222,7 @@ def _template_construction(
     put under the scope (reported: MGPU101 not bound here, MGPU104 bound by an import, def or class,
     MGPU112 bound only on some paths)."""
     tree = ctx.tree
-    bindings = _template_bindings(tree, anchor, template)
+    bindings = list(itertools.islice(_template_bindings(tree, anchor, template), 1))
     if not bindings:
         ctx.report(site.call, TEMPLATE_BUILT_HERE, (
             f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it "
@@ -230,7 +231,7 @@ def _template_construction(
         ))
         return None
     partial: list[cst.BaseStatement] = []
-    for block0, j in bindings:
+    for block0, j in _template_bindings(tree, anchor, template):
         statement = block0.body[j]
         if binds_on_every_path(tree, statement, template):
             break
@@ -269,15 +270,13 @@ def _kind(statement: cst.CSTNode) -> str:
     return next((k for t, k in kinds.items() if isinstance(statement, t)), "statement")
 
 
-def _template_bindings(tree: Tree, anchor: cst.BaseStatement, template: str) -> list[tuple[Block, int]]:
+def _template_bindings(tree: Tree, anchor: cst.BaseStatement, template: str) -> Iterator[tuple[Block, int]]:
     """(block, index) of the statements binding the template before the site, latest first, climbing
-    out of if/try/with/for blocks; empty when the function (or module) does not bind it first."""
-    found = []
+    out of if/try/with/for blocks (lazily: the caller stops at the first that binds on every path)."""
     for block, index in tree.block_chain(anchor):
         for j in range(index - 1, -1, -1):
             if binds(block.body[j], template, tree):
-                found.append((block, j))
-    return found
+                yield block, j
 
 
 def _bound_by_definition(tree: Tree, built_by: cst.BaseStatement, template: str) -> bool:
@@ -440,6 +439,20 @@ def _device_settings_to_hoist(
     return None
 
 
+def _simple_statements(node: cst.CSTNode) -> Iterator[cst.SimpleStatementLine]:
+    """Every simple statement line under `node` in its own scope, in source order (statements
+    only: cheaper than walking every expression node)."""
+    if isinstance(node, cst.SimpleStatementLine):
+        yield node
+        return
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return
+    for child in node.children:
+        if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
+                              cst.Finally, cst.Module, cst.If)):
+            yield from _simple_statements(child)
+
+
 def _touched_names(statement: cst.CSTNode) -> set[str]:
     """Names a statement binds, or changes through an attribute or item (`config.gpu_options.x = 1`)."""
     names = bound_names(statement)
@@ -463,8 +476,8 @@ def _derived_statements(
     after = tree.order(site.call)
     flowing = set(receivers)
     found: list[cst.BaseStatement] = []
-    for node in walk_same_scope(body):
-        if not (isinstance(node, cst.SimpleStatementLine) and tree.order(node) > after and len(node.body) == 1):
+    for node in _simple_statements(body):
+        if not (tree.order(node) > after and len(node.body) == 1):
             continue
         small = node.body[0]
         if not (isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets)):
