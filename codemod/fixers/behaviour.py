@@ -8,13 +8,18 @@ distributes. Neither can be rewritten mechanically; both are reported with what 
 
 from __future__ import annotations
 
+from typing import Final
+
 import libcst as cst
 
 from .._tree import Tree, walk_same_scope
 from ..fix_context import FixContext
 from ..recognise import Site
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU203", "MGPU204"})
 
 _ON_BATCH = {
     "train_on_batch": "`{model}.fit(x, y, batch_size=len(x), epochs=1, verbose=0)` (one step over the whole batch)",

@@ -7,6 +7,8 @@ after migration `fit` runs on the template, so the plain Keras callback does tha
 
 from __future__ import annotations
 
+from typing import Final
+
 import re
 
 import libcst as cst
@@ -15,7 +17,10 @@ import libcst.matchers as m
 from .._tree import Tree, code_of, walk_same_scope
 from ..fix_context import FixContext
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU302", "MGPU303", "MGPU304"})
 
 _ALT_MODULES = {
     "alt_model_checkpoint": "keras.callbacks",

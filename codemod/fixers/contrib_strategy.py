@@ -8,6 +8,8 @@ maps one to one; strategies without an exact current equivalent are reported (MG
 
 from __future__ import annotations
 
+from typing import Final
+
 import re
 
 import libcst as cst
@@ -16,7 +18,10 @@ from .._tree import Tree, code_of, dotted_name
 from ..fix_context import FixContext
 from ..strategy_expression import strategy_expression
 
-__all__ = ["fix", "convert", "strategy_kind"]
+__all__ = ["CODES", "fix", "convert", "strategy_kind"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU601", "MGPU605"})
 
 _CONTRIB = ("tensorflow.contrib.distribute.",)
 _TF1 = ("tensorflow.distribute.", "tensorflow.compat.v1.distribute.")

@@ -11,6 +11,8 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import re
 
 import libcst as cst
@@ -21,7 +23,10 @@ from .._tree import dotted_name
 from ..fix_context import FixContext
 from ..recognise import _HELPER_FUNCTIONS, _WRAPPER_NAMES, MULTI_GPU_MODEL_NAMES, local_helper_definitions
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU107", "MGPU108", "MGPU111", "MGPU402"})
 
 _NAME = "multi_gpu_model"
 _KERAS_KEYWORDS = {"model", "gpus", "cpu_merge", "cpu_relocation"}

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 import libcst as cst
 import libcst.matchers as m
@@ -39,13 +40,18 @@ from ..preconditions import (
     TEMPLATE_BUILT_HERE,
     TEMPLATE_MOVABLE,
     TEMPLATE_ON_EVERY_PATH,
+    PRECONDITIONS,
     binds_on_every_path,
     enclosing_strategy_scope,
 )
 from ..recognise import Site
 from ..strategy_expression import dropped_notes, strategy_expression, surely_int
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports: one per precondition (preconditions.py), plus the call's
+# own position (MGPU103), a kept fallback (MGPU106) and a compile it cannot find (MGPU202).
+CODES: Final = frozenset({p.code for p in PRECONDITIONS} | {"MGPU103", "MGPU106", "MGPU202"})
 
 # compile arguments that may carry objects owning variables (optimizers, metric objects).
 _VARIABLE_ARGS = ("optimizer", "metrics", "weighted_metrics")
