@@ -51,9 +51,11 @@ def transform_module(module: cst.Module, path: str = "<string>", keep: list[bool
 
 
 def transform_module_sites(
-    module: cst.Module, path: str = "<string>", keep: list[bool] | None = None, *, strategy: str = "mirrored"
+    module: cst.Module, path: str = "<string>", keep: list[bool] | None = None, *, strategy: str = "mirrored",
+    source: str | None = None,
 ) -> tuple[cst.Module, list[Finding], list[SiteStatus]]:
-    """`transform_module`, plus what became of each call site (sites.py)."""
+    """`transform_module`, plus what became of each call site (sites.py); `source`, the module's
+    text when the caller has it, saves resolving positions in files without findings."""
     _check_strategy(strategy)
     tree = Tree(module, keep)
     sites, helpers = find_sites(tree)
@@ -66,12 +68,12 @@ def transform_module_sites(
     if not (ctx.plan.regions or ctx.plan.nodes or ctx.plan.statements):  # nothing uses TensorFlow then
         ctx.plan.add_imports = [i for i in ctx.plan.add_imports if i[0] != "tensorflow"]
     if ctx.plan.empty:
-        return module, sorted(set(ctx.findings)), site_statuses(ctx)
+        return module, sorted(set(ctx.findings)), site_statuses(ctx, source)
     new = apply_plan(module, ctx.plan, tree)
     new = imports.finish(new, ctx.plan, tree)
     for finish in ctx.finishers:
         new = finish(new)
-    return new, sorted(set(ctx.findings)), site_statuses(ctx)
+    return new, sorted(set(ctx.findings)), site_statuses(ctx, source)
 
 
 def _check_strategy(strategy: str) -> None:
@@ -131,7 +133,8 @@ def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module,
         keep = None
         if checked is not None and pruning.ENABLED and strategy == "mirrored":
             keep = pruning.relevant_statements(module, *checked)
-        new, findings, sites = transform_module_sites(module, path, keep, strategy=strategy)
+        text = checked[1] if checked is not None else None
+        new, findings, sites = transform_module_sites(module, path, keep, strategy=strategy, source=text)
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
             output += b"\r"

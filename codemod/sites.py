@@ -41,18 +41,24 @@ class SiteStatus:
         return data
 
 
-def site_statuses(ctx: object) -> list[SiteStatus]:
-    """The statuses of a finished FixContext's sites, in source order."""
+def site_statuses(ctx: object, source: str | None = None) -> list[SiteStatus]:
+    """The statuses of a finished FixContext's sites, in source order. `source`, the module's
+    text, lets a file without findings skip resolving every node's position (a codegen pass):
+    each site's call is then found by its text, when that text occurs exactly as often as there
+    are sites spelled that way."""
     from .fix_context import FixContext
 
     assert isinstance(ctx, FixContext)
     tree = ctx.tree
     rewritten = {id(site) for site in ctx.rewritten}
     found: list[SiteStatus] = []
+    # CR-only line ends: lines are not counted by "\n" there, so positions decide.
+    textual = source is not None and not ctx.findings and "\r" not in source
+    places = _places_by_text(ctx, source) if textual and source is not None else {}
     for site in ctx.sites:
         codes = tuple(sorted({f.code for f in ctx.site_findings.get(id(site), [])}))
         status: Status = "rewritten" if id(site) in rewritten else "reported" if codes else "untouched"
-        line, col = tree.position(site.call)
+        line, col = places.get(id(site.call)) or tree.position(site.call)
         found.append(SiteStatus(line, col, site.name, status, codes))
     site_calls = {id(site.call) for site in ctx.sites}
     for node, finding in ctx.reported_nodes:
@@ -60,6 +66,29 @@ def site_statuses(ctx: object) -> list[SiteStatus]:
             name = dotted_name(node.func).rsplit(".", 1)[-1] or "call"
             found.append(SiteStatus(finding.line, finding.col, name, "reported", (finding.code,)))
     return sorted(found)
+
+
+def _places_by_text(ctx: object, source: str) -> dict[int, tuple[int, int]]:
+    """(line, col) of each site's call found by its text; calls whose text is ambiguous are left out."""
+    from .fix_context import FixContext
+
+    assert isinstance(ctx, FixContext)
+    by_text: dict[str, list[cst.Call]] = {}
+    for site in ctx.sites:
+        by_text.setdefault(ctx.tree.code(site.call), []).append(site.call)
+    places: dict[int, tuple[int, int]] = {}
+    for text, calls in by_text.items():
+        offsets = []
+        start = source.find(text)
+        while start != -1:
+            offsets.append(start)
+            start = source.find(text, start + 1)
+        if len(offsets) != len(calls):
+            continue  # also in a comment or a string, or nested: positions decide
+        for call, offset in zip(calls, offsets):
+            line = source.count("\n", 0, offset) + 1
+            places[id(call)] = (line, offset - (source.rfind("\n", 0, offset) + 1) + 1)
+    return places
 
 
 def format_sites(statuses: list[SiteStatus], path: str) -> list[str]:

@@ -138,8 +138,8 @@ def fix(ctx: FixContext) -> None:
                 "`tf.estimator` model: `tf.estimator` is gone in TensorFlow 2.16 and later, so replacing the strategy "
                 "alone would not make this file run. Port the model function to a Keras model built and compiled "
                 "under `tf.distribute.MirroredStrategy().scope()` and train it with `fit` (see MIGRATION.md, "
-                "\"Estimator\"), or stay on TensorFlow 2.15 with `tf.distribute.MirroredStrategy()` in place of this "
-                "call; it is left as it is."
+                "\"Estimator: model_to_estimator with train_distribute\"), or stay on TensorFlow 2.15 with "
+                "`tf.distribute.MirroredStrategy()` in place of this call; it is left as it is."
             ))
             continue
         found = True

@@ -247,7 +247,8 @@ def _template_construction(
         assignment = next((n for n in walk_same_scope(first) if isinstance(n, cst.SimpleStatementLine)
                            and binds(n, template, tree)), first)
         ctx.report(assignment, TEMPLATE_ON_EVERY_PATH, (
-            f"`{template}` is assigned here only on some paths (inside this `{_kind(first)}`), and the "
+            f"`{template}` is assigned here only on some paths (inside the `{_kind(first)}` on line "
+            f"{tree.position(first)[0]}), and the "
             f"`{site.name}` call on line {tree.position(site.call)[0]} uses it; on the other paths it comes from "
             f"elsewhere, outside the `strategy.scope()` the migration would open here. Build `{template}` on every "
             f"path before the call in this function (an `else:` that builds it) and rerun, or migrate by hand; "

@@ -45,7 +45,7 @@ def test_template_assigned_only_inside_an_if_is_reported_at_that_assignment():
                 self.parallel.compile("sgd", "mse")
     """)
     assert [(line, code) for line, code, _ in findings] == [(8, "MGPU112")]
-    assert "`self.net` is assigned here only on some paths (inside this `if`)" in findings[0][2]
+    assert "`self.net` is assigned here only on some paths (inside the `if` on line 7)" in findings[0][2]
     assert "call on line 9" in findings[0][2]
 
 
@@ -326,3 +326,25 @@ def test_session_configured_before_the_model_stays_before_the_strategy_line_with
     lines = ["config = tf.ConfigProto()", "config.gpu_options.allow_growth = True", "K.set_session(", "strategy = ",
              "    inp = Input((4,))"]
     assert [out.index(line) for line in lines] == sorted(out.index(line) for line in lines)
+
+
+def test_site_lines_found_by_text_agree_with_positions_on_the_corpus():
+    from multi_gpu_codemod._tree import Tree
+    from multi_gpu_codemod.fix_context import FixContext
+    from multi_gpu_codemod.recognise import find_sites
+    from multi_gpu_codemod.sites import site_statuses
+
+    import libcst as cst
+
+    corpus = Path(__file__).resolve().parents[2] / "fixtures" / "realworld"
+    checked = 0
+    for path in sorted(corpus.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        statuses = []
+        for source in (text, None):  # by text, then by libcst positions (a fresh parse each)
+            tree = Tree(cst.parse_module(text))
+            sites, helpers = find_sites(tree)
+            statuses.append(site_statuses(FixContext(tree, sites, helpers), source))
+        assert statuses[0] == statuses[1], path
+        checked += len(statuses[0])
+    assert checked >= 60
