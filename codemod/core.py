@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import pruning
-from ._tree import Tree
+from ._tree import Tree, clear_caches
 from .findings import Finding
 from .fix_context import FixContext
 from .fixers import FIXERS, STRATEGIES, imports
@@ -56,6 +56,15 @@ def transform_module_sites(
 ) -> tuple[cst.Module, list[Finding], list[SiteStatus]]:
     """`transform_module`, plus what became of each call site (sites.py); `source`, the module's
     text when the caller has it, saves resolving positions in files without findings."""
+    try:
+        return _transform_module_sites(module, path, keep, strategy, source)
+    finally:
+        clear_caches()
+
+
+def _transform_module_sites(
+    module: cst.Module, path: str, keep: list[bool] | None, strategy: str, source: str | None
+) -> tuple[cst.Module, list[Finding], list[SiteStatus]]:
     _check_strategy(strategy)
     tree = Tree(module, keep)
     sites, helpers = find_sites(tree)

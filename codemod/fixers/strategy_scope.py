@@ -614,6 +614,10 @@ def _movable_definitions(
     chosen: list[cst.BaseStatement] = []
     bound_before: set[str] = set()
     region = block.body[start:end + 1]
+    binders: dict[str, int] = {}  # name -> how many statements of the region bind it
+    for other in region:
+        for name in bound_names(other):
+            binders[name] = binders.get(name, 0) + 1
     for statement in region:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             header: list[cst.CSTNode] = [d.decorator for d in statement.decorators]
@@ -623,7 +627,7 @@ def _movable_definitions(
             else:
                 header += [a.value for a in statement.bases]
             reads = set().union(*(used_names(h) for h in header)) if header else set()
-            rebound = any(statement.name.value in bound_names(o) for o in region if o is not statement)
+            rebound = binders.get(statement.name.value, 0) > 1
             if not (reads & bound_before) and not rebound:
                 chosen.append(statement)
                 continue
