@@ -539,6 +539,15 @@ def _reported_caller_object(
                 built = _built_in_other_method(tree, owner, scope_node, tree.code(func))
                 if built is not None:
                     found = (tree.code(func), func, f"built in another method (line {tree.position(built)[0]})")
+        for part in m.findall(statement, m.Attribute(value=m.Attribute(value=m.Name("self")))):
+            if found is not None or owner is None:
+                break
+            assert isinstance(part, cst.Attribute)
+            holder = tree.code(part.value)
+            if part.attr.value in _MODEL_PARTS and not _binds_in(tree, scope_node, site, holder):
+                built = _built_in_other_method(tree, owner, scope_node, holder)
+                if built is not None:
+                    found = (holder, part, f"built in another method (line {tree.position(built)[0]})")
         bound_here |= bound_names(statement)
         if found is None:
             continue

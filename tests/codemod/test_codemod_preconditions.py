@@ -348,3 +348,18 @@ def test_site_lines_found_by_text_agree_with_positions_on_the_corpus():
         assert statuses[0] == statuses[1], path
         checked += len(statuses[0])
     assert checked >= 60
+
+
+def test_a_backbone_built_in_init_and_read_in_another_method_is_reported():
+    findings = _reported("""
+        class FineTuner:
+            def __init__(self):
+                self.base = VGG16(weights=None, include_top=False)
+            def build(self):
+                out = Dense(2)(self.base.output)
+                self.model = Model(self.base.input, out)
+                self.parallel = multi_gpu_model(self.model, gpus=2)
+                self.parallel.compile("sgd", "mse")
+    """)
+    assert [(f[0], f[1]) for f in findings] == [(9, "MGPU113")]
+    assert findings[0][2].startswith("`self.base` is built in another method (line 7)")
