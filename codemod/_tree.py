@@ -222,8 +222,27 @@ def binds(statement: cst.CSTNode, target_code: str, tree: Tree) -> bool:
     return any(tree.code(t) == target_code for t in _target_nodes(statement))
 
 
+# bound_names per node for the file being rewritten (core.py clears it after each file): the
+# fixers ask it for the same statements many times. Keyed by id, holding the node (no id reuse).
+_BOUND: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
+
+
+def clear_caches() -> None:
+    """Forget the per-file caches (called once a file's rewrite is done)."""
+    _BOUND.clear()
+
+
 def bound_names(statement: cst.CSTNode) -> set[str]:
     """Plain names a statement assigns (same scope)."""
+    known = _BOUND.get(id(statement))
+    if known is not None and known[0] is statement:
+        return set(known[1])
+    names = _bound_names(statement)
+    _BOUND[id(statement)] = (statement, frozenset(names))
+    return names
+
+
+def _bound_names(statement: cst.CSTNode) -> set[str]:
     if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
         return {statement.name.value}
     names = {t.value for t in _target_nodes(statement) if isinstance(t, cst.Name)}

@@ -12,6 +12,7 @@ import libcst.matchers as m
 from ._tree import Block, Tree, bound_names, used_names
 
 __all__ = [
+    "MODEL_PARTS",
     "construction_start",
     "dependency_statements",
     "is_alias",
@@ -39,7 +40,7 @@ _VALUE_METHODS = {
     "format", "join", "split", "strip", "replace", "lower", "upper", "startswith", "endswith",
 }
 # Attributes through which a model hands its layers/tensors to another model.
-_MODEL_PARTS = {"output", "outputs", "input", "inputs", "layers", "get_layer", "get_output_at", "get_input_at"}
+MODEL_PARTS = {"output", "outputs", "input", "inputs", "layers", "get_layer", "get_output_at", "get_input_at"}
 
 
 def makes_layers(value: cst.CSTNode) -> bool:
@@ -133,7 +134,7 @@ def object_reads(node: cst.CSTNode) -> set[str]:
     for attribute in m.findall(node, m.Attribute(value=m.Name())):
         attribute = cst.ensure_type(attribute, cst.Attribute)
         root = cst.ensure_type(attribute.value, cst.Name).value
-        if root not in _VALUE_ROOTS and attribute.attr.value in _MODEL_PARTS:
+        if root not in _VALUE_ROOTS and attribute.attr.value in MODEL_PARTS:
             names.add(root)
     return names
 

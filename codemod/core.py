@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import pruning
-from ._tree import Tree
+from ._tree import Tree, clear_caches
 from .findings import Finding
 from .fix_context import FixContext
 from .fixers import FIXERS, STRATEGIES, imports
@@ -18,8 +18,9 @@ from .plan import apply_plan
 from .prefilter import may_contain_site
 from .python3_check import error_position, first_line, parse_python3, unparseable
 from .recognise import find_sites
+from .sites import SiteStatus, site_statuses
 
-__all__ = ["TransformResult", "transform_module", "transform_source"]
+__all__ = ["TransformResult", "transform_module", "transform_module_sites", "transform_source"]
 
 
 @dataclass
@@ -30,6 +31,8 @@ class TransformResult:
     output: bytes
     findings: list[Finding] = field(default_factory=list)
     failed: bool = False
+    # Per call site: rewritten / reported / untouched, with its line (sites.py formats them).
+    sites: list[SiteStatus] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -43,24 +46,43 @@ def transform_module(module: cst.Module, path: str = "<string>", keep: list[bool
     `keep` (one flag per top-level statement, see `pruning.relevant_statements`) limits the scope
     analysis to the statements that can matter; None analyses everything. `strategy`:
     "mirrored" (MirroredStrategy) or "multi-worker" (fixers/multi_worker.py)."""
+    new, findings, _ = transform_module_sites(module, path, keep, strategy=strategy)
+    return new, findings
+
+
+def transform_module_sites(
+    module: cst.Module, path: str = "<string>", keep: list[bool] | None = None, *, strategy: str = "mirrored",
+    source: str | None = None,
+) -> tuple[cst.Module, list[Finding], list[SiteStatus]]:
+    """`transform_module`, plus what became of each call site (sites.py); `source`, the module's
+    text when the caller has it, saves resolving positions in files without findings."""
+    try:
+        return _transform_module_sites(module, path, keep, strategy, source)
+    finally:
+        clear_caches()
+
+
+def _transform_module_sites(
+    module: cst.Module, path: str, keep: list[bool] | None, strategy: str, source: str | None
+) -> tuple[cst.Module, list[Finding], list[SiteStatus]]:
     _check_strategy(strategy)
     tree = Tree(module, keep)
     sites, helpers = find_sites(tree)
     ctx = FixContext(tree, sites, helpers, path, strategy)
     for site in sites:
         if site.problem is not None:
-            ctx.report(site.call, *site.problem)
+            ctx.report(site.call, *site.problem, site=site)
     for fixer in FIXERS:
         fixer(ctx)
     if not (ctx.plan.regions or ctx.plan.nodes or ctx.plan.statements):  # nothing uses TensorFlow then
         ctx.plan.add_imports = [i for i in ctx.plan.add_imports if i[0] != "tensorflow"]
     if ctx.plan.empty:
-        return module, sorted(set(ctx.findings))
+        return module, sorted(set(ctx.findings)), site_statuses(ctx, source)
     new = apply_plan(module, ctx.plan, tree)
     new = imports.finish(new, ctx.plan, tree)
     for finish in ctx.finishers:
         new = finish(new)
-    return new, sorted(set(ctx.findings))
+    return new, sorted(set(ctx.findings)), site_statuses(ctx, source)
 
 
 def _check_strategy(strategy: str) -> None:
@@ -120,7 +142,8 @@ def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module,
         keep = None
         if checked is not None and pruning.ENABLED and strategy == "mirrored":
             keep = pruning.relevant_statements(module, *checked)
-        new, findings = transform_module(module, path, keep, strategy=strategy)
+        text = checked[1] if checked is not None else None
+        new, findings, sites = transform_module_sites(module, path, keep, strategy=strategy, source=text)
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
             output += b"\r"
@@ -135,7 +158,7 @@ def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module,
                 ast.parse(output)
         except (SyntaxError, ValueError) as error:
             return TransformResult(source, source, [_internal(path, error)], failed=True)
-    return TransformResult(source, output, findings)
+    return TransformResult(source, output, findings, sites=sites)
 
 
 def _internal(path: str, error: BaseException) -> Finding:

@@ -31,12 +31,25 @@ class FixContext:
     references: dict[int, list[cst.Name]] = field(default_factory=dict)
     # Rewrites of the whole module that run, in order, after the plan is applied.
     finishers: list[Callable[[cst.Module], cst.Module]] = field(default_factory=list)
+    # Which findings are about which site (sites.py): those reported while `current_site` is set,
+    # and every (node, finding) pair, for calls reported without being sites.
+    current_site: Site | None = None
+    site_findings: dict[int, list[Finding]] = field(default_factory=dict)
+    reported_nodes: list[tuple[cst.CSTNode, Finding]] = field(default_factory=list)
     _strategy_names: dict[int, str] = field(default_factory=dict)
     _tf: str | None = None
 
-    def report(self, node: cst.CSTNode, code: str, message: str) -> None:
+    def report(self, node: cst.CSTNode, code: str, message: str, site: Site | None = None) -> None:
+        """A finding at `node`; about `site` (or the site being planned, `current_site`)."""
         line, col = self.tree.position(node)
-        self.findings.append(Finding(line, col, code, message, self.path))
+        finding = Finding(line, col, code, message, self.path)
+        self.findings.append(finding)
+        self.reported_nodes.append((node, finding))
+        about = site or self.current_site
+        if about is None:
+            about = next((s for s in self.sites if s.call is node), None)
+        if about is not None:
+            self.site_findings.setdefault(id(about), []).append(finding)
 
     def names_in_use(self) -> set[str]:
         if not hasattr(self, "_in_use"):

@@ -9,7 +9,7 @@ import libcst as cst
 
 from ._tree import Tree, dotted_name, walk_same_scope
 
-__all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites", "local_helper_definitions"]
+__all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites", "is_method", "local_helper_definitions"]
 
 _MODULES = (
     "keras.utils",
@@ -125,6 +125,27 @@ def _helper_origin(tree: Tree, call: cst.Call) -> cst.CSTNode:
     return call
 
 
+def is_method(tree: Tree, node: cst.CSTNode) -> bool:
+    """`node` is a `def` directly in a class body: the class's own method, not a copied helper."""
+    return isinstance(node, cst.FunctionDef) and isinstance(tree.parent(tree.parent(node) or node), cst.ClassDef)
+
+
+def _own_method_call(tree: Tree, call: cst.Call) -> bool:
+    """`self.make_parallel(...)` where the enclosing class defines `make_parallel`: its own method,
+    whose body (with its own `multi_gpu_model` call, a site of its own) decides what it does."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)):
+        return False
+    if func.value.value not in {"self", "cls"}:
+        return False
+    for ancestor in tree.ancestors(call):
+        if isinstance(ancestor, cst.ClassDef):
+            return any(
+                isinstance(item, cst.FunctionDef) and item.name.value == func.attr.value for item in ancestor.body.body
+            )
+    return False
+
+
 def local_helper_definitions(tree: Tree) -> list[tuple[str, cst.CSTNode]]:
     """Wrapper classes (the `ModelMGPU` recipe) and `make_parallel` / `to_multi_gpu` defs that
     call `multi_gpu_model` themselves, defined in this module."""
@@ -132,7 +153,7 @@ def local_helper_definitions(tree: Tree) -> list[tuple[str, cst.CSTNode]]:
     found: list[tuple[str, cst.CSTNode]] = [(name, node) for name, node in wrappers.items()]
     for node in tree.all(cst.FunctionDef):
         assert isinstance(node, cst.FunctionDef)
-        if node.name.value in _HELPER_FUNCTIONS and any(
+        if node.name.value in _HELPER_FUNCTIONS and not is_method(tree, node) and any(
             isinstance(n, cst.Call) and tree.qualified_names(n.func) & MULTI_GPU_MODEL_NAMES
             for n in walk_same_scope(node.body)
         ):
@@ -148,13 +169,14 @@ def find_sites(tree: Tree) -> tuple[list[Site], list[Helper]]:
         for node in tree.all(cst.FunctionDef, cst.ClassDef)
         if isinstance(node, (cst.FunctionDef, cst.ClassDef))
         and (node.name.value in _HELPER_FUNCTIONS or node.name.value in wrappers)
+        and not is_method(tree, node)
     }
     helpers: dict[int, Helper] = {}
     sites = []
     for node in tree.all(cst.Call):
         assert isinstance(node, cst.Call)
         kind_name = _classify(tree, node, wrappers)
-        if kind_name is None:
+        if kind_name is None or _own_method_call(tree, node):
             continue
         # The helper's own body (`ModelMGPU.__init__` calling multi_gpu_model) is the helper: left alone.
         if any(id(a) in helper_defs for a in tree.ancestors(node)):

@@ -8,12 +8,18 @@ distributes. Neither can be rewritten mechanically; both are reported with what 
 
 from __future__ import annotations
 
+from typing import Final
+
 import libcst as cst
 
 from .._tree import Tree, walk_same_scope
 from ..fix_context import FixContext
+from ..recognise import Site
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU203", "MGPU204"})
 
 _ON_BATCH = {
     "train_on_batch": "`{model}.fit(x, y, batch_size=len(x), epochs=1, verbose=0)` (one step over the whole batch)",
@@ -31,42 +37,100 @@ _GRAPH_RUNNERS = {"run", "function"}  # `sess.run(...)`, `K.function(...)`
 
 
 def fix(ctx: FixContext) -> None:
-    tree = ctx.tree
     seen: set[int] = set()
     for site in ctx.rewritten:
         if site.template is None:
             continue
-        template = tree.code(site.template)
-        receivers = {template} | ({tree.code(site.target)} if site.target is not None else set())
-        scope = tree.enclosing_scope_node(site.call)
-        after = tree.order(site.call)
-        body = scope.body if isinstance(scope, cst.FunctionDef) else scope
-        _through_functions(ctx, receivers, scope, after, seen)
-        for node in walk_same_scope(body):
-            if id(node) in seen or not isinstance(node, cst.Attribute) or tree.order(node) < after:
-                continue
-            receiver = tree.code(node.value)
-            if receiver not in receivers:
-                continue
-            name = node.attr.value
-            parent = tree.parent(node)
-            if name in _ON_BATCH and isinstance(parent, cst.Call) and parent.func is node:
-                seen.add(id(node))
-                advice = _ON_BATCH[name].format(model=template)
-                ctx.report(parent, "MGPU203", (
-                    f"`{receiver}.{name}(...)` runs on `{template}`, which is now built under MirroredStrategy; "
-                    f"there Keras 3 gives every replica the whole batch passed to `{name}` ({_EFFECT[name]}). "
-                    f"Use {advice} instead."
-                ))
-            elif name in _TENSORS and _inside_graph_runner(tree, node):
-                statement = tree.statement_of(node)
-                if id(statement) in seen:
-                    continue  # one finding per statement (`sess.run(m.output, {m.input: x})`)
-                seen.add(id(statement))
-                ctx.report(node, "MGPU204", (
-                    f"`{receiver}.{name}` is evaluated through a TF1 Session / `K.function`: that graph runs on "
-                    f"one device, outside MirroredStrategy. Use `{template}.predict(x)` (distributed) instead."
-                ))
+        ctx.current_site = site
+        _report_site(ctx, site, seen)
+    ctx.current_site = None
+
+
+def _report_site(ctx: FixContext, site: Site, seen: set[int]) -> None:
+    tree = ctx.tree
+    assert site.template is not None
+    template = tree.code(site.template)
+    receivers = {template} | ({tree.code(site.target)} if site.target is not None else set())
+    scope = tree.enclosing_scope_node(site.call)
+    after = tree.order(site.call)
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    _through_functions(ctx, receivers, scope, after, seen)
+    nodes = _uses_after(tree, scope, body, receivers, after)
+    for node in nodes:
+        if id(node) in seen or not isinstance(node, cst.Attribute):
+            continue
+        receiver = tree.code(node.value)
+        if receiver not in receivers:
+            continue
+        name = node.attr.value
+        parent = tree.parent(node)
+        if name in _ON_BATCH and isinstance(parent, cst.Call) and parent.func is node:
+            seen.add(id(node))
+            advice = _ON_BATCH[name].format(model=receiver if receiver.startswith("self.") else template)
+            ctx.report(parent, "MGPU203", (
+                f"`{receiver}.{name}(...)` runs on `{template}`, which is now built under MirroredStrategy; "
+                f"there Keras 3 gives every replica the whole batch passed to `{name}` ({_EFFECT[name]}). "
+                f"Use {advice} instead."
+            ))
+        elif name in _TENSORS and _inside_graph_runner(tree, node):
+            statement = tree.statement_of(node)
+            if id(statement) in seen:
+                continue  # one finding per statement (`sess.run(m.output, {m.input: x})`)
+            seen.add(id(statement))
+            ctx.report(node, "MGPU204", (
+                f"`{receiver}.{name}` is evaluated through a TF1 Session / `K.function`: that graph runs on "
+                f"one device, outside MirroredStrategy. Use `{template}.predict(x)` (distributed) instead."
+            ))
+    tensors = _tensor_names(tree, nodes, receivers)
+    for node in nodes:
+        if not (isinstance(node, cst.Name) and node.value in tensors and _inside_graph_runner(tree, node)):
+            continue
+        statement = tree.statement_of(node)
+        if id(statement) in seen or isinstance(tree.parent(node), cst.AssignTarget):
+            continue
+        seen.add(id(statement))
+        held = tensors[node.value]
+        ctx.report(node, "MGPU204", (
+            f"`{node.value}` holds `{tree.code(held)}` (line {tree.position(held)[0]}) and is evaluated here "
+            f"through a TF1 Session / `K.function`: that graph runs on one device, outside MirroredStrategy. "
+            f"Use `{template}.predict(x)` (distributed) instead."
+        ))
+
+
+def _uses_after(
+    tree: Tree, scope: cst.CSTNode, body: cst.CSTNode, receivers: set[str], after: int
+) -> list[cst.CSTNode]:
+    """The nodes after the site in its function, then, for `self.` receivers, every node of the
+    class's other methods (`self.model.train_on_batch` in `step` runs on the migrated model too),
+    then the reads of names that hold the model's tensors (`out = model.output`)."""
+    nodes = [n for n in walk_same_scope(body) if tree.order(n) >= after]
+    if any(r.startswith("self.") for r in receivers) and isinstance(scope, cst.FunctionDef):
+        owner = tree.parent(tree.parent(scope) or scope)
+        if isinstance(owner, cst.ClassDef):
+            for method in owner.body.body:
+                if isinstance(method, cst.FunctionDef) and method is not scope:
+                    nodes += list(walk_same_scope(method.body))
+    return nodes
+
+
+def _tensor_names(tree: Tree, nodes: list[cst.CSTNode], receivers: set[str]) -> dict[str, cst.Attribute]:
+    """`out = model.output`: names bound to the migrated model's tensors, with the read they hold."""
+    found: dict[str, cst.Attribute] = {}
+    for node in nodes:
+        if (
+            isinstance(node, cst.Assign)
+            and len(node.targets) == 1
+            and isinstance(node.targets[0].target, cst.Name)
+            and isinstance(node.value, (cst.Attribute, cst.Subscript))
+        ):
+            value = node.value.value if isinstance(node.value, cst.Subscript) else node.value
+            if (
+                isinstance(value, cst.Attribute)
+                and value.attr.value in _TENSORS
+                and tree.code(value.value) in receivers
+            ):
+                found[node.targets[0].target.value] = value
+    return found
 
 
 def _through_functions(ctx: FixContext, receivers: set[str], scope: cst.CSTNode, after: int, seen: set[int]) -> None:

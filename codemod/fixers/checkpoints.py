@@ -7,6 +7,8 @@ after migration `fit` runs on the template, so the plain Keras callback does tha
 
 from __future__ import annotations
 
+from typing import Final
+
 import re
 
 import libcst as cst
@@ -15,7 +17,10 @@ import libcst.matchers as m
 from .._tree import Tree, code_of, walk_same_scope
 from ..fix_context import FixContext
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU302", "MGPU303", "MGPU304"})
 
 _ALT_MODULES = {
     "alt_model_checkpoint": "keras.callbacks",
@@ -47,9 +52,11 @@ def fix(ctx: FixContext) -> None:
             for name, asname in _import_names(tree, call):
                 ctx.plan.remove_imports.append((module, name, asname))
         else:
+            saved = f"`{tree.code(alternate)}`" if alternate is not None else "an alternate model it is not given here"
             ctx.report(call, "MGPU303", (
-                "AltModelCheckpoint saves a model other than the one being fit; after migration fit the "
-                "template itself and replace this with `ModelCheckpoint(filepath, ...)`."
+                f"this AltModelCheckpoint saves {saved}, which is neither the template nor the parallel model of a "
+                "site the codemod migrated in this file; `fit` the model to save under the strategy and replace this "
+                "call with `ModelCheckpoint(filepath, ...)` passed to that `fit`."
             ))
     if ctx.sites or ctx.helpers:
         _report_set_model_swaps(ctx)

@@ -8,15 +8,20 @@ maps one to one; strategies without an exact current equivalent are reported (MG
 
 from __future__ import annotations
 
+from typing import Final
+
 import re
 
 import libcst as cst
 
-from .._tree import Tree, code_of
+from .._tree import Tree, code_of, dotted_name
 from ..fix_context import FixContext
 from ..strategy_expression import strategy_expression
 
-__all__ = ["fix", "convert", "strategy_kind"]
+__all__ = ["CODES", "fix", "convert", "strategy_kind"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU601", "MGPU605"})
 
 _CONTRIB = ("tensorflow.contrib.distribute.",)
 _TF1 = ("tensorflow.distribute.", "tensorflow.compat.v1.distribute.")
@@ -126,6 +131,17 @@ def fix(ctx: FixContext) -> None:
         assert isinstance(call, cst.Call)
         if strategy_kind(tree, call) is None:
             continue
+        config = _feeds_estimator(tree, call)
+        if config is not None:
+            ctx.report(call, "MGPU605", (
+                f"`{tree.code(call.func)}` feeds `{tree.code(config.func)}` (line {tree.position(config)[0]}) of a "
+                "`tf.estimator` model: `tf.estimator` is gone in TensorFlow 2.16 and later, so replacing the strategy "
+                "alone would not make this file run. Port the model function to a Keras model built and compiled "
+                "under `tf.distribute.MirroredStrategy().scope()` and train it with `fit` (see MIGRATION.md, "
+                "\"Estimator: model_to_estimator with train_distribute\"), or stay on TensorFlow 2.15 with "
+                "`tf.distribute.MirroredStrategy()` in place of this call; it is left as it is."
+            ))
+            continue
         found = True
         expression, problem = convert(ctx, call)
         if expression is None:
@@ -134,6 +150,26 @@ def fix(ctx: FixContext) -> None:
             ctx.plan.nodes[id(call)] = cst.parse_expression(expression)
     if found:
         _drop_contrib_imports(ctx)
+
+
+def _feeds_estimator(tree: Tree, call: cst.Call) -> cst.Call | None:
+    """The `RunConfig(train_distribute=...)` this strategy call reaches (directly, or through the
+    name it is assigned to), when no `model_to_estimator` in the file (fixers/estimator.py
+    rewrites that pattern whole) turns it into Keras code."""
+    if any(dotted_name(c.func).endswith("model_to_estimator") for c in tree.all(cst.Call) if isinstance(c, cst.Call)):
+        return None
+    names = {tree.code(call)}
+    parent = tree.parent(call)
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1:
+        names.add(tree.code(parent.targets[0].target))
+    for config in tree.all(cst.Call):
+        assert isinstance(config, cst.Call)
+        if not dotted_name(config.func).endswith("RunConfig"):
+            continue
+        for arg in config.args:
+            if arg.keyword is not None and arg.keyword.value.endswith("_distribute") and tree.code(arg.value) in names:
+                return config
+    return None
 
 
 def _drop_contrib_imports(ctx: FixContext) -> None:

@@ -6,7 +6,7 @@ to the user and is left alone, only its now-unused import is dropped.
 
 from __future__ import annotations
 
-from typing import Optional
+from typing import Final, Optional
 
 import libcst as cst
 
@@ -14,7 +14,10 @@ from .._tree import code_of
 from ..fix_context import FixContext
 from ..recognise import Helper
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU401"})
 
 
 def fix(ctx: FixContext) -> None:

@@ -11,6 +11,8 @@ rewritten. Manual placement still works on real GPUs; Keras 3 offers `keras.dist
 
 from __future__ import annotations
 
+from typing import Final
+
 import re
 
 import libcst as cst
@@ -19,7 +21,10 @@ import libcst.matchers as m
 from .._tree import TF_DEVICE, walk_same_scope
 from ..fix_context import FixContext
 
-__all__ = ["fix", "SECTION"]
+__all__ = ["CODES", "fix", "SECTION"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU603", "MGPU604"})
 
 SECTION = "Hand-placed GPU towers (model parallelism)"
 _GPU = re.compile(r"(^|/)(device:)?gpu(:|$)", re.IGNORECASE)

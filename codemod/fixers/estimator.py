@@ -10,6 +10,8 @@ else is reported with the manual steps (MGPU602).
 
 from __future__ import annotations
 
+from typing import Final
+
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -20,7 +22,10 @@ from ..fix_context import FixContext
 from ..plan import Region
 from . import contrib_strategy
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU602"})
 
 _MANUAL = (
     "migrate by hand: create the strategy (`strategy = tf.distribute.MirroredStrategy()`), build and "

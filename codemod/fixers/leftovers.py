@@ -1,6 +1,7 @@
 """Reports what would still fail at run time once the rewritten sites are gone.
 
-- a call of `multi_gpu_model` with nothing binding the name (its import commented out);
+- a call of `multi_gpu_model` with nothing binding the name;
+- a wrapper-named call (`make_parallel(m, 2)`) that only a star import of this project can bring;
 - `multi_gpu_model` imported from the project's own module (a vendored copy, a package-relative
   import), called the way Keras's function is called: the copy is the user's code;
 - a copied wrapper class / helper defined in this file with no call site here: it still calls
@@ -10,16 +11,22 @@
 
 from __future__ import annotations
 
+from typing import Final
+
 import re
 
 import libcst as cst
+import libcst.matchers as m
 from libcst.metadata import BaseAssignment
 
 from .._tree import dotted_name
 from ..fix_context import FixContext
 from ..recognise import _HELPER_FUNCTIONS, _WRAPPER_NAMES, MULTI_GPU_MODEL_NAMES, local_helper_definitions
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU107", "MGPU108", "MGPU111", "MGPU402"})
 
 _NAME = "multi_gpu_model"
 _KERAS_KEYWORDS = {"model", "gpus", "cpu_merge", "cpu_relocation"}
@@ -27,6 +34,8 @@ _KERAS_KEYWORDS = {"model", "gpus", "cpu_merge", "cpu_relocation"}
 _COPY_MODULES = {"multi_gpu_model", "multi_gpu_utils", "training_utils", "multi_gpu_model_utils"}
 # Wrapper names whose calls `recognise` rewrites when imported from any module.
 _RECOGNISED_ELSEWHERE = _WRAPPER_NAMES | _HELPER_FUNCTIONS
+# Names of callbacks and savers that take a model and a path, never a GPU count.
+_NOT_WRAPPERS = ("Checkpoint", "Callback", "Saver", "Logger", "checkpoint", "callback")
 _WRAPPER_LIKE = re.compile(r"gpu|parallel", re.IGNORECASE)
 _GPU_KEYWORDS = {"gpus", "gpu_count", "n_gpus", "ngpus", "num_gpus", "gpu_num"}
 # Libraries whose names never hold this project's wrapper.
@@ -49,9 +58,9 @@ def fix(ctx: FixContext) -> None:
         if isinstance(call.func, cst.Name) and _unbound(ctx, call.func):
             star = _star_import(ctx)
             why = (
-                f"is not imported by name in this file (only `from {star} import *` could bring it, and "
-                "current Keras has no such function)" if star else
-                "is called here but not imported or defined in this file (is its import commented out?)"
+                f"is not imported by name in this file (only `from {star[0]} import *`, line {star[1]}, can bring "
+                "it; current Keras has no such function)" if star else
+                "is called here but not imported or defined in this file"
             )
             ctx.report(call, "MGPU107", (
                 f"`{_NAME}` {why}: this line raises NameError. Build and compile the model under "
@@ -109,27 +118,52 @@ def _report_imported_wrappers(ctx: FixContext, site_calls: set[int]) -> None:
             name = func.attr.value  # `helpers.ParallelNet(m, 2)`
         else:
             continue
+        if isinstance(func, cst.Name) and _unbound(ctx, func) and name != _NAME:
+            star = _star_import(ctx, project_only=True)
+            if star is not None and (name in _RECOGNISED_ELSEWHERE or _WRAPPER_LIKE.search(name)) and _wrapper_shaped(
+                call
+            ):
+                module, line = star
+                ctx.report(call, "MGPU111", (
+                    f"`{name}` is not defined or imported by name in this file; only `from {module} import *` "
+                    f"(line {line}) can bring it, and it is called like a multi-GPU wrapper (a model, then "
+                    f"`{tree.code(call.args[1].value) if len(call.args) > 1 else 'a GPU count'}`). The codemod "
+                    f"cannot see whether it calls `{_NAME}`: import `{name}` by name and rerun, or build and compile "
+                    f"`{tree.code(call.args[0].value)}` under `with tf.distribute.MirroredStrategy().scope():` and "
+                    f"use it instead of the `{name}(...)` result; this call is left as it is."
+                ))
+            continue
         if name == _NAME or name in _RECOGNISED_ELSEWHERE:
             continue  # recognised as a site, or reported as a vendored copy (MGPU108)
         if not _WRAPPER_LIKE.search(name) or not _wrapper_shaped(call):
             continue
-        module = _project_module(ctx, func if isinstance(func, cst.Name) else cst.ensure_type(func.value, cst.Name))
-        if module is None:
+        found = _project_module(ctx, func if isinstance(func, cst.Name) else cst.ensure_type(func.value, cst.Name))
+        if found is None:
             continue
+        module = found
+        count = tree.code(call.args[1].value) if len(call.args) > 1 else "a GPU count"
         ctx.report(call, "MGPU111", (
             f"`{name}` comes from `{module}`, a module of this project, and is called like a multi-GPU wrapper "
-            f"(a model, then a GPU count); the codemod cannot see whether it calls `{_NAME}`. If it does, build and "
+            f"(a model, then `{count}`); the codemod cannot see whether it calls `{_NAME}`. If it does, build and "
             f"compile `{tree.code(call.args[0].value)}` under `with tf.distribute.MirroredStrategy().scope():` and "
             f"use it instead of the `{name}(...)` result; this call is left as it is."
         ))
 
 
 def _wrapper_shaped(call: cst.Call) -> bool:
+    """A model, then a GPU count: the second argument is not a path or other text
+    (`ParallelModelCheckpoint(model, "weights.h5")` is a callback, not a wrapper)."""
     positional = [a for a in call.args if a.keyword is None and not a.star]
     keywords = {a.keyword.value for a in call.args if a.keyword is not None}
-    if not positional:
+    if not positional or dotted_name(call.func).endswith(_NOT_WRAPPERS):
         return False
-    return len(positional) == 2 or (len(positional) == 1 and bool(keywords & _GPU_KEYWORDS))
+    if len(positional) == 2:
+        second = positional[1].value
+        return not (
+            m.findall(second, m.SimpleString() | m.FormattedString())
+            or m.matches(second, m.Call(func=m.Attribute(attr=m.Name("join"))))
+        )
+    return len(positional) == 1 and bool(keywords & _GPU_KEYWORDS)
 
 
 def _project_module(ctx: FixContext, func: cst.Name) -> str | None:
@@ -182,8 +216,12 @@ def _vendored_module(ctx: FixContext, func: cst.BaseExpression) -> str | None:
     return None
 
 
-def _star_import(ctx: FixContext) -> str | None:
+def _star_import(ctx: FixContext, project_only: bool = False) -> tuple[str, int] | None:
+    """The first `from M import *` (of a module of this project with `project_only`) and its line."""
     for node in ctx.tree.all(cst.ImportFrom):
         if isinstance(node, cst.ImportFrom) and isinstance(node.names, cst.ImportStar):
-            return "." * len(node.relative) + (dotted_name(node.module) if node.module else "")
+            module = "." * len(node.relative) + (dotted_name(node.module) if node.module else "")
+            if project_only and not node.relative and module.split(".", 1)[0] in _LIBRARIES:
+                continue
+            return module, ctx.tree.position(node)[0]
     return None

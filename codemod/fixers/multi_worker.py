@@ -22,6 +22,8 @@ Runs after every other fixer, on the plan they built (only when asked for):
 
 from __future__ import annotations
 
+from typing import Final
+
 import functools
 from dataclasses import dataclass, field
 
@@ -31,7 +33,10 @@ import libcst.matchers as m
 from .._tree import code_of
 from ..fix_context import FixContext, contains, subtree
 
-__all__ = ["Pending", "fix", "finish"]
+__all__ = ["CODES", "Pending", "fix", "finish"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU701", "MGPU702"})
 
 _NOTE = "# multi-gpu-codemod:"
 _HOIST_NOTE = (

@@ -7,8 +7,10 @@ template where scope analysis proves it safe, else kept as an alias of it.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import itertools
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Final
 
 import libcst as cst
 import libcst.matchers as m
@@ -16,6 +18,7 @@ import libcst.matchers as m
 from .. import fallbacks
 from .._tree import Block, Tree, binds, bound_names, dotted_name, used_names, walk_same_scope
 from ..construction import (
+    MODEL_PARTS as _MODEL_PARTS,
     construction_start,
     dependency_statements,
     makes_layers,
@@ -24,14 +27,40 @@ from ..construction import (
     plain_uses,
 )
 from ..fix_context import FixContext, contains, subtree
+from ..devices import creates_no_variables, device_setting, only_device_work
 from ..plan import Region
+from ..preconditions import (
+    CALLER_OBJECTS,
+    COMPILE_OBJECTS,
+    DEVICE_SETTINGS_FIRST,
+    GPU_COUNT_FIRST,
+    MODULE_OBJECTS,
+    ONE_STRATEGY,
+    OWN_SCOPE_COVERS,
+    TEMPLATE_BUILT_HERE,
+    TEMPLATE_MOVABLE,
+    TEMPLATE_ON_EVERY_PATH,
+    PRECONDITIONS,
+    binds_on_every_path,
+    enclosing_strategy_scope,
+)
 from ..recognise import Site
 from ..strategy_expression import dropped_notes, strategy_expression, surely_int
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports: one per precondition (preconditions.py), plus the call's
+# own position (MGPU103), a kept fallback (MGPU106) and a compile it cannot find (MGPU202).
+CODES: Final = frozenset({p.code for p in PRECONDITIONS} | {"MGPU103", "MGPU106", "MGPU202"})
 
 # compile arguments that may carry objects owning variables (optimizers, metric objects).
 _VARIABLE_ARGS = ("optimizer", "metrics", "weighted_metrics")
+
+
+# Calls that run a model's graph (`K.function`, `sess.run`) rather than build on it.
+_GRAPH_RUNNERS = frozenset({"function", "run", "predict", "predict_on_batch", "evaluate", "fit"})
+# Keras 2's lowercase optimizer aliases (`keras.optimizers.adam(lr=...)`): they create objects too.
+_OPTIMIZER_ALIASES = frozenset({"sgd", "adam", "rmsprop", "adagrad", "adadelta", "adamax", "nadam"})
 
 
 @dataclass
@@ -49,6 +78,9 @@ class _Planned:
     hoisted: list[cst.BaseStatement] = field(default_factory=list)
     definitions: list[cst.BaseStatement] = field(default_factory=list)
     site_followers: list[_Planned] = field(default_factory=list)  # sites sharing this one's strategy
+    guards: list[str] = field(default_factory=list)
+    known_int: bool = False
+    own_scope: cst.With | None = None  # the call's own `with strategy.scope():`, kept
 
 
 def fix(ctx: FixContext) -> None:
@@ -56,15 +88,23 @@ def fix(ctx: FixContext) -> None:
     for site in ctx.sites:
         if site.problem is not None:
             continue
+        ctx.current_site = site
         result = _plan_site(ctx, site)
+        ctx.current_site = None
         if result is not None:
             planned.append(result)
-    for item in _resolve_overlaps(ctx, planned):
+    for item in planned:
+        if item.own_scope is not None:
+            ctx.current_site = item.site
+            _replace_site(ctx, item)
+            ctx.current_site = None
+    for item in _resolve_overlaps(ctx, [p for p in planned if p.own_scope is None]):
         _commit(ctx, item)
 
 
 def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
-    """How one site is rewritten, or None when it is reported instead (the finding says why)."""
+    """How one site is rewritten, or None when a precondition (preconditions.py) does not hold:
+    then the first one that does not is reported, at the object involved."""
     tree = ctx.tree
     assert site.statement is not None and site.template is not None
     template = tree.code(site.template)
@@ -77,16 +117,29 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     construction = _template_construction(ctx, site, anchor, template)
     if construction is None:
         return None
-    block0, j = construction
+    block0, j, rebinders = construction
     built_by = block0.body[j]
 
     scope_node = tree.enclosing_scope_node(anchor)
     start0 = construction_start(tree, block0, j)
+    for rebinder in rebinders:  # a later, conditional rebinding (`try: model = model_from_json(...)`)
+        start0 = min(start0, construction_start(tree, block0, _index_in(block0, rebinder)))
     receivers = {template} if target is None else {template, target}
     compiles = _compiles(tree, scope_node, receivers, block0.body[start0], site.call)
-    block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles)
-    if _reported_module_object(ctx, site, scope_node, [block0.body[start0], built_by, *compiles]):
+    derived = _derived_statements(tree, scope_node, site, receivers)
+    derived_names = set().union(*(bound_names(d) for d in derived)) if derived else set()
+    if derived:
+        compiles += _compiles(tree, scope_node, derived_names, derived[0])
+    construction_nodes: list[cst.CSTNode] = [*block0.body[start0:j + 1], *rebinders]
+    if _reported_caller_object(ctx, site, scope_node, construction_nodes, template):
         return None
+    if _reported_module_object(ctx, site, scope_node, [block0.body[start0], built_by, *compiles, *derived]):
+        return None
+    own_scope = enclosing_strategy_scope(tree, anchor)
+    if own_scope is not None:
+        return _plan_in_own_scope(ctx, site, fallback, own_scope, template, target, scope_node,
+                                  [block0.body[start0], built_by, *compiles, *derived])
+    block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles, derived)
     if _reported_outside_argument(ctx, site, template, scope_node, compiles, block.body[start:end + 1]):
         return None
     # Every `if` between the site and the block the scope goes in guards the site: where its
@@ -99,9 +152,13 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
             "branch has other code (or drop the branch) and rerun, or migrate by hand."
         ))
         return None
-    hoisted = _strategy_inputs_to_hoist(ctx, site, template, target, anchor, guards, block, start)
+    settings = _device_settings_to_hoist(ctx, site, template, anchor, block, start)
+    if settings is None:
+        return None
+    hoisted = _strategy_inputs_to_hoist(ctx, site, template, target, anchor, guards, block, start, settings)
     if hoisted is None:
         return None
+    hoisted = sorted({id(h): h for h in [*settings, *hoisted]}.values(), key=tree.order)
 
     known_int = site.gpus is not None and surely_int(site.gpus, _IntResolver(tree, site.gpus))
     expression = strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
@@ -109,50 +166,124 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         site, anchor, block, start, end, expression, dropped_notes(site.dropped), scope_node,
         unwrap=_cpu_blocks_to_unwrap(tree, built_by, block.body[start:end + 1]),
         hoisted=hoisted, definitions=_movable_definitions(block, start, end, hoisted),
+        guards=guards, known_int=known_int,
     )
     if not fallback.collapsed and target is not None:
         planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
     if not compiles and not _loaded(built_by):
+        models = " or ".join(f"`{n}`" for n in [template, *sorted(derived_names)])
         ctx.report(site.call, "MGPU202", (
-            f"no `compile` of `{template}` follows in this function; compile it under "
+            f"no `compile` of {models} follows in this function; compile it under "
             f"`with {template}.distribute_strategy.scope():` wherever it is compiled "
             "(Keras 3 creates the optimizer in `compile`; outside the scope `fit` fails)."
         ))
     return planned
 
 
+def _index_in(block: Block, statement: cst.CSTNode) -> int:
+    return next(i for i, s in enumerate(block.body) if s is statement)
+
+
+def _plan_in_own_scope(
+    ctx: FixContext, site: Site, fallback: fallbacks.Fallback, own: cst.With, template: str, target: str | None,
+    scope_node: cst.CSTNode, members: list[cst.CSTNode],
+) -> _Planned | None:
+    """The call already sits in `with <strategy>.scope():`: that strategy is kept and the call
+    dropped, when the same scope covers the template's construction and compile (MGPU114)."""
+    tree = ctx.tree
+    outside = [n for n in members if not contains(tree, own.body, n)]
+    if outside:
+        line = tree.position(outside[0])[0]
+        ctx.report(site.call, OWN_SCOPE_COVERS, (
+            f"`{site.name}(...)` is inside `with {tree.code(own.items[0].item)}:` (line {tree.position(own)[0]}), "
+            f"but line {line}{_short_code(tree, outside[0])}, which builds or compiles `{template}`, is outside "
+            f"that scope; move it inside the scope, replace the call's result with `{template}` and rerun, or "
+            "migrate by hand. The call is left as it is."
+        ))
+        return None
+    compiles = [n for n in members if isinstance(n, cst.Call)]
+    region = own.body.body if isinstance(own.body, cst.IndentedBlock) else []
+    if _reported_outside_argument(ctx, site, template, scope_node, compiles, region):
+        return None
+    assert site.statement is not None
+    if not fallback.collapsed and target == template and _empties_block(tree, site.statement):
+        ctx.report(site.call, "MGPU103", (
+            f"removing `{site.name}(...)` would leave its branch empty; restructure the `if`/`try` so the "
+            "branch has other code (or drop the branch) and rerun, or migrate by hand."
+        ))
+        return None
+    anchor = fallback.anchor
+    block, index = tree.block_of(anchor)
+    planned = _Planned(site, anchor, block, index, index, "", [], scope_node, own_scope=own)
+    if not fallback.collapsed and target is not None:
+        planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
+    return planned
+
+
 def _template_construction(
     ctx: FixContext, site: Site, anchor: cst.BaseStatement, template: str
-) -> tuple[Block, int] | None:
-    """(block, index) of the call that builds the template; None when there is none to put under
-    the scope (reported: MGPU101 not bound here, MGPU104 bound by an import, def or class)."""
+) -> tuple[Block, int, list[cst.BaseStatement]] | None:
+    """(block, index) of the statement that builds the template on every path to the call, and the
+    statements after it in that block that rebind it on some paths only; None when there is none to
+    put under the scope (reported: MGPU101 not bound here, MGPU104 bound by an import, def or class,
+    MGPU112 bound only on some paths)."""
     tree = ctx.tree
-    construction = _template_binding(tree, anchor, template)
-    if construction is None:
-        ctx.report(site.call, "MGPU101", (
+    bindings = list(itertools.islice(_template_bindings(tree, anchor, template), 1))
+    if not bindings:
+        ctx.report(site.call, TEMPLATE_BUILT_HERE, (
             f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it "
             f"is built, build and compile it under `with strategy.scope():`, and use `{template}` instead of "
             f"the `{site.name}` result."
         ))
         return None
-    block0, j = construction
-    if _bound_by_definition(tree, block0.body[j], template):
-        ctx.report(site.call, "MGPU104", (
-            f"`{template}` is bound by an import, def or class; build the model in this function under "
-            "`with strategy.scope():` by hand (see MIGRATION.md)."
+    partial: list[cst.BaseStatement] = []
+    for block0, j in _template_bindings(tree, anchor, template):
+        statement = block0.body[j]
+        if binds_on_every_path(tree, statement, template):
+            break
+        partial.append(statement)
+    else:
+        first = partial[0]
+        assignment = next((n for n in walk_same_scope(first) if isinstance(n, cst.SimpleStatementLine)
+                           and binds(n, template, tree)), first)
+        ctx.report(assignment, TEMPLATE_ON_EVERY_PATH, (
+            f"`{template}` is assigned here only on some paths (inside the `{_kind(first)}` on line "
+            f"{tree.position(first)[0]}), and the "
+            f"`{site.name}` call on line {tree.position(site.call)[0]} uses it; on the other paths it comes from "
+            f"elsewhere, outside the `strategy.scope()` the migration would open here. Build `{template}` on every "
+            f"path before the call in this function (an `else:` that builds it) and rerun, or migrate by hand; "
+            "the call is left as it is."
         ))
         return None
-    return construction
+    if _bound_by_definition(tree, block0.body[j], template):
+        ctx.report(site.call, TEMPLATE_MOVABLE, (
+            f"`{template}` is bound by an import, def or class (line {tree.position(block0.body[j])[0]}); build "
+            "the model in this function under `with strategy.scope():` by hand (see MIGRATION.md)."
+        ))
+        return None
+    if any(tree.parent(p) is not block0 for p in partial):
+        ctx.report(partial[0], TEMPLATE_ON_EVERY_PATH, (
+            f"`{template}` is assigned here only on some paths (inside this `{_kind(partial[0])}`), after its "
+            f"construction on line {tree.position(block0.body[j])[0]} in an enclosing block; the `{site.name}` call "
+            f"on line {tree.position(site.call)[0]} uses either. Build `{template}` in one block before the call and "
+            "rerun, or migrate by hand; the call is left as it is."
+        ))
+        return None
+    return block0, j, partial
 
 
-def _template_binding(tree: Tree, anchor: cst.BaseStatement, template: str) -> tuple[Block, int] | None:
-    """(block, index) of the template's last binding before the site, climbing out of
-    if/try/with/for blocks; None when the function (or module) does not bind it first."""
+def _kind(statement: cst.CSTNode) -> str:
+    kinds = {cst.If: "if", cst.For: "for", cst.While: "while", cst.Try: "try", cst.With: "with"}
+    return next((k for t, k in kinds.items() if isinstance(statement, t)), "statement")
+
+
+def _template_bindings(tree: Tree, anchor: cst.BaseStatement, template: str) -> Iterator[tuple[Block, int]]:
+    """(block, index) of the statements binding the template before the site, latest first, climbing
+    out of if/try/with/for blocks (lazily: the caller stops at the first that binds on every path)."""
     for block, index in tree.block_chain(anchor):
         for j in range(index - 1, -1, -1):
             if binds(block.body[j], template, tree):
-                return block, j
-    return None
+                yield block, j
 
 
 def _bound_by_definition(tree: Tree, built_by: cst.BaseStatement, template: str) -> bool:
@@ -165,11 +296,12 @@ def _bound_by_definition(tree: Tree, built_by: cst.BaseStatement, template: str)
 
 def _scope_range(
     tree: Tree, anchor: cst.BaseStatement, block0: Block, start0: int, j: int, template: str,
-    compiles: list[cst.Call],
+    compiles: list[cst.Call], derived: Sequence[cst.BaseStatement] = (),
 ) -> tuple[Block, int, int]:
     """The statements `strategy.scope()` covers: the site, the template's construction with what
-    it uses from the blocks around it, and every compile with the optimizer/metrics it is given."""
-    members: list[cst.CSTNode] = [block0.body[start0], anchor]
+    it uses from the blocks around it, the models built on the parallel model, and every compile
+    with the optimizer/metrics it is given."""
+    members: list[cst.CSTNode] = [block0.body[start0], anchor, *derived]
     members += outer_construction(tree, block0, start0, j, template)
     for call in compiles:
         statement = tree.statement_of(call)
@@ -186,7 +318,7 @@ def _reported_module_object(ctx: FixContext, site: Site, scope_node: cst.CSTNode
     if outside is None:
         return False
     name, statement = outside
-    ctx.report(statement, "MGPU109", (
+    ctx.report(statement, MODULE_OBJECTS, (
         f"`{name}` is created here, at module level, and used by `{site.name}`'s model in "
         f"`{cst.ensure_type(scope_node, cst.FunctionDef).name.value}` (line {tree.position(site.call)[0]}): "
         f"the codemod cannot move it under that function's `strategy.scope()`, and variables created outside "
@@ -213,7 +345,7 @@ def _reported_outside_argument(
         if where == "parameter"
         else f"`{name}` is assigned on {where}, outside the code the codemod would move under `strategy.scope()`"
     )
-    ctx.report(node, "MGPU110", (
+    ctx.report(node, COMPILE_OBJECTS, (
         f"{origin}, and `compile` receives it; an optimizer or metric object created outside the scope makes "
         f"`fit` fail (\"Mixing different tf.distribute.Strategy objects\"). Create it under the same "
         f"`strategy.scope()` as `{template}` (pass a string such as 'adam', or build it inside), then migrate "
@@ -224,7 +356,7 @@ def _reported_outside_argument(
 
 def _strategy_inputs_to_hoist(
     ctx: FixContext, site: Site, template: str, target: str | None, anchor: cst.BaseStatement,
-    guards: list[str], block: Block, start: int,
+    guards: list[str], block: Block, start: int, settings: Sequence[cst.BaseStatement] = (),
 ) -> list[cst.BaseStatement] | None:
     """The strategy line goes before the construction, so its inputs (the `gpus` value, the guards)
     must exist there: the plain settings assigned inside the range, moved above it. None when
@@ -240,6 +372,8 @@ def _strategy_inputs_to_hoist(
     for statement in block.body[start:anchor_index + 1]:
         late |= bound_names(statement)
     late -= {target} if target else set()
+    for setting in settings:  # moved above the strategy line already
+        late -= bound_names(setting)
     hoisted = _hoistable(tree, block, start, anchor_index, needed & late)
     if hoisted:
         late -= set().union(*(bound_names(h) for h in hoisted))
@@ -250,12 +384,223 @@ def _strategy_inputs_to_hoist(
     assigned = " and ".join(
         f"`{n}`, assigned on line {_binding_line(tree, block.body[start:anchor_index + 1], n)}," for n in names
     )
-    ctx.report(site.call, "MGPU105", (
+    ctx.report(site.call, GPU_COUNT_FIRST, (
         f"the GPU count uses {assigned} "
         f"after line {tree.position(first)[0]}{_short_code(tree, first)} where the code the scope must "
         f"cover starts (what builds `{template}` or its compile's arguments); assign "
         f"{', '.join(f'`{n}`' for n in names)} before that line and rerun, or migrate by hand."
     ))
+    return None
+
+
+def _device_settings_to_hoist(
+    ctx: FixContext, site: Site, template: str, anchor: cst.BaseStatement, block: Block, start: int,
+) -> list[cst.BaseStatement] | None:
+    """The device settings (devices.py) the scope's range runs before the site, with the plain
+    statements they read, when all can move above the strategy line in their order: they set
+    nothing the other statements read and read nothing those bind. None when one cannot (MGPU115):
+    after the strategy line, which lists the GPUs, they would come too late."""
+    tree = ctx.tree
+    anchor_index = _index_in(block, next(s for s in block.body if s is anchor or contains(tree, s, anchor)))
+    before = block.body[start:anchor_index]
+    chosen = {id(s) for s in before if device_setting(s, tree) is not None}
+    inner = block.body[anchor_index]
+    blocked: cst.CSTNode | None = None
+    if inner is not anchor:  # the site's own `if`/`with`: what runs there before it cannot move
+        for node in walk_same_scope(inner):
+            if isinstance(node, cst.SimpleStatementLine) and tree.order(node) < tree.order(site.call) and (
+                device_setting(node, tree) is not None
+            ):
+                blocked = node
+                break
+    if not chosen and blocked is None:
+        return []
+    needed = set().union(*(used_names(s) for s in before if id(s) in chosen)) if chosen else set()
+    for statement in reversed(before):  # what the settings read: `config = ConfigProto()`, `config.x = 1`
+        if id(statement) not in chosen and _touched_names(statement) & needed and only_device_work(tree, statement):
+            chosen.add(id(statement))
+            needed |= used_names(statement)
+    stay_bound: set[str] = set()
+    stay_read: set[str] = set()
+    for statement in before:
+        if id(statement) in chosen:
+            movable = only_device_work(tree, statement) and not (
+                used_names(statement) & stay_bound or _touched_names(statement) & stay_read)
+            if not movable and blocked is None:
+                blocked = statement
+        else:
+            stay_bound |= _touched_names(statement)
+            stay_read |= used_names(statement)
+    if blocked is None:
+        return [s for s in before if id(s) in chosen]
+    first = block.body[start]
+    what = device_setting(blocked, tree) or "a device setting"
+    ctx.report(blocked, DEVICE_SETTINGS_FIRST, (
+        f"`{what}` (line {tree.position(blocked)[0]}) changes the devices TensorFlow uses and runs after line "
+        f"{tree.position(first)[0]}{_short_code(tree, first)}, where the code the scope must cover (what builds "
+        f"`{template}`) starts; the strategy line would list the GPUs before it and the setting would be ignored, "
+        f"and this statement cannot move above that line unchanged. Move it (with what it reads) before line "
+        f"{tree.position(first)[0]} and rerun; the `{site.name}` call (line {tree.position(site.call)[0]}) is "
+        "left as it is."
+    ))
+    return None
+
+
+def _simple_statements(node: cst.CSTNode) -> Iterator[cst.SimpleStatementLine]:
+    """Every simple statement line under `node` in its own scope, in source order (statements
+    only: cheaper than walking every expression node)."""
+    if isinstance(node, cst.SimpleStatementLine):
+        yield node
+        return
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return
+    for child in node.children:
+        if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
+                              cst.Finally, cst.Module, cst.If)):
+            yield from _simple_statements(child)
+
+
+def _touched_names(statement: cst.CSTNode) -> set[str]:
+    """Names a statement binds, or changes through an attribute or item (`config.gpu_options.x = 1`)."""
+    names = bound_names(statement)
+    for node in walk_same_scope(statement):
+        if isinstance(node, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)):
+            root: cst.BaseExpression = node.target
+            while isinstance(root, (cst.Attribute, cst.Subscript)):
+                root = root.value
+            if isinstance(root, cst.Name):
+                names.add(root.value)
+    return names
+
+
+def _derived_statements(
+    tree: Tree, scope_node: cst.CSTNode, site: Site, receivers: set[str]
+) -> list[cst.BaseStatement]:
+    """Assignments after the site that build on the parallel model (`head = Dense(2)(b.output)`,
+    `full = Model(b.input, head)`), and those that build on their results: the models they make
+    train through the parallel model's layers, so they go under the scope with their compile."""
+    body = scope_node.body if isinstance(scope_node, cst.FunctionDef) else scope_node
+    after = tree.order(site.call)
+    flowing = set(receivers)
+    found: list[cst.BaseStatement] = []
+    for node in _simple_statements(body):
+        if not (tree.order(node) > after and len(node.body) == 1):
+            continue
+        small = node.body[0]
+        if not (isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets)):
+            continue
+        value = small.value
+        calls = [c for c in m.findall(value, m.Call()) if isinstance(c, cst.Call)]
+        if not calls or any(dotted_name(c.func).rsplit(".", 1)[-1] in _GRAPH_RUNNERS for c in calls):
+            continue  # `K.function([m.input], [m.output])` runs the model; it builds none
+        passed = set()  # what flows into a call as an argument: `Dense(2)(b.output)`, `Model(b.input, head)`
+        for call in calls:
+            for arg in call.args:
+                passed |= plain_uses(cst.Expr(cst.Call(func=cst.Name("f"), args=[arg])))
+                passed |= {
+                    tree.code(a.value) for a in m.findall(arg.value, m.Attribute())
+                    if isinstance(a, cst.Attribute) and a.attr.value in _MODEL_PARTS
+                }
+        callees = {tree.code(c.func) for c in calls}
+        if (passed | callees) & flowing and makes_layers(value):
+            found.append(node)
+            flowing |= bound_names(node)
+    return found
+
+
+def _reported_caller_object(
+    ctx: FixContext, site: Site, scope_node: cst.CSTNode, construction: list[cst.CSTNode], template: str
+) -> bool:
+    """MGPU113: the construction uses as a layer or model a parameter of the function (its caller
+    built it) or a `self.` attribute another method built: its variables exist outside the scope."""
+    tree = ctx.tree
+    if not isinstance(scope_node, cst.FunctionDef):
+        return False
+    p = scope_node.params
+    params = {x.name.value for x in [*p.posonly_params, *p.params, *p.kwonly_params]} - {"self", "cls"}
+    owner = _owner_class(tree, scope_node)
+    bound_here: set[str] = set()
+    for statement in construction:
+        found: tuple[str, cst.CSTNode, str] | None = None
+        for name in sorted(object_reads(statement) & params - bound_here):
+            node = next(n for n in m.findall(statement, m.Name(name)))
+            found = (name, node, f"a parameter of `{scope_node.name.value}`: its caller builds it")
+            break
+        for call in m.findall(statement, m.Call()):
+            if found is not None:
+                break
+            assert isinstance(call, cst.Call)
+            func = call.func
+            if isinstance(func, cst.Name) and func.value in params - bound_here and _layer_call(
+                tree, call, construction
+            ):
+                found = (func.value, func, f"a parameter of `{scope_node.name.value}`: its caller builds it")
+            elif owner is not None and _self_attribute(func) and not _binds_in(tree, scope_node, site, tree.code(func)):
+                built = _built_in_other_method(tree, owner, scope_node, tree.code(func))
+                if built is not None:
+                    found = (tree.code(func), func, f"built in another method (line {tree.position(built)[0]})")
+        for part in m.findall(statement, m.Attribute(value=m.Attribute(value=m.Name("self")))):
+            if found is not None or owner is None:
+                break
+            assert isinstance(part, cst.Attribute)
+            holder = tree.code(part.value)
+            if part.attr.value in _MODEL_PARTS and not _binds_in(tree, scope_node, site, holder):
+                built = _built_in_other_method(tree, owner, scope_node, holder)
+                if built is not None:
+                    found = (holder, part, f"built in another method (line {tree.position(built)[0]})")
+        bound_here |= bound_names(statement)
+        if found is None:
+            continue
+        name, node, origin = found
+        ctx.report(node, CALLER_OBJECTS, (
+            f"`{name}` is {origin}, and the construction of `{template}` uses it as a layer or model on this line; "
+            f"its variables are created outside the `strategy.scope()` the migration would open here, so `fit` "
+            f"would fail. Build `{name}` under the same scope (where it is built), or migrate the `{site.name}` call "
+            f"(line {tree.position(site.call)[0]}) by hand; it is left as it is."
+        ))
+        return True
+    return False
+
+
+def _layer_call(tree: Tree, call: cst.Call, construction: list[cst.CSTNode]) -> bool:
+    """`p(x)` is a layer call, not a builder's: its result flows into another call as an argument
+    (`Dense(2)(p(x))`, or `f = p(x)` then `Dense(2)(f)`) rather than being used as a model."""
+    parent = tree.parent(call)
+    if isinstance(parent, cst.Arg):
+        return True
+    if isinstance(parent, cst.Assign) and len(parent.targets) == 1 and isinstance(parent.targets[0].target, cst.Name):
+        name = parent.targets[0].target.value
+        return any(name in plain_uses(s) for s in construction if tree.order(s) > tree.order(call))
+    return False
+
+
+def _self_attribute(func: cst.BaseExpression) -> bool:
+    return isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name) and func.value.value == "self"
+
+
+def _owner_class(tree: Tree, function: cst.FunctionDef) -> cst.ClassDef | None:
+    parent = tree.parent(tree.parent(function) or function)
+    return parent if isinstance(parent, cst.ClassDef) else None
+
+
+def _binds_in(tree: Tree, function: cst.FunctionDef, site: Site, target: str) -> bool:
+    return any(
+        binds(node, target, tree) for node in walk_same_scope(function.body)
+        if isinstance(node, cst.SimpleStatementLine) and tree.order(node) < tree.order(site.call)
+    )
+
+
+def _built_in_other_method(tree: Tree, owner: cst.ClassDef, here: cst.FunctionDef, target: str) -> cst.CSTNode | None:
+    """The statement of another method of `owner` that assigns `target` (`self.enc`) a layer or model."""
+    methods = [f for f in owner.body.body if isinstance(f, cst.FunctionDef)]
+    if any(f.name.value == target.split(".", 1)[1] for f in methods):
+        return None  # `self.head(x)` is a method call
+    for method in methods:
+        if method is here:
+            continue
+        for node in walk_same_scope(method.body):
+            if isinstance(node, cst.SimpleStatementLine) and binds(node, target, tree) and makes_layers(node):
+                return node
     return None
 
 
@@ -278,6 +623,10 @@ def _movable_definitions(
     chosen: list[cst.BaseStatement] = []
     bound_before: set[str] = set()
     region = block.body[start:end + 1]
+    binders: dict[str, int] = {}  # name -> how many statements of the region bind it
+    for other in region:
+        for name in bound_names(other):
+            binders[name] = binders.get(name, 0) + 1
     for statement in region:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             header: list[cst.CSTNode] = [d.decorator for d in statement.decorators]
@@ -287,7 +636,7 @@ def _movable_definitions(
             else:
                 header += [a.value for a in statement.bases]
             reads = set().union(*(used_names(h) for h in header)) if header else set()
-            rebound = any(statement.name.value in bound_names(o) for o in region if o is not statement)
+            rebound = binders.get(statement.name.value, 0) > 1
             if not (reads & bound_before) and not rebound:
                 chosen.append(statement)
                 continue
@@ -350,7 +699,7 @@ def _outside_compile_argument(
                     statement = tree.statement_of(node)
                     if statement is None or tree.enclosing_scope_node(statement) is not scope_node:
                         continue  # module-level objects are checked by `_created_outside`
-                    if _constant_assignment(statement):
+                    if _constant_assignment(statement) or _strings_and_functions(tree, statement):
                         continue
                     return name.value, name, f"line {tree.position(statement)[0]}"
     return None
@@ -377,6 +726,36 @@ def _constant_assignment(statement: cst.CSTNode) -> bool:
     if value is None or m.findall(value, m.Call() | m.Attribute() | m.Lambda() | m.Subscript()):
         return False
     return all(cst.ensure_type(n, cst.Name).value in {"None", "True", "False"} for n in m.findall(value, m.Name()))
+
+
+def _strings_and_functions(tree: Tree, statement: cst.CSTNode) -> bool:
+    """`metrics = ["accuracy", rmse]`: strings and names of functions (a `def`, an import, a
+    `keras.metrics.mae`-style attribute): no object with variables is created."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], (cst.Assign, cst.AnnAssign))):
+        return False
+    value = statement.body[0].value
+    if not isinstance(value, (cst.List, cst.Tuple, cst.Dict)) or m.findall(value, m.Call() | m.Lambda()):
+        return False
+    items = [e.value for e in value.elements] if not isinstance(value, cst.Dict) else [
+        e.value for e in value.elements if isinstance(e, cst.DictElement)]
+    return len(items) == len(value.elements) and all(_string_or_function(tree, item) for item in items)
+
+
+def _string_or_function(tree: Tree, item: cst.BaseExpression) -> bool:
+    if isinstance(item, (cst.SimpleString, cst.ConcatenatedString)):
+        return True
+    if isinstance(item, cst.Attribute):
+        return isinstance(item.value, (cst.Name, cst.Attribute)) and not item.attr.value[:1].isupper()
+    if not isinstance(item, cst.Name):
+        return False
+    scope = tree.scopes.get(item)
+    assignments = list(scope[item.value]) if scope is not None else []
+    return bool(assignments) and all(
+        isinstance(getattr(a, "node", None), (cst.FunctionDef, cst.Import, cst.ImportFrom))
+        and not item.value[:1].isupper()
+        for a in assignments
+    )
 
 
 def _assigns_with_call(statement: cst.CSTNode, template: str, tree: Tree) -> bool:
@@ -520,7 +899,7 @@ def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str])
                     and len(small.targets) == 1
                     and isinstance(small.targets[0].target, cst.Name)
                 )
-                or makes_layers(statement)
+                or (makes_layers(statement) and not creates_no_variables(tree, statement))
                 or used_names(small.value) & bound_before
             ):
                 return []
@@ -569,8 +948,9 @@ def _constructs(statement: cst.CSTNode) -> bool:
     value = statement.body[0].value
     if not isinstance(value, cst.Call) or not makes_layers(statement):
         return False
-    name = dotted_name(value.func).rsplit(".", 1)[-1]
-    return name[:1].isupper()
+    dotted = dotted_name(value.func)
+    name = dotted.rsplit(".", 1)[-1]
+    return name[:1].isupper() or name in _OPTIMIZER_ALIASES or ".optimizers." in f".{dotted}"
 
 
 def _is_attr_name(tree: Tree, name: cst.Name) -> bool:
@@ -650,7 +1030,7 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
         clash: _Planned | str | None = None
         for other in kept:
             if other.block is item.block and not (item.start > other.end or item.end < other.start):
-                if other.expression != item.expression:
+                if other.expression != item.expression and not _complementary(ctx, other, item):
                     clash = other
                     break
                 other.start, other.end = min(other.start, item.start), max(other.end, item.end)
@@ -676,7 +1056,7 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
                     if mine != theirs
                     else f"`{mine}` in both, under different conditions"
                 )
-                ctx.report(this.site.call, "MGPU104", (
+                ctx.report(this.site.call, ONE_STRATEGY, (
                     f"this `{this.site.name}` site and the one at line {ctx.tree.position(that.site.call)[0]} "
                     f"share the code the scope would cover but need different strategies ({differ}); create one "
                     "`tf.distribute.MirroredStrategy` for both models and build them under its scope by hand."
@@ -684,6 +1064,25 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
             continue
         kept.append(item)
     return [item for item in kept if id(item) not in dropped]
+
+
+def _complementary(ctx: FixContext, one: _Planned, other: _Planned) -> bool:
+    """Two sites with the same GPU count in the two branches of one `if`/`else`: one of them runs
+    on every path, so one strategy without that condition serves both (`one` is updated to it)."""
+    tree = ctx.tree
+    if _gpus_text(tree, one.site) != _gpus_text(tree, other.site) or len(one.guards) != len(other.guards):
+        return False
+    differing = [(a, b) for a, b in zip(one.guards, other.guards) if a != b]
+    if len(differing) != 1:
+        return False
+    a, b = differing[0]
+    if not (a == f"not ({b})" or b == f"not ({a})"):
+        return False
+    guards = [g for g in one.guards if g != a]
+    one.guards = guards
+    one.fallback_kept = other.fallback_kept = None  # both branches now hold the same model
+    one.expression = strategy_expression(ctx.tf_name(), one.site.gpus, guards, known_int=one.known_int)
+    return True
 
 
 def _nested(tree: Tree, outer: _Planned, inner: _Planned) -> bool:
@@ -708,7 +1107,9 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
     for node in item.unwrap:
         ctx.plan.unwrap.add(id(node))
     for planned in [item, *item.site_followers]:
+        ctx.current_site = planned.site
         _replace_site(ctx, planned)
+        ctx.current_site = None
 
 
 def _replace_site(ctx: FixContext, item: _Planned) -> None:
@@ -720,7 +1121,9 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         return
     template, target = tree.code(site.template), tree.code(site.target)
     if item.fallback_kept is not None:
-        ctx.report(item.fallback_kept, "MGPU106", _kept_fallback_message(tree, item.fallback_kept, site, template))
+        message = _kept_fallback_message(tree, item.fallback_kept, site, template)
+        if message is not None:
+            ctx.report(item.fallback_kept, "MGPU106", message)
     if target == template:
         ctx.plan.statements[id(item.anchor)] = None
         ctx.references[id(site)] = ctx.references_of(site)
@@ -738,8 +1141,9 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         ctx.plan.statements[id(item.anchor)] = alias
 
 
-def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: str) -> str:
-    """MGPU106: what the kept `if`/`try` holds besides the model choice, and which branch to keep."""
+def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: str) -> str | None:
+    """MGPU106: what the kept `if`/`try` holds besides the model choice, and which branch to keep;
+    None when the call's branch builds the model too (both branches are kept as they are)."""
     kind = "if" if isinstance(kept, cst.If) else "try"
     branch = next(a for a in tree.ancestors(site.call) if isinstance(a, cst.IndentedBlock))
     besides = [s for s in branch.body if s is not site.statement]
@@ -750,13 +1154,8 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
     everywhere = {tree.code(s) for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))}
     others = [s for s in others if tree.code(s) not in everywhere]  # the same in the other branch: no difference
     head = f"kept this `{kind}` around `{site.name}`: it is not a plain fallback"
-    rebuilt = [s for s in others if binds(s, template, tree)]
-    if rebuilt:
-        return (
-            f"{head}; its branch with the call also builds `{template}` (line {tree.position(rebuilt[0])[0]}), "
-            f"so both branches matter: after migration both train `{template}` under the strategy. Review it; "
-            "nothing in it needs the old wrapper any more."
-        )
+    if any(binds(s, template, tree) for s in others):
+        return None  # its branch builds the model too: both branches stay as they are, nothing to change
     if isinstance(kept, cst.Try):
         plain = (
             f"the `except` branch (line {tree.position(kept.handlers[0])[0]})" if kept.handlers else "the code after it"

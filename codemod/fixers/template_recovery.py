@@ -9,6 +9,8 @@ the old ways of digging it out of the parallel model now point at one of its lay
 
 from __future__ import annotations
 
+from typing import Final
+
 import re
 
 import libcst as cst
@@ -18,7 +20,10 @@ from .._tree import Tree, dotted_name, walk_same_scope
 from ..fix_context import FixContext
 from ..recognise import Site
 
-__all__ = ["fix"]
+__all__ = ["CODES", "fix"]
+
+# The finding codes this stage reports (MIGRATION.md, "Finding codes").
+CODES: Final = frozenset({"MGPU301"})
 
 _TEMPLATE_LAYER_NAME = re.compile(r"^model(_\d+)?$")
 # `-2` (one output) or `-(n_outputs + 1)`: the documented ways to reach the template.

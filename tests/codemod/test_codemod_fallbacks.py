@@ -66,7 +66,7 @@ def test_kept_structure_carries_the_guard_into_the_count():
 
 
 @pytest.mark.parametrize("name,code", [("elif_two_sites.unchanged.py", "MGPU103"),
-                                       ("elif_two_sites_with_code.unchanged.py", "MGPU104")])
+                                       ("elif_two_sites_with_code.unchanged.py", "MGPU116")])
 def test_if_elif_sites_are_left_whole_and_each_reported(name, code):
     source = (ROOT / "fallbacks" / name).read_bytes()
     result = transform_source(source)

@@ -9,7 +9,7 @@ from codemod_fixtures import check_unchanged, reported, unchanged
 EXPECTED = {
     'commented_out_import.unchanged.py': [
         'commented_out_import.unchanged.py:5:9: MGPU107 `multi_gpu_model` is called here but not imported or defined'
-        ' in this file (is its import commented out?): this line raises NameError. Build and compile the model under'
+        ' in this file: this line raises NameError. Build and compile the model under'
         " `with tf.distribute.MirroredStrategy().scope():` and use it instead of the call's result; or import it by"
         ' name from `keras.utils` and rerun the codemod.',
     ],
@@ -44,7 +44,7 @@ EXPECTED = {
     ],
     'imported_wrapper_user.unchanged.py': [
         'imported_wrapper_user.unchanged.py:7:11: MGPU111 `ParallelNet` comes from `training.parallel_net`, a module'
-        ' of this project, and is called like a multi-GPU wrapper (a model, then a GPU count); the codemod cannot'
+        ' of this project, and is called like a multi-GPU wrapper (a model, then `2`); the codemod cannot'
         ' see whether it calls `multi_gpu_model`. If it does, build and compile `net` under `with'
         ' tf.distribute.MirroredStrategy().scope():` and use it instead of the `ParallelNet(...)` result; this call'
         ' is left as it is.',
@@ -79,7 +79,7 @@ def test_wrapper_reached_through_its_module_is_reported():
     source = b"import training.parallel_net as pn\nnet = build()\npar = pn.ParallelNet(net, gpus=2)\n"
     assert reported(source) == [
         'table.py:3:7: MGPU111 `ParallelNet` comes from `training.parallel_net`, a module of this project, and is'
-        ' called like a multi-GPU wrapper (a model, then a GPU count); the codemod cannot see whether it calls'
+        ' called like a multi-GPU wrapper (a model, then `2`); the codemod cannot see whether it calls'
         ' `multi_gpu_model`. If it does, build and compile `net` under `with'
         ' tf.distribute.MirroredStrategy().scope():` and use it instead of the `ParallelNet(...)` result; this call'
         ' is left as it is.',

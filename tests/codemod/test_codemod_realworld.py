@@ -23,7 +23,10 @@ FILES = corpus_files()
 IDS = [p.relative_to(ROOT).as_posix() for p in FILES]
 # Tiny scripts whose migrated form must train on 2 simulated GPUs without the shim.
 RUNNABLE = ["runnable/optimizer_before_branch.py", "runnable/inputs_above_branch.py", "runnable/blank_lines_kept.py",
-            "runnable/checkpoint_branch.py", "runnable/alias_and_attribute_reads.py"]
+            "runnable/checkpoint_branch.py", "runnable/alias_and_attribute_reads.py",
+            "runnable/head_on_parallel_output.py", "runnable/own_strategy_scope.py",
+            "runnable/device_settings_in_construction.py", "runnable/template_reloaded_in_try.py",
+            "runnable/same_count_both_branches.py"]
 
 
 def _sites() -> list[tuple[str, dict]]:

@@ -1,0 +1,135 @@
+"""What must hold at a `multi_gpu_model` site before the codemod rewrites it, each with its finding.
+
+fixers/strategy_scope.py checks these per site, in this order, and rewrites the site only when
+all hold; otherwise it reports the first one that does not, at the line of the object involved,
+with what to change. MIGRATION.md, "When the codemod rewrites, and what it reports instead",
+has one row per entry of `PRECONDITIONS` (a test keeps the two in step).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Final
+
+import libcst as cst
+
+from ._tree import Tree, binds
+
+__all__ = [
+    "PRECONDITIONS",
+    "Precondition",
+    "binds_on_every_path",
+    "enclosing_strategy_scope",
+    "TEMPLATE_BUILT_HERE",
+    "TEMPLATE_MOVABLE",
+    "TEMPLATE_ON_EVERY_PATH",
+    "CALLER_OBJECTS",
+    "MODULE_OBJECTS",
+    "COMPILE_OBJECTS",
+    "ONE_STRATEGY",
+    "OWN_SCOPE_COVERS",
+    "DEVICE_SETTINGS_FIRST",
+    "GPU_COUNT_FIRST",
+]
+
+TEMPLATE_BUILT_HERE: Final = "MGPU101"
+TEMPLATE_MOVABLE: Final = "MGPU104"
+TEMPLATE_ON_EVERY_PATH: Final = "MGPU112"
+CALLER_OBJECTS: Final = "MGPU113"
+MODULE_OBJECTS: Final = "MGPU109"
+COMPILE_OBJECTS: Final = "MGPU110"
+OWN_SCOPE_COVERS: Final = "MGPU114"
+DEVICE_SETTINGS_FIRST: Final = "MGPU115"
+GPU_COUNT_FIRST: Final = "MGPU105"
+ONE_STRATEGY: Final = "MGPU116"
+
+
+@dataclass(frozen=True)
+class Precondition:
+    code: str
+    holds_when: str
+    fix: str
+
+
+PRECONDITIONS: tuple[Precondition, ...] = (
+    Precondition(TEMPLATE_BUILT_HERE, "the template is assigned earlier in the function (or module) of the call",
+                 "create the strategy where the model is built; build and compile it under its scope"),
+    Precondition(TEMPLATE_MOVABLE, "the template is assigned by a call, not by an import, `def` or `class`",
+                 "build the model in this function under `strategy.scope()` by hand"),
+    Precondition(TEMPLATE_ON_EVERY_PATH, "the template is assigned on every path to the call (not only inside an "
+                 "`if`, a loop or an `except`)", "build it on every path (an `else:` that builds it), or "
+                 "migrate by hand"),
+    Precondition(CALLER_OBJECTS, "no parameter of the function and no `self.` attribute built in another method "
+                 "is used as a layer or model in the construction (its variables exist outside the scope)",
+                 "build that model under the same scope (in the caller), or migrate by hand"),
+    Precondition(MODULE_OBJECTS, "no object the construction or `compile` uses is created at module level",
+                 "create it inside the function, under the scope"),
+    Precondition(COMPILE_OBJECTS, "every optimizer, loss or metric object `compile` receives is created in the "
+                 "statements the scope covers (strings and plain functions are not objects)",
+                 "create it under the scope, or pass a string such as `'adam'`"),
+    Precondition(OWN_SCOPE_COVERS, "when the call is already inside `with <strategy>.scope():`, that scope also "
+                 "covers the template's construction and its `compile` (then that strategy is kept, the call "
+                 "dropped, no second strategy added)", "build and compile the model inside that scope"),
+    Precondition(DEVICE_SETTINGS_FIRST, "every device setting (`os.environ[...]`, `tf.config.set_visible_devices`, "
+                 "`set_memory_growth`, `K.set_session`) that ran before the construction can stay before the "
+                 "strategy line (it is moved above it with what it reads)",
+                 "move the setting before the model's construction"),
+    Precondition(GPU_COUNT_FIRST, "the GPU count can be computed before the construction (a plain count there is "
+                 "moved above the strategy line)", "compute the count before building the model"),
+    Precondition(ONE_STRATEGY, "sites whose scopes would overlap use the same GPU count on the same paths",
+                 "create one strategy for both models by hand"),
+)
+
+
+def binds_on_every_path(tree: Tree, statement: cst.CSTNode, target: str) -> bool:
+    """`statement` assigns `target` however it runs (or leaves the block on the paths that do not)."""
+    if isinstance(statement, (cst.SimpleStatementLine, cst.FunctionDef, cst.ClassDef)):
+        return binds(statement, target, tree)
+    if isinstance(statement, cst.If):
+        if not _suite_binds(tree, statement.body, target):
+            return False
+        other = statement.orelse
+        if other is None:
+            return False
+        return binds_on_every_path(tree, other, target) if isinstance(other, cst.If) else _suite_binds(
+            tree, other.body, target)
+    if isinstance(statement, cst.With):
+        return _suite_binds(tree, statement.body, target)
+    if isinstance(statement, cst.Try):
+        if statement.finalbody is not None and _suite_binds(tree, statement.finalbody.body, target):
+            return True
+        success = _suite_binds(tree, statement.body, target) or (
+            statement.orelse is not None and _suite_binds(tree, statement.orelse.body, target))
+        return success and all(_suite_binds(tree, h.body, target) for h in statement.handlers)
+    return False  # a loop may run zero times
+
+
+def _suite_binds(tree: Tree, suite: cst.BaseSuite, target: str) -> bool:
+    body: list[cst.BaseStatement] = (
+        list(suite.body) if isinstance(suite, cst.IndentedBlock)
+        else [cst.SimpleStatementLine(body=cst.ensure_type(suite, cst.SimpleStatementSuite).body)]
+    )
+    if any(binds_on_every_path(tree, s, target) for s in body):
+        return True
+    last = body[-1] if body else None
+    return isinstance(last, cst.SimpleStatementLine) and isinstance(
+        last.body[-1], (cst.Return, cst.Raise, cst.Continue, cst.Break))
+
+
+def enclosing_strategy_scope(tree: Tree, node: cst.CSTNode) -> cst.With | None:
+    """The innermost `with <something>.scope():` around `node` in its function (a strategy's
+    scope: `tf.name_scope`/`variable_scope` are other names), or None."""
+    for ancestor in tree.ancestors(node):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            return None
+        if isinstance(ancestor, cst.With):
+            for item in ancestor.items:
+                call = item.item
+                if (
+                    isinstance(call, cst.Call)
+                    and not call.args
+                    and isinstance(call.func, cst.Attribute)
+                    and call.func.attr.value == "scope"
+                ):
+                    return ancestor
+    return None

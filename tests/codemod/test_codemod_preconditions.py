@@ -1,0 +1,365 @@
+"""Each precondition of a rewrite (preconditions.py): the shapes that break it are left unchanged
+and reported at the object involved; the neighbouring shapes that satisfy it are rewritten."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from multi_gpu_codemod import CODES, transform_source
+from multi_gpu_codemod.preconditions import PRECONDITIONS
+from multi_gpu_codemod.sites import format_sites, sites_json
+
+HEADER = (
+    "from keras.utils import multi_gpu_model\nfrom keras.layers import Dense, Input\nfrom keras.models import Model\n"
+)
+
+
+def _run(body: str):
+    source = (HEADER + textwrap.dedent(body)).encode()
+    return source, transform_source(source, "t.py")
+
+
+def _reported(body: str) -> list[tuple[int, str, str]]:
+    source, result = _run(body)
+    assert result.output == source, "a site breaking a precondition is left as it is"
+    return [(f.line, f.code, f.message) for f in result.findings]
+
+
+def test_every_precondition_has_a_documented_code_and_a_row_in_the_table():
+    guide = (Path(__file__).resolve().parents[2] / "MIGRATION.md").read_text()
+    table = guide.split("## When the codemod rewrites, and what it reports instead", 1)[1].split("\n## ", 1)[0]
+    assert [p.code for p in PRECONDITIONS if p.code not in CODES] == []
+    assert [p.code for p in PRECONDITIONS if f"| {p.code} | {p.holds_when} |" not in table] == []
+
+
+def test_template_assigned_only_inside_an_if_is_reported_at_that_assignment():
+    findings = _reported("""
+        class Trainer:
+            def train(self, extra, x, y):
+                if extra:
+                    self.net = build()
+                self.parallel = multi_gpu_model(self.net, gpus=2)
+                self.parallel.compile("sgd", "mse")
+    """)
+    assert [(line, code) for line, code, _ in findings] == [(8, "MGPU112")]
+    assert "`self.net` is assigned here only on some paths (inside the `if` on line 7)" in findings[0][2]
+    assert "call on line 9" in findings[0][2]
+
+
+def test_template_built_above_a_try_that_may_reload_it_goes_under_the_scope():
+    source, result = _run("""
+        def build(path):
+            inp = Input((4,))
+            model = Model(inp, Dense(3)(inp))
+            try:
+                model = load(path)
+            except IOError:
+                pass
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse")
+    """)
+    out = result.output.decode()
+    assert "    with strategy.scope():\n        inp = Input((4,))\n" in out
+    assert "        try:\n            model = load(path)\n" in out
+    assert [s.status for s in result.sites] == ["rewritten"]
+
+
+@pytest.mark.parametrize("use,line", [("out = Dense(2)(backbone.output)\n    model = Model(backbone.input, out)", 6),
+                                      ("feats = backbone(inp)\n    model = Model(inp, Dense(2)(feats))", 6)])
+def test_a_parameter_used_as_a_layer_or_model_is_reported_at_its_use(use, line):
+    findings = _reported(f"""
+def build(backbone, inp, x, y):
+    {use}
+    parallel = multi_gpu_model(model, gpus=2)
+    parallel.compile("sgd", "mse")
+""")
+    assert [(f[0], f[1]) for f in findings] == [(line, "MGPU113")]
+    assert findings[0][2].startswith("`backbone` is a parameter of `build`: its caller builds it")
+
+
+def test_a_builder_function_passed_as_parameter_is_not_a_caller_object():
+    _, result = _run("""
+        def train(make_model, x, y):
+            model = make_model()
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse")
+    """)
+    assert result.changed and [f.code for f in result.findings] == []
+
+
+def test_call_inside_its_own_strategy_scope_keeps_that_strategy_and_adds_none():
+    source, result = _run("""
+        import tensorflow as tf
+        strat = tf.distribute.MirroredStrategy()
+        with strat.scope():
+            inp = Input((4,))
+            model = Model(inp, Dense(3)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse")
+        parallel.fit(x, y)
+    """)
+    out = result.output.decode()
+    assert "MirroredStrategy(" in out and out.count("MirroredStrategy(") == 1
+    assert out.count(".scope()") == 1
+    assert "    model.compile(\"sgd\", \"mse\")\nmodel.fit(x, y)\n" in out
+
+
+def test_own_scope_not_covering_the_construction_is_reported():
+    findings = _reported("""
+        import tensorflow as tf
+        inp = Input((4,))
+        model = Model(inp, Dense(3)(inp))
+        strat = tf.distribute.MirroredStrategy()
+        with strat.scope():
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse")
+    """)
+    assert [(f[0], f[1]) for f in findings] == [(10, "MGPU114")]
+    assert "inside `with strat.scope():` (line 9), but line 6" in findings[0][2]
+
+
+def test_head_on_the_parallel_model_goes_under_the_scope_with_its_compile():
+    _, result = _run("""
+        def main(x, y):
+            inp = Input((4,))
+            b = Model(inp, Dense(3)(inp))
+            b = multi_gpu_model(b, 4)
+            head = Dense(2)(b.output)
+            full = Model(b.input, head)
+            full.compile("sgd", "mse")
+            full.fit(x, y)
+    """)
+    out = result.output.decode()
+    assert "        head = Dense(2)(b.output)\n        full = Model(b.input, head)\n        full.compile(" in out
+    assert "    full.fit(x, y)" in out
+    assert [f.code for f in result.findings] == []  # no "no compile follows"
+
+
+def test_device_settings_before_the_model_stay_before_the_strategy_line():
+    _, result = _run("""
+        import os
+        import tensorflow as tf
+        def main(gpu):
+            inp = Input((4,))
+            os.environ["CUDA_VISIBLE_DEVICES"] = gpu
+            for g in tf.config.list_physical_devices("GPU"):
+                tf.config.experimental.set_memory_growth(g, True)
+            model = Model(inp, Dense(3)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse")
+    """)
+    out = result.output.decode()
+    assert out.index('os.environ["CUDA_VISIBLE_DEVICES"] = gpu') < out.index("strategy = ")
+    assert out.index("set_memory_growth") < out.index("strategy = ")
+
+
+def test_a_device_setting_that_reads_the_model_is_reported():
+    findings = _reported("""
+        import os
+        def main(x):
+            inp = Input((4,))
+            os.environ["CUDA_VISIBLE_DEVICES"] = str(inp.shape[0])
+            model = Model(inp, Dense(3)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse")
+    """)
+    assert [(f[0], f[1]) for f in findings] == [(8, "MGPU115")]
+    assert findings[0][2].startswith('`os.environ["CUDA_VISIBLE_DEVICES"]` (line 8) changes the devices')
+
+
+def test_gpu_count_from_a_device_listing_function_moves_above_the_strategy():
+    _, result = _run("""
+        from tensorflow.python.client import device_lib
+        def get_available_gpus():
+            return [d.name for d in device_lib.list_local_devices() if d.device_type == "GPU"]
+        def main():
+            inp = Input((4,))
+            G = len(get_available_gpus())
+            model = Model(inp, Dense(3)(inp))
+            parallel = multi_gpu_model(model, gpus=G)
+            parallel.compile("sgd", "mse")
+    """)
+    out = result.output.decode()
+    assert out.index("G = len(get_available_gpus())") < out.index("strategy = ") < out.index("inp = Input")
+    assert [f.code for f in result.findings] == []
+
+
+def test_metrics_list_of_strings_and_functions_is_not_an_object_and_module_optimizer_is_named():
+    _, result = _run("""
+        def rmse(a, b):
+            return a - b
+        def main():
+            metrics = ["accuracy", rmse]
+            inp = Input((4,))
+            model = Model(inp, Dense(3)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse", metrics=metrics)
+    """)
+    assert result.changed and [f.code for f in result.findings] == []
+    findings = _reported("""
+        from keras import optimizers
+        opt = optimizers.adam(lr=0.1)
+        def main():
+            inp = Input((4,))
+            model = Model(inp, Dense(3)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile(opt, "mse", metrics=["accuracy"])
+    """)
+    assert [(f[0], f[1]) for f in findings] == [(6, "MGPU109")]
+    assert findings[0][2].startswith("`opt` is created here, at module level")
+
+
+def test_same_count_in_both_branches_gets_one_strategy():
+    _, result = _run("""
+        inp = Input((4,))
+        model = Model(inp, Dense(3)(inp))
+        if flag:
+            parallel = multi_gpu_model(model, gpus=2)
+        else:
+            parallel = multi_gpu_model(model, gpus=2)
+        parallel.compile("sgd", "mse")
+    """)
+    out = result.output.decode()
+    assert out.count("MirroredStrategy(") == 1 and "flag" not in out.split("with strategy")[0]
+    assert [f.code for f in result.findings] == []
+    assert [s.status for s in result.sites] == ["rewritten", "rewritten"]
+
+
+def test_own_method_named_make_parallel_is_not_the_copied_helper():
+    source, result = _run("""
+        class Net:
+            def make_parallel(self, m, gpus):
+                return multi_gpu_model(m, gpus)
+            def build(self):
+                inp = Input((4,))
+                model = Model(inp, Dense(3)(inp))
+                self.p = self.make_parallel(model, 2)
+    """)
+    assert result.output == source
+    assert [(f.line, f.code) for f in result.findings] == [(7, "MGPU101")]
+    assert result.findings[0].message.startswith("`m` is a parameter of `make_parallel`")
+
+
+def test_star_imported_helper_is_reported_with_the_import_line():
+    source = b"from helpers import *\n\nmodel = build()\nparallel = make_parallel(model, 2)\n"
+    result = transform_source(source, "t.py")
+    assert result.output == source
+    assert [(f.line, f.code) for f in result.findings] == [(4, "MGPU111")]
+    assert "only `from helpers import *` (line 1) can bring it" in result.findings[0].message
+    assert [(s.line, s.name, s.status, s.codes) for s in result.sites] == [(4, "make_parallel", "reported",
+                                                                             ("MGPU111",))]
+
+
+def test_checkpoint_callback_with_a_path_is_not_a_wrapper():
+    source = b"from utils import ParallelModelCheckpoint\n\ncb = ParallelModelCheckpoint(model, 'w.h5')\n"
+    assert transform_source(source, "t.py").findings == []
+
+
+def test_contrib_strategy_feeding_a_custom_estimator_is_reported_not_rewritten():
+    source = textwrap.dedent("""
+        import tensorflow as tf
+        def main():
+            strategy = tf.contrib.distribute.MirroredStrategy(num_gpus=2)
+            config = tf.estimator.RunConfig(train_distribute=strategy)
+            est = tf.estimator.Estimator(model_fn=model_fn, config=config)
+    """).encode()
+    result = transform_source(source, "t.py")
+    assert result.output == source
+    assert [(f.line, f.code) for f in result.findings] == [(4, "MGPU605")]
+    assert "`tf.estimator` is gone in TensorFlow 2.16" in result.findings[0].message
+
+
+def test_on_batch_in_another_method_and_session_through_a_tensor_name_are_reported():
+    _, result = _run("""
+        import keras.backend as K
+        class GAN:
+            def __init__(self):
+                inp = Input((4,))
+                model = Model(inp, Dense(3)(inp))
+                self.model = multi_gpu_model(model, gpus=2)
+                self.model.compile("sgd", "mse")
+                out = self.model.output
+                self.y = K.get_session().run(out, feed_dict={inp: 1})
+            def step(self, x, y):
+                return self.model.train_on_batch(x, y)
+    """)
+    assert [(f.line, f.code) for f in result.findings] == [(13, "MGPU204"), (15, "MGPU203")]
+    assert "`self.model.fit(x, y, batch_size=len(x)" in result.findings[1].message
+    assert result.findings[0].message.startswith("`out` holds `self.model.output` (line 12)")
+
+
+def test_site_statuses_format_for_the_summary_and_json():
+    _, result = _run("""
+        def main(backbone):
+            model = Model(backbone.input, Dense(2)(backbone.output))
+            parallel = multi_gpu_model(model, gpus=2)
+        def ok():
+            inp = Input((4,))
+            model = Model(inp, Dense(3)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse")
+    """)
+    assert format_sites(result.sites, "t.py") == [
+        "t.py:7:16: multi_gpu_model reported (MGPU113)",
+        "t.py:11:16: multi_gpu_model rewritten",
+    ]
+    assert sites_json(result.sites)[0] == {"line": 7, "col": 16, "name": "multi_gpu_model", "status": "reported",
+                                           "codes": ["MGPU113"]}
+
+
+def test_session_configured_before_the_model_stays_before_the_strategy_line_with_its_config():
+    _, result = _run("""
+        import tensorflow as tf
+        import keras.backend as K
+        inp = Input((4,))
+        config = tf.ConfigProto()
+        config.gpu_options.allow_growth = True
+        K.set_session(tf.Session(config=config))
+        model = Model(inp, Dense(3)(inp))
+        parallel = multi_gpu_model(model, gpus=2)
+        parallel.compile("sgd", "mse")
+    """)
+    out = result.output.decode()
+    lines = ["config = tf.ConfigProto()", "config.gpu_options.allow_growth = True", "K.set_session(", "strategy = ",
+             "    inp = Input((4,))"]
+    assert [out.index(line) for line in lines] == sorted(out.index(line) for line in lines)
+
+
+def test_site_lines_found_by_text_agree_with_positions_on_the_corpus():
+    from multi_gpu_codemod._tree import Tree
+    from multi_gpu_codemod.fix_context import FixContext
+    from multi_gpu_codemod.recognise import find_sites
+    from multi_gpu_codemod.sites import site_statuses
+
+    import libcst as cst
+
+    corpus = Path(__file__).resolve().parents[2] / "fixtures" / "realworld"
+    checked = 0
+    for path in sorted(corpus.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        statuses = []
+        for source in (text, None):  # by text, then by libcst positions (a fresh parse each)
+            tree = Tree(cst.parse_module(text))
+            sites, helpers = find_sites(tree)
+            statuses.append(site_statuses(FixContext(tree, sites, helpers), source))
+        assert statuses[0] == statuses[1], path
+        checked += len(statuses[0])
+    assert checked >= 60
+
+
+def test_a_backbone_built_in_init_and_read_in_another_method_is_reported():
+    findings = _reported("""
+        class FineTuner:
+            def __init__(self):
+                self.base = VGG16(weights=None, include_top=False)
+            def build(self):
+                out = Dense(2)(self.base.output)
+                self.model = Model(self.base.input, out)
+                self.parallel = multi_gpu_model(self.model, gpus=2)
+                self.parallel.compile("sgd", "mse")
+    """)
+    assert [(f[0], f[1]) for f in findings] == [(9, "MGPU113")]
+    assert findings[0][2].startswith("`self.base` is built in another method (line 7)")
