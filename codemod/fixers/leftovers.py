@@ -16,7 +16,6 @@ from typing import Final
 import re
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import BaseAssignment
 
 from .._tree import dotted_name
@@ -158,12 +157,24 @@ def _wrapper_shaped(call: cst.Call) -> bool:
     if not positional or dotted_name(call.func).endswith(_NOT_WRAPPERS):
         return False
     if len(positional) == 2:
-        second = positional[1].value
-        return not (
-            m.findall(second, m.SimpleString() | m.FormattedString())
-            or m.matches(second, m.Call(func=m.Attribute(attr=m.Name("join"))))
-        )
+        return not _text_like(positional[1].value)
     return len(positional) == 1 and bool(keywords & _GPU_KEYWORDS)
+
+
+def _text_like(value: cst.BaseExpression) -> bool:
+    """A path or other text: a string, `"{}.h5".format(...)`, `os.path.join(...)`, `str(...)`, `a + ".h5"`.
+    Text nested deeper (`len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))`) does not make a count text."""
+    if isinstance(value, (cst.SimpleString, cst.FormattedString, cst.ConcatenatedString)):
+        return True
+    if isinstance(value, cst.BinaryOperation):
+        return _text_like(value.left) or _text_like(value.right)
+    if isinstance(value, cst.Call):
+        func = value.func
+        if isinstance(func, cst.Name):
+            return func.value == "str"
+        if isinstance(func, cst.Attribute):
+            return func.attr.value in {"join", "format"} or _text_like(func.value)
+    return False
 
 
 def _project_module(ctx: FixContext, func: cst.Name) -> str | None:

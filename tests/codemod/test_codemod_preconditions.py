@@ -253,9 +253,17 @@ def test_star_imported_helper_is_reported_with_the_import_line():
                                                                              ("MGPU111",))]
 
 
-def test_checkpoint_callback_with_a_path_is_not_a_wrapper():
-    source = b"from utils import ParallelModelCheckpoint\n\ncb = ParallelModelCheckpoint(model, 'w.h5')\n"
+@pytest.mark.parametrize("second", ["'w.h5'", "'w_{}.h5'.format(epoch)", "os.path.join(out, 'w.h5')",
+                                    "out + '/w.h5'", "str(path)", "f'{out}/w.h5'"])
+def test_checkpoint_callback_with_a_path_is_not_a_wrapper(second):
+    source = f"from utils import ParallelModelCheckpoint\n\ncb = ParallelModelCheckpoint(model, {second})\n".encode()
     assert transform_source(source, "t.py").findings == []
+
+
+@pytest.mark.parametrize("count", ["len(os.environ['CUDA_VISIBLE_DEVICES'].split(','))", "G", "args.gpus", "2"])
+def test_star_imported_helper_with_a_count_read_from_text_is_still_reported(count):
+    source = f"from helpers import *\n\nparallel = make_parallel(model, {count})\n".encode()
+    assert [(f.line, f.code) for f in transform_source(source, "t.py").findings] == [(3, "MGPU111")]
 
 
 def test_contrib_strategy_feeding_a_custom_estimator_is_reported_not_rewritten():
