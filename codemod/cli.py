@@ -29,6 +29,7 @@ from .files import (
 from .findings import Finding
 from .isolation import Limits, die_with_parent, memory_budget, parse_size, run_isolated, too_large, unexpected
 from .prefilter import may_contain_site
+from .sites import SiteStatus, format_sites, sites_json
 
 __all__ = ["main", "process_file", "Outcome"]
 
@@ -50,6 +51,7 @@ class Outcome:
     source: bytes | None = None
     output: bytes | None = None
     failed: bool = False
+    sites: list[SiteStatus] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -95,8 +97,8 @@ def _process(path: str, strategy: str, limits: Limits) -> Outcome:
     else:  # only Python's own checks run on a small file: cheap, and they raise nothing uncaught
         result = work()
     if result.changed:
-        return Outcome(path, result.findings, source, result.output)
-    return Outcome(path, result.findings, failed=result.failed)
+        return Outcome(path, result.findings, source, result.output, sites=result.sites)
+    return Outcome(path, result.findings, failed=result.failed, sites=result.sites)
 
 
 def _transform(source: bytes, path: str, strategy: str) -> TransformResult:
@@ -428,17 +430,25 @@ class _Totals:
     attention: int = 0
     failed: int = 0
     files: list[dict[str, object]] = field(default_factory=list)
+    sites: dict[str, int] = field(default_factory=lambda: dict.fromkeys(("rewritten", "reported", "untouched"), 0))
 
     def add(self, outcome: Outcome) -> None:
         """Counts one file's outcome, once it is written (or not)."""
         self.scanned += 1
+        for site in _counted_sites(outcome):
+            self.sites[site.status] += 1
         self.rewritten += outcome.changed
         self.failed += outcome.failed
         self.attention += bool(outcome.findings) and not outcome.failed
         status = ("failed" if outcome.failed else "rewritten" if outcome.changed
                   else "needs attention" if outcome.findings else "unchanged")
-        if status != "unchanged":
-            self.files.append({"file": outcome.path, "status": status})
+        if status != "unchanged" or outcome.sites:
+            self.files.append({"file": outcome.path, "status": status, "sites": sites_json(_counted_sites(outcome))})
+
+
+def _counted_sites(outcome: Outcome) -> list[SiteStatus]:
+    """The file's call sites, none when the file failed (nothing in it was rewritten)."""
+    return [] if outcome.failed else outcome.sites
 
 
 def _run(args: argparse.Namespace, jobs: int, paths: list[str], skipped: list[Skip],
@@ -467,6 +477,9 @@ def _run(args: argparse.Namespace, jobs: int, paths: list[str], skipped: list[Sk
                 print(github_annotation(finding, outcome.changed), file=stream)
             else:
                 records.append(finding_record(finding, outcome.changed))
+        if args.format == "text":
+            for line in format_sites(_counted_sites(outcome), shown_path(outcome.path), would=args.diff or args.check):
+                print(printable(line), file=stream)
     progress.close()
     line = _summary_line(totals, skipped, would=args.diff or args.check)
     if args.format == "json":
@@ -530,6 +543,10 @@ def _summary_line(totals: _Totals, skipped: list[Skip], would: bool) -> str:
             parts.append(f"{count} {one if count == 1 else many}")
     if parts:
         line += ", " + (parts[0] if len(parts) == 1 else ", ".join(parts[:-1]) + " and " + parts[-1]) + " skipped"
+    if any(totals.sites.values()):
+        count = sum(totals.sites.values())
+        line += (f"; {count} call site{'s' if count != 1 else ''}: {totals.sites['rewritten']} {verb}, "
+                 f"{totals.sites['reported']} reported, {totals.sites['untouched']} untouched")
     return line
 
 
@@ -540,7 +557,7 @@ def _json_report(mode: str, totals: _Totals, skipped: list[Skip],
         "version": REPORT_VERSION,
         "mode": mode,
         "summary": {"scanned": totals.scanned, "rewritten": totals.rewritten, "attention": totals.attention,
-                    "failed": totals.failed, "skipped": len(skipped)},
+                    "failed": totals.failed, "skipped": len(skipped), "sites": dict(totals.sites)},
         "files": totals.files,
         "skipped": [{"file": str(skip.path), "reason": skip.reason, "kind": skip.kind} for skip in skipped],
         "findings": records,

@@ -91,14 +91,16 @@ def _places_by_text(ctx: object, source: str) -> dict[int, tuple[int, int]]:
     return places
 
 
-def format_sites(statuses: list[SiteStatus], path: str) -> list[str]:
-    """One line per site, as the summary prints it: `train.py:12:14: multi_gpu_model rewritten`,
-    `train.py:30:9: make_parallel reported (MGPU113)`."""
+def format_sites(statuses: list[SiteStatus], path: str, would: bool = False) -> list[str]:
+    """One line per site, as the text report prints it: `train.py:12:14: multi_gpu_model rewritten`,
+    `train.py:30:9: make_parallel reported (MGPU113)`; with `would` (--check, --diff) a rewrite
+    reads `would be rewritten`."""
     lines = []
     for s in statuses:
         where = f"{path}:cell {s.cell}:line {s.line}:col {s.col}" if s.cell is not None else f"{path}:{s.line}:{s.col}"
         codes = f" ({', '.join(s.codes)})" if s.codes else ""
-        lines.append(f"{where}: {s.name} {s.status}{codes}")
+        status = "would be rewritten" if would and s.status == "rewritten" else s.status
+        lines.append(f"{where}: {s.name} {status}{codes}")
     return lines
 
 

@@ -23,7 +23,10 @@ def test_rewrites_in_place_keeping_mode(tmp_path, capsys):
     assert script.read_bytes() == MIGRATED
     assert script.stat().st_mode & 0o777 == 0o751
     assert [p.name for p in tmp_path.iterdir()] == ["train.py"]  # no temp files left
-    assert capsys.readouterr().out.endswith("1 file scanned, 1 rewritten, 0 need attention, 0 failed\n")
+    out = capsys.readouterr().out
+    assert out.endswith(f"{script}:23:18: multi_gpu_model rewritten\n"
+                        "1 file scanned, 1 rewritten, 0 need attention, 0 failed; 1 call site: 1 rewritten, 0 reported, "
+                        "0 untouched\n")
     assert main([str(tmp_path)]) == 0  # second run: nothing to do
 
 

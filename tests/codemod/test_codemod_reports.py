@@ -29,7 +29,8 @@ def test_json_report_schema(tmp_path, capsys):
     assert main(["--check", "--format", "json", "--report", str(report), str(tmp_path)]) == 2
     doc = json.loads(report.read_text())
     assert doc["version"] == 1 and doc["mode"] == "check"
-    assert doc["summary"] == {"scanned": 34, "rewritten": 2, "attention": 1, "failed": 1, "skipped": 0}
+    assert doc["summary"] == {"scanned": 34, "rewritten": 2, "attention": 1, "failed": 1, "skipped": 0,
+                             "sites": {"rewritten": 2, "reported": 1, "untouched": 0}}
     assert {f["file"]: f["status"] for f in doc["files"]} == {
         str(tmp_path / "lib.py"): "needs attention", str(tmp_path / "nb.ipynb"): "rewritten",
         str(tmp_path / "old.py"): "failed", str(tmp_path / "train.py"): "rewritten",
@@ -86,7 +87,8 @@ def test_jobs_give_the_same_result(tmp_path, capsys, jobs):
     assert (tmp_path / "train.py").read_bytes() == MIGRATED
     assert (tmp_path / "nb.ipynb").read_bytes() == (ROOT / "notebooks" / "train.after.ipynb").read_bytes()
     out = capsys.readouterr().out
-    assert out.endswith("34 files scanned, 2 rewritten, 1 needs attention, 1 failed\n")
+    assert out.endswith("34 files scanned, 2 rewritten, 1 needs attention, 1 failed; 3 call sites: 2 rewritten, 1 reported, "
+                        "0 untouched\n")
 
 
 def test_progress_only_when_asked_or_terminal(tmp_path, capsys):
