@@ -133,10 +133,7 @@ def _migrated_cells(sources: list[str]) -> list[str]:
     return ["".join(c["source"]) for c in _cells(result.output)]
 
 
-STRATEGY_LINE = (
-    'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in '
-    'range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
-)
+STRATEGY_LINE = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
 
 
 def test_a_cell_left_with_only_comments_inside_the_scope_keeps_them_unindented():
