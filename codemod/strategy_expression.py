@@ -29,8 +29,8 @@ from ._tree import code_of
 __all__ = ["Branch", "StrategyCode", "strategy_expression", "dropped_notes", "surely_int", "count_or_list"]
 
 _WHY_DROPPED = {
-    "cpu_merge": "MirroredStrategy merges nothing on a device, it all-reduces gradients",
-    "cpu_relocation": "MirroredStrategy creates every variable on each replica device itself",
+    "cpu_merge": "MirroredStrategy all-reduces gradients, it merges no outputs",
+    "cpu_relocation": "MirroredStrategy places every variable itself",
 }
 
 # Calls whose value is how many GPUs (or which devices) the machine has: using them as the count
@@ -282,5 +282,5 @@ def dropped_notes(dropped: list[str]) -> list[str]:
     for item in dropped:
         name = item.split("=", 1)[0]
         why = _WHY_DROPPED.get(name, "MirroredStrategy has no such option")
-        notes.append(f"# multi-gpu-codemod: dropped `{item}`: {why}.")
+        notes.append(f"# Dropped `{item}`: {why}.")
     return notes
