@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TypeVar
+from typing import Any, TypeVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -257,6 +257,21 @@ class _AddImports(AddImportsVisitor):
             end += 1
         super().visit_Module(node.with_changes(body=node.body[:end + 1]))
 
+    def _split_module(
+        self, orig_module: cst.Module, updated_module: cst.Module
+    ) -> tuple[list[Any], list[Any], list[Any]]:
+        """Where the new import goes: after the module's import block, which runs on through set-up
+        lines between imports (`import matplotlib` / `matplotlib.use("agg")` / `import matplotlib.pyplot`)."""
+        before, imports, _after = super()._split_module(orig_module, updated_module)
+        start = len(before)
+        end = last = start + len(imports)
+        body = orig_module.body
+        while end < len(body) and (_is_import_line(body[end]) or _is_set_up(body[end])):
+            if _is_import_line(body[end]) or isinstance(body[end], cst.Try):
+                last = end + 1
+            end += 1
+        return before, list(updated_module.body[start:last]), list(updated_module.body[last:])
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         keep = isinstance(node, cst.Module) or (
             isinstance(node, cst.SimpleStatementLine) and _is_import_line(node)
@@ -268,6 +283,30 @@ def _is_import_line(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) > 0 and isinstance(
         statement.body[0], (cst.Import, cst.ImportFrom)
     )
+
+
+def _is_set_up(statement: cst.CSTNode) -> bool:
+    """A line that set-up code puts between imports: `matplotlib.use("agg")`, `sys.path.insert(...)`,
+    `os.environ["X"] = "1"`, `warnings.filterwarnings(...)`; or a `try:` importing something."""
+    if isinstance(statement, cst.Try):
+        body = statement.body
+        return isinstance(body, cst.IndentedBlock) and all(_is_import_line(s) for s in body.body) and all(
+            isinstance(h.body, cst.IndentedBlock) and all(_is_import_line(s) or _only_pass(h.body) for s in h.body.body)
+            for h in statement.handlers
+        )
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if not isinstance(small.value.func, cst.Attribute):
+                return False
+        elif isinstance(small, cst.Assign):
+            if not all(isinstance(t.target, cst.Subscript) and code_of(t.target.value) == "os.environ"
+                       for t in small.targets):
+                return False
+        else:
+            return False
+    return True
 
 
 def _only_pass(body: cst.BaseSuite) -> bool:
