@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 from typing import Any, TypeVar
 
 import libcst as cst
@@ -64,6 +65,7 @@ def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Modu
     its imports and the nodes the rewrite created).
     """
     prune = _Prune(tree) if tree is not None else None
+    blanks_after_imports = _blanks_after_imports(module)[1]
     context = CodemodContext()
     for entry in plan.remove_imports:
         RemoveImportsVisitor.remove_unused_import(context, entry[0], entry[1], entry[2])
@@ -79,7 +81,42 @@ def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Modu
                 module = module.visit(_DropEmptyImportFallbacks(prune))
     if plan.add_imports:
         module = module.visit(_AddImports(context))
+        module = _blank_lines_after_added_imports(module, blanks_after_imports)
     return module
+
+
+def _section_end(body: Sequence[cst.BaseStatement], start: int) -> int:
+    """The index after the module's import block: its imports and the set-up lines between them."""
+    end = last = start
+    while end < len(body) and (_is_import_line(body[end]) or _is_set_up(body[end])):
+        if _is_import_line(body[end]) or isinstance(body[end], cst.Try):
+            last = end + 1
+        end += 1
+    return last
+
+
+def _blanks_after_imports(module: cst.Module) -> tuple[int, int]:
+    """(index, blank lines) of the first statement after the module's import block."""
+    index = _section_end(module.body, 1 if _skip_first(module) else 0)
+    if index >= len(module.body):
+        return index, 0
+    lines = module.body[index].leading_lines
+    blanks = 0
+    while blanks < len(lines) and lines[blanks].comment is None:
+        blanks += 1
+    return index, blanks
+
+
+def _blank_lines_after_added_imports(module: cst.Module, wanted: int) -> cst.Module:
+    """The code after the import block keeps the blank lines it had there (two before a `def`),
+    also when the removed import opened the file and the added one takes its place (libcst
+    would leave one)."""
+    index, blanks = _blanks_after_imports(module)
+    if index == 0 or index >= len(module.body) or blanks >= wanted:
+        return module
+    statement = module.body[index]
+    fixed = statement.with_changes(leading_lines=[*[cst.EmptyLine()] * (wanted - blanks), *statement.leading_lines])
+    return module.with_changes(body=[*module.body[:index], fixed, *module.body[index + 1:]])
 
 
 def _still_used(module: cst.Module, names: set[str]) -> set[str]:
@@ -264,12 +301,7 @@ class _AddImports(AddImportsVisitor):
         lines between imports (`import matplotlib` / `matplotlib.use("agg")` / `import matplotlib.pyplot`)."""
         before, imports, _after = super()._split_module(orig_module, updated_module)
         start = len(before)
-        end = last = start + len(imports)
-        body = orig_module.body
-        while end < len(body) and (_is_import_line(body[end]) or _is_set_up(body[end])):
-            if _is_import_line(body[end]) or isinstance(body[end], cst.Try):
-                last = end + 1
-            end += 1
+        last = max(_section_end(orig_module.body, start), start + len(imports))
         return before, list(updated_module.body[start:last]), list(updated_module.body[last:])
 
     def on_visit(self, node: cst.CSTNode) -> bool:

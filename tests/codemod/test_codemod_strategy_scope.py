@@ -293,6 +293,7 @@ REWRITES = [
         "    par.compile(opt, 'mse')\n",
         'import tensorflow as tf\n'
         '\n'
+        '\n'
         'def fit(x, y):\n'
         "    opt = 'adam'\n"
         '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
@@ -315,6 +316,7 @@ REWRITES = [
         'par = multi_gpu_model(serial, 2)\n'
         "par.compile('adam', 'mse')\n",
         'import tensorflow as tf\n'
+        '\n'
         '\n'
         'def log(h):\n'
         '    print(h)\n'
