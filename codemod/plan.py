@@ -10,6 +10,7 @@ import libcst as cst
 
 from ._tree import Block, zip_equal
 from .layout import realign_call, renamed_in, strategy_statements
+from .strategy_expression import refine
 
 if TYPE_CHECKING:
     from ._tree import Tree
@@ -215,7 +216,8 @@ class _Applier(cst.CSTTransformer):
         lines += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
         # `_wrap` runs while the region's block is the innermost block visited.
         indent = "".join(i for _, i in self.indents) if isinstance(region.block, cst.IndentedBlock) else ""
-        strategy = strategy_statements(region.name, region.expression, indent, self.unit, self.limit)
+        expression = refine(region.expression, self.tree) if self.tree is not None else region.expression
+        strategy = strategy_statements(region.name, expression, indent, self.unit, self.limit)
         region.hoisted = [self.moved.get(id(h), h) for h in region.hoisted]
         if region.hoisted:
             first = region.hoisted[0]

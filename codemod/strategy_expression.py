@@ -19,14 +19,19 @@ say whether `gpus` holds a count or a list of ids (the caller should report it).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ._tree import code_of
 
-__all__ = ["Branch", "StrategyCode", "strategy_expression", "dropped_notes", "surely_int", "count_or_list"]
+if TYPE_CHECKING:
+    from ._tree import Tree
+
+__all__ = ["Branch", "StrategyCode", "count_or_list", "dropped_notes", "refine", "strategy_expression", "surely_int"]
 
 _WHY_DROPPED = {
     "cpu_merge": "MirroredStrategy all-reduces gradients, it merges no outputs",
@@ -37,6 +42,8 @@ _WHY_DROPPED = {
 # means "every GPU", which is what `MirroredStrategy()` does.
 _MACHINE_QUERIES = ("list_physical_devices", "list_logical_devices", "list_local_devices", "num_gpus",
                     "get_available_gpus", "get_gpus", "device_count")
+# `get_available_gpus`, `_get_available_gpus`, `list_gpu_devices`, `count_gpus`: project helpers asking the machine.
+_MACHINE_QUERY = re.compile(r"^_?(get|list|count|num|available)_\w*(gpu|device)s?\w*$", re.IGNORECASE)
 # Last names that hold GPU ids, not a count (`GPU_IDS`, `gpu_list`, `devices`).
 _LIST_SUFFIXES = ("ids", "id_list", "list", "devices")
 
@@ -50,17 +57,26 @@ class Branch:
     single: str
 
 
+@dataclass(frozen=True)
+class _Inputs:
+    tf: str
+    gpus: cst.BaseExpression | None
+    guards: tuple[str, ...]
+    known_int: bool
+
+
 class StrategyCode(str):
     """The strategy's multi-device expression, plus how it is laid out (`plan.Region` renders it)."""
 
     branch: Branch | None
     comment: str
     guessed: str
+    inputs: _Inputs | None  # what it was made from, to decide again with the whole module (`refine`)
 
     def __new__(cls, expression: str, *, branch: Branch | None = None, comment: str = "",
-                guessed: str = "") -> StrategyCode:
+                guessed: str = "", inputs: _Inputs | None = None) -> StrategyCode:
         code = super().__new__(cls, expression)
-        code.branch, code.comment, code.guessed = branch, comment, guessed
+        code.branch, code.comment, code.guessed, code.inputs = branch, comment, guessed, inputs
         return code
 
     def _key(self) -> tuple[str, Branch | None]:
@@ -79,19 +95,24 @@ class StrategyCode(str):
 
 
 def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[str], *,
-                        known_int: bool = False) -> StrategyCode:
+                        known_int: bool = False, kind: str | None = None) -> StrategyCode:
     """The `tf.distribute.MirroredStrategy(...)` for a `gpus` argument.
 
     `guards` are conditions under which the legacy code used the parallel model (a negated one
-    is `not (<condition>)`); when they do not hold the old script ran on one device.
+    is `not (<condition>)`); when they do not hold the old script ran on one device. `kind`, when
+    the caller knows it from the module ("machine": every GPU, "count", "list"), overrides what
+    the expression alone says.
     """
+    inputs = _Inputs(tf, gpus, tuple(guards), known_int)
     comment = guessed = ""
-    if gpus is None or _machine_count(gpus):
+    if gpus is None or _machine_count(gpus) or kind == "machine":
         multi = f"{tf}.distribute.MirroredStrategy()"
+        if gpus is not None and all(_counts_present(gpus, g) for g in guards):
+            guards = []  # "more than one GPU here": with fewer, MirroredStrategy() is one device too
     elif isinstance(gpus, (cst.List, cst.Tuple)) and _all_ints(gpus):
         multi, comment = _listed(tf, code_of(gpus)), _LISTED_COMMENT
     else:
-        kind = count_or_list(gpus, guards, known_int=known_int)
+        kind = kind or count_or_list(gpus, guards, known_int=known_int)
         if kind.startswith("list"):
             multi, comment = _listed(tf, code_of(gpus)), _LISTED_COMMENT
         else:
@@ -99,7 +120,69 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
         if kind.endswith("?"):
             guessed = _guessed(tf, code_of(gpus), kind)
     branch = _branch(guards, f"{tf}.distribute.get_strategy()")
-    return StrategyCode(multi, branch=branch, comment=comment, guessed=guessed)
+    return StrategyCode(multi, branch=branch, comment=comment, guessed=guessed, inputs=inputs)
+
+
+def _counts_present(gpus: cst.BaseExpression, guard: str) -> bool:
+    """`guard` only orders the machine's GPU count against a number (`len(gpu_list) > 1`, `G >= 2`)."""
+    try:
+        node = cst.parse_expression(guard)
+    except cst.ParserSyntaxError:
+        return False
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return False
+    operands = [node.left, node.comparisons[0].comparator]
+    text = code_of(gpus)
+    return any(isinstance(o, cst.Integer) for o in operands) and any(
+        code_of(o) == text or _machine_count(o) for o in operands
+    )
+
+
+def refine(code: str, tree: Tree) -> str:
+    """`code` decided again with the whole module in view: a `gpus` name bound to the machine's GPU
+    count (`G = len(get_available_gpus())`) is every GPU, one bound to a list of ids is a list,
+    one bound to an int (also a parameter's default, a module constant) is a count."""
+    if not isinstance(code, StrategyCode) or code.inputs is None or code.inputs.gpus is None:
+        return code
+    inputs = code.inputs
+    assert inputs.gpus is not None
+    kind = _bound_kind(tree, inputs.gpus, set())
+    if kind is None:
+        return code
+    return strategy_expression(inputs.tf, inputs.gpus, list(inputs.guards), known_int=inputs.known_int, kind=kind)
+
+
+def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | None:
+    """"machine", "count" or "list" when every binding the name (or `len(name)`) reads says so."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
+        inner = node.args[0].value
+        return "machine" if _machine_query(inner) or _bound_kind(tree, inner, seen) == "machine" else None
+    if not isinstance(node, cst.Name) or node.value in seen or len(seen) > 8:
+        if _machine_count(node):
+            return "machine"
+        if _machine_query(node):
+            return "machine"  # the list of the machine's GPUs, as the value of a `len(...)`
+        if isinstance(node, (cst.List, cst.Tuple)) and _all_ints(node):
+            return "list"
+        return "count" if surely_int(node) else None
+    seen.add(node.value)
+    scope = tree.scopes.get(node)
+    if scope is None:
+        return None
+    kinds = set()
+    for assignment in scope[node.value]:
+        target = getattr(assignment, "node", None)
+        parent = tree.parent(target) if target is not None else None
+        value: cst.BaseExpression | None = None
+        if isinstance(parent, cst.Param):
+            value = parent.default
+        elif isinstance(parent, cst.AssignTarget):
+            assign = tree.parent(parent)
+            value = assign.value if isinstance(assign, cst.Assign) else None
+        if value is None:
+            return None
+        kinds.add(_bound_kind(tree, value, seen))
+    return kinds.pop() if len(kinds) == 1 else None
 
 
 def _guessed(tf: str, text: str, kind: str) -> str:
@@ -150,7 +233,7 @@ def _machine_query(node: cst.BaseExpression) -> bool:
         return False
     func = node.func
     name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
-    return name in _MACHINE_QUERIES
+    return name in _MACHINE_QUERIES or bool(_MACHINE_QUERY.match(name))
 
 
 def _comprehension_fors(first: cst.CompFor) -> list[cst.CompFor]:

@@ -259,3 +259,17 @@ def test_every_form_trains_on_this_machine_without_hanging(simulated):
     # No GPU: one replica (the CPU) for every form; 2 simulated GPUs: the mirrored forms use both
     # (simulation maps the missing `/gpu:i` names and the empty lists onto its devices).
     assert replicas == ([1] * 5 if not simulated else [2, 2, 2, 2, 1])
+
+
+def test_the_module_decides_what_a_name_holds():
+    out = (ROOT / "gpus" / "kinds_from_bindings.after.py").read_text()
+    functions = dict(part.split("(", 1) for part in out.split("\ndef ")[1:])
+    # `GPUS = 2` at module level and `n_gpu=2` as a default are counts: sliced, nothing guessed.
+    assert f"{LOGICAL}[:GPUS])" in functions["module_constant"]
+    assert f"{LOGICAL}[:n_gpu])" in functions["parameter_default"]
+    # `ids=GPU_IDS` with `GPU_IDS = [0, 1]`: the ids, filtered to those present.
+    assert 'for i in ids if i <' in functions["ids_default"]
+    # The machine's own GPU count, guarded by "more than one": every GPU, no `if` left.
+    for name in ("backend_query_guarded", "machine_count_guarded"):
+        assert "strategy = tf.distribute.MirroredStrategy()\n" in functions[name]
+        assert "if " not in functions[name]
