@@ -153,36 +153,100 @@ def refine(code: str, tree: Tree) -> str:
 
 
 def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | None:
-    """"machine", "count" or "list" when every binding the name (or `len(name)`) reads says so."""
+    """"machine", "count" or "list" when every value the expression can hold says so: a name's
+    bindings (assignments, a parameter's default and the arguments its function's calls in this
+    module pass), `self.attr`'s assignments in the class, `len(...)` of the machine's GPU list."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
         inner = node.args[0].value
         return "machine" if _machine_query(inner) or _bound_kind(tree, inner, seen) == "machine" else None
-    if not isinstance(node, cst.Name) or node.value in seen or len(seen) > 8:
-        if _machine_count(node):
-            return "machine"
-        if _machine_query(node):
-            return "machine"  # the list of the machine's GPUs, as the value of a `len(...)`
-        if isinstance(node, (cst.List, cst.Tuple)) and _all_ints(node):
-            return "list"
-        return "count" if surely_int(node) else None
-    seen.add(node.value)
+    if _machine_count(node) or _machine_query(node):
+        return "machine"  # a count, or the list of the machine's GPUs as the value of a `len(...)`
+    if isinstance(node, (cst.List, cst.Tuple)) and _all_ints(node):
+        return "list"
+    if surely_int(node):
+        return "count"
+    key = code_of(node)
+    if key in seen or len(seen) > 12:
+        return None
+    seen.add(key)
+    if isinstance(node, cst.Name):
+        values = _name_values(tree, node)
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        values = _self_attribute_values(tree, node)
+    else:
+        return None
+    kinds = {_bound_kind(tree, value, seen) if value is not None else None for value in values or [None]}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _name_values(tree: Tree, node: cst.Name) -> list[cst.BaseExpression | None]:
+    """What `node` can hold: each binding's value (None where one is not a plain value)."""
     scope = tree.scopes.get(node)
     if scope is None:
-        return None
-    kinds = set()
+        return [None]
+    values: list[cst.BaseExpression | None] = []
     for assignment in scope[node.value]:
         target = getattr(assignment, "node", None)
+        if isinstance(target, cst.Param):
+            values += _parameter_values(tree, target)
+            continue
         parent = tree.parent(target) if target is not None else None
-        value: cst.BaseExpression | None = None
-        if isinstance(parent, cst.Param):
-            value = parent.default
-        elif isinstance(parent, cst.AssignTarget):
-            assign = tree.parent(parent)
-            value = assign.value if isinstance(assign, cst.Assign) else None
-        if value is None:
-            return None
-        kinds.add(_bound_kind(tree, value, seen))
-    return kinds.pop() if len(kinds) == 1 else None
+        assign = tree.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+        values.append(assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None)
+    return values
+
+
+def _parameter_values(tree: Tree, param: cst.Param) -> list[cst.BaseExpression | None]:
+    """A parameter's default and what the calls of its function in this module pass for it."""
+    values: list[cst.BaseExpression | None] = [param.default] if param.default is not None else []
+    function = next((a for a in tree.ancestors(param) if isinstance(a, cst.FunctionDef)), None)
+    if function is None:
+        return [None]
+    params = function.params
+    positional = [*params.posonly_params, *params.params]
+    index = next((i for i, p in enumerate(positional) if p is param), None)
+    block = tree.parent(function)
+    owner = tree.parent(block) if block is not None else None
+    method = isinstance(owner, cst.ClassDef)
+    names = {function.name.value}
+    if isinstance(owner, cst.ClassDef) and function.name.value == "__init__":
+        names = {owner.name.value}  # `Trainer(n_features, n_gpus=4)`
+    calls = 0
+    for call in tree.all(cst.Call):
+        assert isinstance(call, cst.Call)
+        callee = call.func.attr.value if isinstance(call.func, cst.Attribute) else (
+            call.func.value if isinstance(call.func, cst.Name) else "")
+        if callee not in names:
+            continue
+        calls += 1
+        if any(a.star for a in call.args):
+            return [None]
+        keyword = next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value), None
+        )
+        if keyword is not None:
+            values.append(keyword)
+            continue
+        plain = [a.value for a in call.args if a.keyword is None]
+        slot = None if index is None else index - (1 if method else 0)  # `self` is not passed
+        if slot is not None and 0 <= slot < len(plain):
+            values.append(plain[slot])
+    return values if values and (calls or param.default is not None) else [None]
+
+
+def _self_attribute_values(tree: Tree, node: cst.Attribute) -> list[cst.BaseExpression | None]:
+    """The values `self.<attr> = ...` assigns in the class around `node`."""
+    owner = next((a for a in tree.ancestors(node) if isinstance(a, cst.ClassDef)), None)
+    if owner is None:
+        return [None]
+    values: list[cst.BaseExpression | None] = []
+    for assign in _walk(owner):
+        if not isinstance(assign, cst.Assign):
+            continue
+        for target in assign.targets:
+            if code_of(target.target) == code_of(node):
+                values.append(assign.value if len(assign.targets) == 1 else None)
+    return values or [None]
 
 
 def _guessed(tf: str, text: str, kind: str) -> str:

@@ -273,3 +273,7 @@ def test_the_module_decides_what_a_name_holds():
     for name in ("backend_query_guarded", "machine_count_guarded"):
         assert "strategy = tf.distribute.MirroredStrategy()\n" in functions[name]
         assert "if " not in functions[name]
+    # A parameter without a default holds what the calls in the module pass: `called_with_ids([0, 1])`.
+    assert "for i in gpus if i <" in functions["called_with_ids"]
+    # `self.n_gpus` holds what `__init__` stores: its `n_gpus=2` default, or the `n_gpus=4` a call passes.
+    assert f"    {LOGICAL}[:self.n_gpus]\n" in out
