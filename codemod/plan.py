@@ -92,6 +92,17 @@ def _flat_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
     return statement.with_changes(leading_lines=lines)
 
 
+def _one_blank_line(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """At most one blank line before `statement`: two set a `def` apart, not statements in a block."""
+    lines = list(_leading_lines(statement))
+    blanks = 0
+    while blanks < len(lines) and lines[blanks].comment is None:
+        blanks += 1
+    if blanks <= 1 or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return statement
+    return statement.with_changes(leading_lines=lines[blanks - 1:])
+
+
 class _Applier(cst.CSTTransformer):
     def __init__(self, plan: Plan, paths: set[int] | None = None, tree: Tree | None = None) -> None:
         super().__init__()
@@ -196,6 +207,8 @@ class _Applier(cst.CSTTransformer):
                 buffer = []
             if buffer is not None:
                 pieces = [_flat_blank_lines(p) for p in pieces]
+                if pieces and index > 0 and id(original.body[index - 1]) in self.plan.moved:
+                    pieces[0] = _one_blank_line(pieces[0])  # the moved `def` took its own spacing along
             (buffer if buffer is not None else out).extend(pieces)
             if region is not None and index == region.end:
                 out.extend(self._wrap(region, buffer or []))

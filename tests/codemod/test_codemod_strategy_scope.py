@@ -326,7 +326,6 @@ REWRITES = [
         'with strategy.scope():\n'
         '    net = build()\n'
         '\n'
-        '\n'
         '    serial = net\n'
         "    serial.compile('adam', 'mse')\n",
         [],
