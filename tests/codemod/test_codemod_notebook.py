@@ -202,3 +202,19 @@ def test_stored_outputs_are_kept_only_where_the_cell_still_runs_the_same_code():
     for index in (5, 6):
         assert before[index]["outputs"] and after[index]["outputs"] == []
         assert after[index]["execution_count"] is None
+
+
+def test_a_guard_and_a_list_of_ids_take_their_house_forms_in_a_notebook():
+    before = (ROOT / "notebooks" / "guard_and_ids.before.ipynb").read_bytes()
+    after = (ROOT / "notebooks" / "guard_and_ids.after.ipynb").read_bytes()
+    result = transform_notebook(before, "nb.ipynb")
+    assert result.output == after and not result.failed and not result.findings
+    assert transform_notebook(after, "nb.ipynb").output == after
+    sources = _code_sources(after)
+    # The guard's cell chose the model; its condition now chooses the strategy, once.
+    assert sources[1].startswith("if N_GPUS > 1:\n    strategy = tf.distribute.MirroredStrategy(")
+    assert "else:\n    strategy = tf.distribute.get_strategy()\nwith strategy.scope():\n" in sources[1]
+    assert sources[2] == "" and sources[3] == "with strategy.scope():\n    model.compile('adam', 'mse')"
+    # `GPU_IDS = [0, 1]`: the ids, with the one comment line saying why they are filtered.
+    assert sources[4].startswith("# The listed GPUs this machine has")
+    assert all(len(line) <= 100 for source in sources for line in source.splitlines())
