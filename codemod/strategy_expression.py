@@ -286,7 +286,10 @@ def _machine_count(node: cst.BaseExpression) -> bool:
     """`len(get_available_gpus())`, `len(tf.config.list_physical_devices("GPU"))`,
     `context.num_gpus()`: the number of GPUs the machine has, i.e. every GPU."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
-        return len(node.args) == 1 and _machine_query(node.args[0].value)
+        # `len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))`: the GPUs TensorFlow sees, i.e. every GPU.
+        return len(node.args) == 1 and (
+            _machine_query(node.args[0].value) or "CUDA_VISIBLE_DEVICES" in code_of(node.args[0].value)
+        )
     return _machine_query(node)
 
 

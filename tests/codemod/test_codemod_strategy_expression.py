@@ -38,6 +38,8 @@ FORMS = {
     "len(get_available_gpus())": "tf.distribute.MirroredStrategy()",
     'len(tf.config.list_physical_devices("GPU"))': "tf.distribute.MirroredStrategy()",
     "context.num_gpus()": "tf.distribute.MirroredStrategy()",
+    "len(K.tensorflow_backend._get_available_gpus())": "tf.distribute.MirroredStrategy()",
+    'len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))': "tf.distribute.MirroredStrategy()",
     "2": f"tf.distribute.MirroredStrategy({LOGICAL}[:2])",
     "n_gpus": f"tf.distribute.MirroredStrategy({LOGICAL}[:n_gpus])",
     "args.gpus": f"tf.distribute.MirroredStrategy({LOGICAL}[:args.gpus])",
