@@ -7,7 +7,7 @@ import libcst as cst
 
 from .strategy_expression import StrategyCode
 
-__all__ = ["fits", "realign_call", "renamed_in", "strategy_statements"]
+__all__ = ["fits", "realign_call", "renamed_in", "spans_lines", "strategy_statements"]
 
 
 def _width(text: str) -> int:
@@ -67,6 +67,17 @@ def realign_call(original: cst.Call, updated: cst.Call, opening: int, block_inde
     column = opening - len(block_indent) + _width(block_indent) + len(old) + 1  # the first one inside `(`
     shift = _Shift(len(new) - len(old), column, block_indent)
     return updated.with_changes(args=[cst.ensure_type(a.visit(shift), cst.Arg) for a in updated.args])
+
+
+def spans_lines(call: cst.Call) -> bool:
+    """The call's arguments run over more than one line (only then is there anything to realign)."""
+    stack: list[cst.CSTNode] = list(call.args)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.ParenthesizedWhitespace):
+            return True
+        stack.extend(current.children)
+    return False
 
 
 def renamed_in(node: cst.CSTNode, replaced: dict[int, cst.CSTNode]) -> bool:

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ._tree import Block, zip_equal
-from .layout import realign_call, renamed_in, strategy_statements
+from .layout import realign_call, renamed_in, spans_lines, strategy_statements
 from .strategy_expression import refine
 
 if TYPE_CHECKING:
@@ -140,6 +140,7 @@ class _Applier(cst.CSTTransformer):
             and isinstance(updated, cst.Call)
             and self.tree is not None
             and renamed_in(original_node.func, self.plan.nodes)
+            and spans_lines(original_node)
         ):
             opening = self.tree.position(original_node)[1] - 1
             return realign_call(original_node, updated, opening, "".join(i for _, i in self.indents))
