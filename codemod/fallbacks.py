@@ -1,8 +1,10 @@
 """Collapses `try: p = multi_gpu_model(m) except ValueError: p = m` and `if gpus > 1:` guards.
 
 MirroredStrategy also runs on one GPU or on the CPU, so a fallback whose only job is to
-use the template on such machines is the strategy code itself. `if` guards stay visible:
-their condition caps the strategy at one device where the old code did not parallelise.
+use the template on such machines is the strategy code itself. `if` guards stay visible: their
+condition, written once as the script wrote it, chooses the strategy (`strategy_expression`
+renders `if c: <mirrored> else: tf.distribute.get_strategy()`; an `else:` guard, recorded here
+as `not (c)`, becomes `if c:` with the branches swapped, never a negated copy).
 
 Only a fallback made of nothing but the call, its assignment, the `parallel = model` branch,
 a local `multi_gpu_model` import and `pass` is collapsed. Anything else in a branch (a

@@ -48,6 +48,8 @@ class _Cell:
     masked: list[str]  # masked lines (no line ends)
     magics: dict[int, str]  # placeholder id -> original body
     header: str | None  # a Python cell magic line (`%%time`), kept out of the module
+    outputs: tuple[int, int] | None = None  # spans of the JSON values of "outputs"
+    count: tuple[int, int] | None = None  # and of "execution_count"
 
 
 def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult:
@@ -123,9 +125,45 @@ def _spliced(text: str, cells: list[_Cell], new_sources: dict[int, str]) -> str:
         new_text = new_sources[cell.index]
         if new_text != cell.text:
             edits.append((cell.span, _encode_source(cell, new_text)))
+            if cell.outputs is not None and text[slice(*cell.outputs)].strip() != "[]" and not _outputs_still_true(
+                cell.text, new_text
+            ):
+                edits.append((cell.outputs, "[]"))
+                if cell.count is not None:
+                    edits.append((cell.count, "null"))
     for (start, end), raw in sorted(edits, reverse=True):
         text = text[:start] + raw + text[end:]
     return text
+
+
+_ADDED_BY_STRATEGY = re.compile(r"^(with \w+\.scope\(\):|else:|\)|.*\.distribute\..*|.*list_logical_devices.*)$")
+
+
+def _outputs_still_true(old: str, new: str) -> bool:
+    """The cell runs the same statements as before, only under `with strategy.scope():` (the strategy
+    lines and imports added, `multi_gpu_model` imports and `with tf.device(...)` removed): what it
+    printed or showed still holds. A rename, a removed call or any other edit makes its outputs stale."""
+    def lines(text: str) -> list[str]:
+        return [line.strip() for line in text.split("\n") if line.strip() and not line.strip().startswith("#")]
+
+    before, after = lines(old), lines(new)
+    removed, added = list(before), []
+    for line in after:
+        if line in removed:
+            removed.remove(line)
+        else:
+            added.append(line)
+    if any(not (line.startswith(("import ", "from ")) or ".device(" in line) for line in removed):
+        return False
+    for position, line in enumerate(after):
+        if line not in added:
+            continue
+        added.remove(line)
+        following = after[position + 1] if position + 1 < len(after) else ""
+        choice = line.startswith("if ") and line.endswith(":") and ".distribute." in following
+        if not (line.startswith(("import ", "from ")) or choice or _ADDED_BY_STRATEGY.match(line)):
+            return False
+    return True
 
 
 _NOT_JSON = "A .ipynb file must be notebook JSON: repair or re-save it in Jupyter, then rerun the codemod."
@@ -244,6 +282,7 @@ def _code_cells(text: str) -> list[_Cell]:
         joined = "".join(value) if isinstance(value, list) else value
         cell = _mask(index, span, raw, value, joined)
         if cell is not None:
+            cell.outputs, cell.count = members.get("outputs"), members.get("execution_count")
             cells.append(cell)
     return cells
 
@@ -309,10 +348,10 @@ def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
             continue
         out[current].append(line)
     for index, (count, indent) in reopened.items():
-        out[index] = _drop_empty_reopen(out[index], count, indent)
+        out[index] = _drop_needless_reopen(_drop_empty_reopen(out[index], count, indent), count, indent)
     result = {}
     for index, cell in by_index.items():
-        body = out.get(index, [])
+        body = _display_last_expression(out.get(index, []))
         if cell.magics:
             body = _restore_magics(body, cell.magics)
         # A cell magic (`%%time`) whose code all went elsewhere would be an error on its own.
@@ -377,6 +416,76 @@ def _drop_empty_reopen(body: list[str], count: int, indent: int) -> list[str]:
     if any(line.strip() and not line.lstrip().startswith("#") for line in rest):
         return body
     return [line[indent:] if line[:indent].strip() == "" else line.lstrip(" \t") for line in rest]
+
+
+# Calls that create no TensorFlow variables: a cell holding only these (and imports, constants,
+# `x.shape`) needs no strategy scope.
+_INERT_CALLS = frozenset({"print", "len", "display", "repr", "str", "type", "range", "list", "dict", "tuple",
+                          "summary", "count_params", "plot", "show", "head", "describe"})
+_INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random"})
+
+
+def _inert(statement: ast.stmt) -> bool:
+    """Creates no variables and compiles nothing: an import, a constant, an inspection
+    (`x.shape`, `model.summary()`, `print(...)`), a NumPy/pandas call."""
+    if isinstance(statement, (ast.Import, ast.ImportFrom, ast.Pass)):
+        return True
+    if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return False
+    for node in ast.walk(statement):
+        if isinstance(node, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            root = func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            module = root.id if isinstance(root, ast.Name) and root is not func else ""
+            if name.startswith("__multi_gpu_codemod_magic_") or not (name in _INERT_CALLS or module in _INERT_MODULES):
+                return False
+    return True
+
+
+def _parsed(lines: list[str]) -> ast.Module | None:
+    try:
+        return ast.parse("\n".join(lines) + "\n")
+    except SyntaxError:
+        return None
+
+
+def _drop_needless_reopen(body: list[str], count: int, indent: int) -> list[str]:
+    """A later cell that only reads or prints (`x.shape`, `BATCH = 32`, imports) keeps its code as
+    it was, without a reopened `with ...scope():`: only cells that build or compile need one."""
+    if len(body) < count or not all(line.lstrip().startswith("with ") for line in body[:count]):
+        return body
+    rest = [line[indent:] if line[:indent].strip() == "" else line.lstrip(" \t") for line in body[count:]]
+    tree = _parsed(rest)
+    if tree is None or not tree.body or not all(_inert(s) for s in tree.body):
+        return body
+    return rest
+
+
+def _display_last_expression(body: list[str]) -> list[str]:
+    """A cell that ended in an expression (`model`, `x.shape`, `model.summary()`) still shows it: when
+    the rewrite put that last expression inside `with strategy.scope():`, it moves back out."""
+    tree = _parsed(body)
+    if tree is None or not tree.body:
+        return body
+    last = tree.body[-1]
+    if not (isinstance(last, ast.With) and len(last.items) == 1 and len(last.body) > 1):
+        return body
+    item = last.items[0].context_expr
+    if not (isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute) and item.func.attr == "scope"):
+        return body
+    final = last.body[-1]
+    if not (isinstance(final, ast.Expr) and _inert(final)) or final.end_lineno is None:
+        return body
+    if any(line.strip() for line in body[final.end_lineno:]):
+        return body
+    shift = final.col_offset - last.col_offset
+    moved = [line[shift:] if line[:shift].strip() == "" else line for line in body[final.lineno - 1:final.end_lineno]]
+    return [*body[:final.lineno - 1], *moved, *body[final.end_lineno:]]
 
 
 def _reopen(before: list[str], indent: int) -> list[str]:

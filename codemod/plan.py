@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ._tree import Block, zip_equal
+from .layout import realign_call, renamed_in, spans_lines, strategy_statements
+from .strategy_expression import refine
 
 if TYPE_CHECKING:
     from ._tree import Tree
@@ -90,19 +92,40 @@ def _flat_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
     return statement.with_changes(leading_lines=lines)
 
 
+def _one_blank_line(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """At most one blank line before `statement`: two set a `def` apart, not statements in a block."""
+    lines = list(_leading_lines(statement))
+    blanks = 0
+    while blanks < len(lines) and lines[blanks].comment is None:
+        blanks += 1
+    if blanks <= 1 or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        return statement
+    return statement.with_changes(leading_lines=lines[blanks - 1:])
+
+
 class _Applier(cst.CSTTransformer):
-    def __init__(self, plan: Plan, paths: set[int] | None = None) -> None:
+    def __init__(self, plan: Plan, paths: set[int] | None = None, tree: Tree | None = None) -> None:
         super().__init__()
         self.plan = plan
+        self.tree = tree
         self.paths = paths
         self.regions: dict[int, list[Region]] = {}
         self.moved: dict[int, cst.BaseStatement] = {}
+        self.unit = "    "  # the module's indentation unit
+        self.indents: list[tuple[int, str]] = []  # (id, indent) of the blocks being visited
+        self.limit = 100  # added lines stay within 100 columns, or within the file's widest line
         for region in plan.regions:
             self.regions.setdefault(id(region.block), []).append(region)
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         # Only nodes on the way to an edit are descended into: everything else stays as it is.
-        return self.paths is None or id(node) in self.paths
+        visit = self.paths is None or id(node) in self.paths
+        if isinstance(node, cst.Module):
+            self.unit = node.default_indent
+            self.limit = max([100, *(_width(line) for line in node.code.splitlines())])
+        elif visit and isinstance(node, cst.IndentedBlock):
+            self.indents.append((id(node), self.unit if node.indent is None else node.indent))
+        return visit
 
     # libcst types the result as the node's own type; a planned replacement may be of another.
     def on_leave(  # type: ignore[override]
@@ -112,10 +135,22 @@ class _Applier(cst.CSTTransformer):
         if replacement is not None:
             return replacement
         updated = super().on_leave(original_node, updated_node)
+        if (
+            isinstance(original_node, cst.Call)
+            and isinstance(updated, cst.Call)
+            and self.tree is not None
+            and renamed_in(original_node.func, self.plan.nodes)
+            and spans_lines(original_node)
+        ):
+            opening = self.tree.position(original_node)[1] - 1
+            return realign_call(original_node, updated, opening, "".join(i for _, i in self.indents))
         if isinstance(original_node, (cst.Module, cst.IndentedBlock)) and isinstance(
             updated, (cst.Module, cst.IndentedBlock)
         ):
-            return self._rebuild(original_node, updated)
+            rebuilt = self._rebuild(original_node, updated)
+            if self.indents and self.indents[-1][0] == id(original_node):
+                self.indents.pop()
+            return rebuilt
         return updated
 
     def _pieces(
@@ -173,6 +208,8 @@ class _Applier(cst.CSTTransformer):
                 buffer = []
             if buffer is not None:
                 pieces = [_flat_blank_lines(p) for p in pieces]
+                if pieces and index > 0 and id(original.body[index - 1]) in self.plan.moved:
+                    pieces[0] = _one_blank_line(pieces[0])  # the moved `def` took its own spacing along
             (buffer if buffer is not None else out).extend(pieces)
             if region is not None and index == region.end:
                 out.extend(self._wrap(region, buffer or []))
@@ -191,7 +228,10 @@ class _Applier(cst.CSTTransformer):
             lines = list(_leading_lines(body[0]))
             body[0] = body[0].with_changes(leading_lines=[])
         lines += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
-        strategy = cst.parse_statement(f"{region.name} = {region.expression}\n")
+        # `_wrap` runs while the region's block is the innermost block visited.
+        indent = "".join(i for _, i in self.indents) if isinstance(region.block, cst.IndentedBlock) else ""
+        expression = refine(region.expression, self.tree) if self.tree is not None else region.expression
+        strategy = strategy_statements(region.name, expression, indent, self.unit, self.limit)
         region.hoisted = [self.moved.get(id(h), h) for h in region.hoisted]
         if region.hoisted:
             first = region.hoisted[0]
@@ -204,14 +244,19 @@ class _Applier(cst.CSTTransformer):
             if isinstance(last, (cst.FunctionDef, cst.ClassDef)):
                 # After a moved definition, the same blank lines that set it apart.
                 blanks = [line for line in last.leading_lines if line.comment is None][-2:]
-                strategy = strategy.with_changes(leading_lines=[b.with_changes(indent=False) for b in blanks])
+                blanks = [b.with_changes(indent=False) for b in blanks]
+                strategy = strategy.with_changes(leading_lines=[*blanks, *_leading_lines(strategy)])
         else:
-            strategy = strategy.with_changes(leading_lines=lines)
+            strategy = strategy.with_changes(leading_lines=[*lines, *_leading_lines(strategy)])
         scope = cst.With(
             items=[cst.WithItem(item=cst.parse_expression(f"{region.name}.scope()"))],
             body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine(body=[cst.Pass()])]),
         )
         return [*region.hoisted, strategy, scope]
+
+
+def _width(line: str) -> int:
+    return len(line.expandtabs(4))
 
 
 def apply_plan(module: cst.Module, plan: Plan, tree: "Tree | None" = None) -> cst.Module:
@@ -228,4 +273,4 @@ def apply_plan(module: cst.Module, plan: Plan, tree: "Tree | None" = None) -> cs
             while current is not None and id(current) not in paths:
                 paths.add(id(current))
                 current = tree.parent(current)
-    return module.visit(_Applier(plan, paths))
+    return module.visit(_Applier(plan, paths, tree))

@@ -1,58 +1,409 @@
-"""Turns `multi_gpu_model`'s `gpus` argument into a MirroredStrategy that never hangs.
+"""Turns `multi_gpu_model`'s `gpus` argument into the `tf.distribute.MirroredStrategy(...)` a person writes.
 
-`MirroredStrategy(devices=["/gpu:3"])` on a machine without GPU 3 hangs in `fit`, so the
-emitted code asks TensorFlow which GPUs exist (`list_physical_devices`, which does not
-initialise the runtime) and uses at most the requested ones; with none present it passes
-`None`, i.e. TensorFlow's default devices (the GPUs, or the CPU).
+The house style (MIGRATION.md, "House style"):
+
+- every GPU (`gpus=None`, a count read from the machine) -> `tf.distribute.MirroredStrategy()`;
+- a count `n` -> `tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:n])`:
+  at most `n` of the GPUs this machine has. Naming GPUs that do not exist
+  (`MirroredStrategy(["/gpu:0", "/gpu:1"])`) hangs in `fit`; with no GPU the slice is empty
+  and TensorFlow takes its default devices (`MirroredStrategy([])` is `MirroredStrategy()`);
+- a list of GPU ids -> the named devices among those present, with a one-line comment saying why
+  they are filtered;
+- a guard (`if n_gpus > 1:` ... `else:`), the script's condition once, choosing the strategy in
+  its branches: `tf.distribute.get_strategy()` (one device, as the plain model ran) in the other.
+
+The result is a `str` (the multi-device expression, what callers that only want an expression use)
+that also carries the layout: `StrategyCode.branch`, `.comment`, and `.guessed` when the code did not
+say whether `gpus` holds a count or a list of ids (the caller should report it).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import libcst as cst
 
 from ._tree import code_of
 
-__all__ = ["strategy_expression", "dropped_notes", "surely_int"]
+if TYPE_CHECKING:
+    from ._tree import Tree
+
+__all__ = ["Branch", "StrategyCode", "count_or_list", "dropped_notes", "refine", "strategy_expression", "surely_int"]
 
 _WHY_DROPPED = {
-    "cpu_merge": "MirroredStrategy merges nothing on a device, it all-reduces gradients",
-    "cpu_relocation": "MirroredStrategy creates every variable on each replica device itself",
+    "cpu_merge": "MirroredStrategy all-reduces gradients, it merges no outputs",
+    "cpu_relocation": "MirroredStrategy places every variable itself",
 }
 
+# Calls whose value is how many GPUs (or which devices) the machine has: using them as the count
+# means "every GPU", which is what `MirroredStrategy()` does.
+_MACHINE_QUERIES = ("list_physical_devices", "list_logical_devices", "list_local_devices", "num_gpus",
+                    "get_available_gpus", "get_gpus", "device_count")
+# `get_available_gpus`, `_get_available_gpus`, `list_gpu_devices`, `count_gpus`: project helpers asking the machine.
+_MACHINE_QUERY = re.compile(r"^_?(get|list|count|num|available)_\w*(gpu|device)s?\w*$", re.IGNORECASE)
+# Last names that hold GPU ids, not a count (`GPU_IDS`, `gpu_list`, `devices`).
+_LIST_SUFFIXES = ("ids", "id_list", "list", "devices")
 
-def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[str], *, known_int: bool = False) -> str:
-    """Source of the `tf.distribute.MirroredStrategy(...)` call for a `gpus` argument.
 
-    `guards` are conditions under which the legacy code used the parallel model; when one
-    is false the old script ran on one device, so the count becomes 1 there.
+@dataclass(frozen=True)
+class Branch:
+    """`if <condition>:` chooses the multi-device strategy (`multi_when_true`) or the default one."""
+
+    condition: str
+    multi_when_true: bool
+    single: str
+
+
+@dataclass(frozen=True)
+class _Inputs:
+    tf: str
+    gpus: cst.BaseExpression | None
+    guards: tuple[str, ...]
+    known_int: bool
+
+
+class StrategyCode(str):
+    """The strategy's multi-device expression, plus how it is laid out (`plan.Region` renders it)."""
+
+    branch: Branch | None
+    comment: str
+    guessed: str
+    inputs: _Inputs | None  # what it was made from, to decide again with the whole module (`refine`)
+
+    def __new__(cls, expression: str, *, branch: Branch | None = None, comment: str = "",
+                guessed: str = "", inputs: _Inputs | None = None) -> StrategyCode:
+        code = super().__new__(cls, expression)
+        code.branch, code.comment, code.guessed, code.inputs = branch, comment, guessed, inputs
+        return code
+
+    def _key(self) -> tuple[str, Branch | None]:
+        return str(self), self.branch
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, StrategyCode):
+            return self._key() == other._key()
+        return isinstance(other, str) and self.branch is None and str.__eq__(self, other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __hash__(self) -> int:
+        return hash(self._key())
+
+
+def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[str], *,
+                        known_int: bool = False, kind: str | None = None) -> StrategyCode:
+    """The `tf.distribute.MirroredStrategy(...)` for a `gpus` argument.
+
+    `guards` are conditions under which the legacy code used the parallel model (a negated one
+    is `not (<condition>)`); when they do not hold the old script ran on one device. `kind`, when
+    the caller knows it from the module ("machine": every GPU, "count", "list"), overrides what
+    the expression alone says.
     """
-    guard = " and ".join(f"({g})" if len(guards) > 1 else g for g in guards)
-    present = f'{tf}.config.list_physical_devices("GPU")'
-    if gpus is None and not guard:
-        return f"{tf}.distribute.MirroredStrategy()"
-    if isinstance(gpus, (cst.List, cst.Tuple)) and not guard:
-        ids = code_of(gpus)
-        return (
-            f'{tf}.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in {ids} if i < len({present})] or None)'
-        )
-    count = "None" if gpus is None else code_of(gpus)
-    if isinstance(gpus, (cst.List, cst.Tuple)):
-        count = f"len({count})"
-    elif gpus is not None and not known_int and not surely_int(gpus):
-        # A variable (`gpus=GPU_IDS`, `args.gpus`) may hold a count or a list of ids: the
-        # emitted code takes either, evaluating the expression once.
-        value = f"{count} if {guard} else 1" if guard else count
-        return (
-            f'{tf}.distribute.MirroredStrategy([f"/gpu:{{i}}" for g in [{value}] '
-            f"for i in (g if isinstance(g, (list, tuple)) else range(g)) if i < len({present})] or None)"
-        )
-    if guard:
-        count = f"{count} if {guard} else 1"
-    return (
-        f'{tf}.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in range(len({present}))][:{count}] or None)'
+    inputs = _Inputs(tf, gpus, tuple(guards), known_int)
+    comment = guessed = ""
+    if gpus is None or _machine_count(gpus) or kind == "machine":
+        multi = f"{tf}.distribute.MirroredStrategy()"
+        if gpus is not None and all(_counts_present(gpus, g) for g in guards):
+            guards = []  # "more than one GPU here": with fewer, MirroredStrategy() is one device too
+    elif isinstance(gpus, (cst.List, cst.Tuple)) and _all_ints(gpus):
+        multi, comment = _listed(tf, code_of(gpus)), _LISTED_COMMENT
+    else:
+        kind = kind or count_or_list(gpus, guards, known_int=known_int)
+        if kind.startswith("list"):
+            multi, comment = _listed(tf, code_of(gpus)), _LISTED_COMMENT
+        else:
+            multi = f'{tf}.distribute.MirroredStrategy({tf}.config.list_logical_devices("GPU")[:{_sliced(gpus)}])'
+        if kind.endswith("?"):
+            guessed = _guessed(tf, code_of(gpus), kind)
+    branch = _branch(guards, f"{tf}.distribute.get_strategy()")
+    return StrategyCode(multi, branch=branch, comment=comment, guessed=guessed, inputs=inputs)
+
+
+def _counts_present(gpus: cst.BaseExpression, guard: str) -> bool:
+    """`guard` only orders the machine's GPU count against a number (`len(gpu_list) > 1`, `G >= 2`)."""
+    try:
+        node = cst.parse_expression(guard)
+    except cst.ParserSyntaxError:
+        return False
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return False
+    operands = [node.left, node.comparisons[0].comparator]
+    text = code_of(gpus)
+    return any(isinstance(o, cst.Integer) for o in operands) and any(
+        code_of(o) == text or _machine_count(o) for o in operands
     )
+
+
+def refine(code: str, tree: Tree) -> str:
+    """`code` decided again with the whole module in view: a `gpus` name bound to the machine's GPU
+    count (`G = len(get_available_gpus())`) is every GPU, one bound to a list of ids is a list,
+    one bound to an int (also a parameter's default, a module constant) is a count."""
+    if not isinstance(code, StrategyCode) or code.inputs is None or code.inputs.gpus is None:
+        return code
+    inputs = code.inputs
+    assert inputs.gpus is not None
+    kind = _bound_kind(tree, inputs.gpus, set())
+    if kind is None:
+        return code
+    return strategy_expression(inputs.tf, inputs.gpus, list(inputs.guards), known_int=inputs.known_int, kind=kind)
+
+
+def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | None:
+    """"machine", "count" or "list" when every value the expression can hold says so: a name's
+    bindings (assignments, a parameter's default and the arguments its function's calls in this
+    module pass), `self.attr`'s assignments in the class, `len(...)` of the machine's GPU list."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
+        inner = node.args[0].value
+        return "machine" if _machine_query(inner) or _bound_kind(tree, inner, seen) == "machine" else None
+    if _machine_count(node) or _machine_query(node):
+        return "machine"  # a count, or the list of the machine's GPUs as the value of a `len(...)`
+    if isinstance(node, (cst.List, cst.Tuple)) and _all_ints(node):
+        return "list"
+    if surely_int(node):
+        return "count"
+    key = code_of(node)
+    if key in seen or len(seen) > 12:
+        return None
+    seen.add(key)
+    if isinstance(node, cst.Name):
+        values = _name_values(tree, node)
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        values = _self_attribute_values(tree, node)
+    else:
+        return None
+    kinds = {_bound_kind(tree, value, seen) if value is not None else None for value in values or [None]}
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _name_values(tree: Tree, node: cst.Name) -> list[cst.BaseExpression | None]:
+    """What `node` can hold: each binding's value (None where one is not a plain value)."""
+    scope = tree.scopes.get(node)
+    if scope is None:
+        return [None]
+    values: list[cst.BaseExpression | None] = []
+    for assignment in scope[node.value]:
+        target = getattr(assignment, "node", None)
+        if isinstance(target, cst.Param):
+            values += _parameter_values(tree, target)
+            continue
+        parent = tree.parent(target) if target is not None else None
+        assign = tree.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+        values.append(assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None)
+    return values
+
+
+def _parameter_values(tree: Tree, param: cst.Param) -> list[cst.BaseExpression | None]:
+    """A parameter's default and what the calls of its function in this module pass for it."""
+    values: list[cst.BaseExpression | None] = [param.default] if param.default is not None else []
+    function = next((a for a in tree.ancestors(param) if isinstance(a, cst.FunctionDef)), None)
+    if function is None:
+        return [None]
+    params = function.params
+    positional = [*params.posonly_params, *params.params]
+    index = next((i for i, p in enumerate(positional) if p is param), None)
+    block = tree.parent(function)
+    owner = tree.parent(block) if block is not None else None
+    method = isinstance(owner, cst.ClassDef)
+    names = {function.name.value}
+    if isinstance(owner, cst.ClassDef) and function.name.value == "__init__":
+        names = {owner.name.value}  # `Trainer(n_features, n_gpus=4)`
+    calls = 0
+    for call in tree.all(cst.Call):
+        assert isinstance(call, cst.Call)
+        callee = call.func.attr.value if isinstance(call.func, cst.Attribute) else (
+            call.func.value if isinstance(call.func, cst.Name) else "")
+        if callee not in names:
+            continue
+        calls += 1
+        if any(a.star for a in call.args):
+            return [None]
+        keyword = next(
+            (a.value for a in call.args if a.keyword is not None and a.keyword.value == param.name.value), None
+        )
+        if keyword is not None:
+            values.append(keyword)
+            continue
+        plain = [a.value for a in call.args if a.keyword is None]
+        slot = None if index is None else index - (1 if method else 0)  # `self` is not passed
+        if slot is not None and 0 <= slot < len(plain):
+            values.append(plain[slot])
+    return values if values and (calls or param.default is not None) else [None]
+
+
+def _self_attribute_values(tree: Tree, node: cst.Attribute) -> list[cst.BaseExpression | None]:
+    """The values `self.<attr> = ...` assigns in the class around `node`."""
+    owner = next((a for a in tree.ancestors(node) if isinstance(a, cst.ClassDef)), None)
+    if owner is None:
+        return [None]
+    values: list[cst.BaseExpression | None] = []
+    for assign in _walk(owner):
+        if not isinstance(assign, cst.Assign):
+            continue
+        for target in assign.targets:
+            if code_of(target.target) == code_of(node):
+                values.append(assign.value if len(assign.targets) == 1 else None)
+    return values or [None]
+
+
+def _guessed(tf: str, text: str, kind: str) -> str:
+    """The finding for a `gpus` whose kind came from its name: what was assumed, and the other form."""
+    if kind == "list?":
+        taken, other = "a list of GPU ids", f'`{tf}.config.list_logical_devices("GPU")[:{text}]`'
+        holds = "a count"
+    else:
+        taken, holds = "a count of GPUs", "GPU ids"
+        other = f'`[f"/gpu:{{i}}" for i in {text} if i < len({tf}.config.list_logical_devices("GPU"))]`'
+    return (
+        f"`gpus={text}` is taken for {taken}: its name says so, nothing else in the code does; if it holds "
+        f"{holds}, pass {other} to `MirroredStrategy` instead."
+    )
+
+
+_LISTED_COMMENT = "# The listed GPUs this machine has: MirroredStrategy hangs in fit() on a missing one."
+
+
+def _listed(tf: str, ids: str) -> str:
+    present = f'len({tf}.config.list_logical_devices("GPU"))'
+    return f'{tf}.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in {ids} if i < {present}])'
+
+
+def _sliced(gpus: cst.BaseExpression) -> str:
+    """`gpus` as a slice bound: parenthesised unless it is an atom (`n`, `args.gpus`, `cfg["n"]`, `f()`)."""
+    text = code_of(gpus)
+    atoms = (cst.Name, cst.Attribute, cst.Subscript, cst.Call, cst.Integer)
+    return text if isinstance(gpus, atoms) or gpus.lpar else f"({text})"
+
+
+def _all_ints(node: cst.List | cst.Tuple) -> bool:
+    return bool(node.elements) and all(isinstance(e.value, cst.Integer) for e in node.elements)
+
+
+def _machine_count(node: cst.BaseExpression) -> bool:
+    """`len(get_available_gpus())`, `len(tf.config.list_physical_devices("GPU"))`,
+    `context.num_gpus()`: the number of GPUs the machine has, i.e. every GPU."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
+        # `len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))`: the GPUs TensorFlow sees, i.e. every GPU.
+        return len(node.args) == 1 and (
+            _machine_query(node.args[0].value) or "CUDA_VISIBLE_DEVICES" in code_of(node.args[0].value)
+        )
+    return _machine_query(node)
+
+
+def _machine_query(node: cst.BaseExpression) -> bool:
+    if isinstance(node, cst.ListComp):  # `[d for d in device_lib.list_local_devices() if ...]`
+        return any(_machine_query(f.iter) for f in _comprehension_fors(node.for_in))
+    if not isinstance(node, cst.Call):
+        return False
+    func = node.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    return name in _MACHINE_QUERIES or bool(_MACHINE_QUERY.match(name))
+
+
+def _comprehension_fors(first: cst.CompFor) -> list[cst.CompFor]:
+    found = [first]
+    while found[-1].inner_for_in is not None:
+        inner = found[-1].inner_for_in
+        assert inner is not None
+        found.append(inner)
+    return found
+
+
+def count_or_list(gpus: cst.BaseExpression, guards: list[str], *, known_int: bool = False) -> str:
+    """"count" when the code proves `gpus` an int (a literal, `len(...)`, arithmetic, argparse
+    `type=int` via `known_int`, a guard comparing it with a number); else the guess from its
+    name: "list?" (`GPU_IDS`, `gpu_list`, `devices`) or "count?" (`gpus`, `n_gpus`, `cfg["gpus"]`)."""
+    if known_int or surely_int(gpus) or _compared_in_guards(code_of(gpus), guards):
+        return "count"
+    if isinstance(gpus, (cst.List, cst.Tuple, cst.ListComp)):
+        return "list"
+    last = _last_name(gpus).lower().rstrip("_")
+    return "list?" if last.endswith(_LIST_SUFFIXES) else "count?"
+
+
+def _last_name(node: cst.BaseExpression) -> str:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        return node.attr.value
+    if isinstance(node, cst.Subscript) and len(node.slice) == 1:
+        index = node.slice[0].slice
+        if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
+            value = index.value.evaluated_value
+            return value if isinstance(value, str) else ""
+    return ""
+
+
+def _compared_in_guards(text: str, guards: list[str]) -> bool:
+    """A guard orders `gpus` against a number (`gpus > 1`, `gpus % 2 == 0`): a list would raise there."""
+    for guard in guards:
+        try:
+            tree = cst.parse_expression(guard)
+        except cst.ParserSyntaxError:
+            continue
+        for node in _walk(tree):
+            if isinstance(node, cst.Comparison):
+                operands = [node.left, *(c.comparator for c in node.comparisons)]
+                ordered = any(
+                    isinstance(c.operator, (cst.GreaterThan, cst.GreaterThanEqual, cst.LessThan, cst.LessThanEqual))
+                    for c in node.comparisons
+                )
+                if ordered and any(code_of(o) == text for o in operands) and any(
+                    isinstance(o, cst.Integer) for o in operands
+                ):
+                    return True
+            if isinstance(node, cst.BinaryOperation) and isinstance(node.operator, (cst.Modulo, cst.Subtract)):
+                if code_of(node.left) == text and isinstance(node.right, cst.Integer):
+                    return True
+    return False
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+def _branch(guards: list[str], single: str) -> Branch | None:
+    """The guards as one `if` condition, each written as the script wrote it; a lone negated guard
+    (`not (c)`, from an `else:` branch) becomes `if c:` choosing the default strategy."""
+    if not guards:
+        return None
+    if len(guards) == 1:
+        inner = _negated(guards[0])
+        if inner is not None:
+            return Branch(inner, multi_when_true=False, single=single)
+        return Branch(guards[0], multi_when_true=True, single=single)
+    return Branch(" and ".join(_operand(g) for g in guards), multi_when_true=True, single=single)
+
+
+def _negated(guard: str) -> str | None:
+    """`c` for the codemod's `not (c)`; None for anything else."""
+    try:
+        node = cst.parse_expression(guard)
+    except cst.ParserSyntaxError:
+        return None
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not) and node.expression.lpar:
+        return code_of(node.expression.with_changes(lpar=[], rpar=[]))
+    return None
+
+
+def _operand(guard: str) -> str:
+    """`guard` as an operand of `and`: parenthesised when it is an `or`, a conditional or a lambda."""
+    try:
+        node = cst.parse_expression(guard)
+    except cst.ParserSyntaxError:
+        return f"({guard})"
+    loose = isinstance(node, (cst.IfExp, cst.Lambda, cst.NamedExpr)) or (
+        isinstance(node, cst.BooleanOperation) and isinstance(node.operator, cst.Or)
+    )
+    return f"({guard})" if loose and not node.lpar else guard
 
 
 _INT_CALLS = frozenset({"int", "len", "round"})
@@ -81,5 +432,5 @@ def dropped_notes(dropped: list[str]) -> list[str]:
     for item in dropped:
         name = item.split("=", 1)[0]
         why = _WHY_DROPPED.get(name, "MirroredStrategy has no such option")
-        notes.append(f"# multi-gpu-codemod: dropped `{item}`: {why}.")
+        notes.append(f"# Dropped `{item}`: {why}.")
     return notes

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import ast
 import re
-from typing import TypeVar
+from collections.abc import Sequence
+from typing import Any, TypeVar
 
 import libcst as cst
 from libcst.codemod import CodemodContext
@@ -64,6 +65,7 @@ def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Modu
     its imports and the nodes the rewrite created).
     """
     prune = _Prune(tree) if tree is not None else None
+    blanks_after_imports = _blanks_after_imports(module)[1]
     context = CodemodContext()
     for entry in plan.remove_imports:
         RemoveImportsVisitor.remove_unused_import(context, entry[0], entry[1], entry[2])
@@ -79,7 +81,42 @@ def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Modu
                 module = module.visit(_DropEmptyImportFallbacks(prune))
     if plan.add_imports:
         module = module.visit(_AddImports(context))
+        module = _blank_lines_after_added_imports(module, blanks_after_imports)
     return module
+
+
+def _section_end(body: Sequence[cst.BaseStatement], start: int) -> int:
+    """The index after the module's import block: its imports and the set-up lines between them."""
+    end = last = start
+    while end < len(body) and (_is_import_line(body[end]) or _is_set_up(body[end])):
+        if _is_import_line(body[end]) or isinstance(body[end], cst.Try):
+            last = end + 1
+        end += 1
+    return last
+
+
+def _blanks_after_imports(module: cst.Module) -> tuple[int, int]:
+    """(index, blank lines) of the first statement after the module's import block."""
+    index = _section_end(module.body, 1 if _skip_first(module) else 0)
+    if index >= len(module.body):
+        return index, 0
+    lines = module.body[index].leading_lines
+    blanks = 0
+    while blanks < len(lines) and lines[blanks].comment is None:
+        blanks += 1
+    return index, blanks
+
+
+def _blank_lines_after_added_imports(module: cst.Module, wanted: int) -> cst.Module:
+    """The code after the import block keeps the blank lines it had there (two before a `def`),
+    also when the removed import opened the file and the added one takes its place (libcst
+    would leave one)."""
+    index, blanks = _blanks_after_imports(module)
+    if index == 0 or index >= len(module.body) or blanks >= wanted:
+        return module
+    statement = module.body[index]
+    fixed = statement.with_changes(leading_lines=[*[cst.EmptyLine()] * (wanted - blanks), *statement.leading_lines])
+    return module.with_changes(body=[*module.body[:index], fixed, *module.body[index + 1:]])
 
 
 def _still_used(module: cst.Module, names: set[str]) -> set[str]:
@@ -257,6 +294,16 @@ class _AddImports(AddImportsVisitor):
             end += 1
         super().visit_Module(node.with_changes(body=node.body[:end + 1]))
 
+    def _split_module(
+        self, orig_module: cst.Module, updated_module: cst.Module
+    ) -> tuple[list[Any], list[Any], list[Any]]:
+        """Where the new import goes: after the module's import block, which runs on through set-up
+        lines between imports (`import matplotlib` / `matplotlib.use("agg")` / `import matplotlib.pyplot`)."""
+        before, imports, _after = super()._split_module(orig_module, updated_module)
+        start = len(before)
+        last = max(_section_end(orig_module.body, start), start + len(imports))
+        return before, list(updated_module.body[start:last]), list(updated_module.body[last:])
+
     def on_visit(self, node: cst.CSTNode) -> bool:
         keep = isinstance(node, cst.Module) or (
             isinstance(node, cst.SimpleStatementLine) and _is_import_line(node)
@@ -268,6 +315,30 @@ def _is_import_line(statement: cst.CSTNode) -> bool:
     return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) > 0 and isinstance(
         statement.body[0], (cst.Import, cst.ImportFrom)
     )
+
+
+def _is_set_up(statement: cst.CSTNode) -> bool:
+    """A line that set-up code puts between imports: `matplotlib.use("agg")`, `sys.path.insert(...)`,
+    `os.environ["X"] = "1"`, `warnings.filterwarnings(...)`; or a `try:` importing something."""
+    if isinstance(statement, cst.Try):
+        body = statement.body
+        return isinstance(body, cst.IndentedBlock) and all(_is_import_line(s) for s in body.body) and all(
+            isinstance(h.body, cst.IndentedBlock) and all(_is_import_line(s) or _only_pass(h.body) for s in h.body.body)
+            for h in statement.handlers
+        )
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            if not isinstance(small.value.func, cst.Attribute):
+                return False
+        elif isinstance(small, cst.Assign):
+            if not all(isinstance(t.target, cst.Subscript) and code_of(t.target.value) == "os.environ"
+                       for t in small.targets):
+                return False
+        else:
+            return False
+    return True
 
 
 def _only_pass(body: cst.BaseSuite) -> bool:

@@ -78,12 +78,34 @@ def assert_comments_kept(before: bytes, after: bytes) -> None:
     assert not missing, f"comments lost: {missing}"
 
 
-def strategy_devices(code: str, present: int, **names: object) -> list[str] | None:
-    """The devices the `tf.distribute.MirroredStrategy(...)` line in migrated `code` selects when
-    `present` GPUs exist and the script's variables hold `names` (`None`: every GPU)."""
+def strategy_devices(code: str, present: int, **names: object) -> list[str] | str | None:
+    """The devices the strategy statement in migrated `code` (the lines just above the first
+    `with <name>.scope():`, an `if`/`else` choosing it included) selects when `present` GPUs exist
+    and the script's variables hold `names`: a list of device names, None for TensorFlow's default
+    devices (`MirroredStrategy()` or an empty list: every GPU, else the CPU), or "one device" for
+    `tf.distribute.get_strategy()` (the default strategy, as a plain model ran)."""
+    import re
+    import textwrap
     import types
 
-    line = next(line.strip() for line in code.splitlines() if "tf.distribute.MirroredStrategy(" in line)
-    argument = line.split("MirroredStrategy(", 1)[1][:-1]
-    config = types.SimpleNamespace(list_physical_devices=lambda kind: list(range(present)))
-    return eval(argument, {"tf": types.SimpleNamespace(config=config), **names}) or None
+    lines = code.splitlines()
+    end = next(i for i, line in enumerate(lines) if re.match(r"\s*with \w+\.scope\(\):", line))
+    indent = len(lines[end]) - len(lines[end].lstrip())
+    start = end
+    while start > 0:
+        start -= 1
+        line = lines[start]
+        depth = len(line) - len(line.lstrip())
+        if depth > indent or line.strip() in ("else:", ")") or not line.strip():
+            continue
+        if depth == indent and (line.lstrip().startswith("if ") or "Strategy(" in line):
+            break
+        start += 1
+        break
+    name = re.match(r"\s*with (\w+)\.scope", lines[end]).group(1)
+    config = types.SimpleNamespace(list_logical_devices=lambda kind: [f"/gpu:{i}" for i in range(present)])
+    distribute = types.SimpleNamespace(MirroredStrategy=lambda devices=None: list(devices) or None if devices else None,
+                                       get_strategy=lambda: "one device")
+    namespace: dict[str, object] = {"tf": types.SimpleNamespace(config=config, distribute=distribute), **names}
+    exec(textwrap.dedent("\n".join(lines[start:end])), namespace)
+    return namespace[name]  # type: ignore[return-value]

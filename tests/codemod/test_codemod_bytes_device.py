@@ -13,7 +13,7 @@ parallel = multi_gpu_model(model, gpus=2)
 parallel.compile("sgd", "mse")
 '''
 STRATEGY = (b'tf.distribute.MirroredStrategy('
-            b'[f"/gpu:{i}" for i in range(len(tf.config.list_physical_devices("GPU")))][:2] or None)')
+            b'tf.config.list_logical_devices("GPU")[:2])')
 AFTER = b'''import tensorflow as tf
 strategy = ''' + STRATEGY + b'''
 with strategy.scope():

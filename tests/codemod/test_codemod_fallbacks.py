@@ -59,10 +59,12 @@ def test_no_user_statement_is_dropped(before):
     assert not lost, f"statements dropped: {lost}"
 
 
-def test_kept_structure_carries_the_guard_into_the_count():
+def test_kept_structure_chooses_the_strategy_with_the_scripts_condition():
     out = (ROOT / "fallbacks" / "kept_guard_in_count.after.py").read_text()
-    # G = 0 (the CPU) and G = 1 must select at most one device, as the old script used; G = 2, two.
-    assert [strategy_devices(out, 4, G=g) for g in (0, 1, 2)] == [["/gpu:0"], ["/gpu:0"], ["/gpu:0", "/gpu:1"]]
+    # G = 0 (the CPU) and G = 1 run on one device, as the old script did; G = 2, on two GPUs.
+    assert [strategy_devices(out, 4, G=g) for g in (0, 1, 2)] == ["one device", "one device", ["/gpu:0", "/gpu:1"]]
+    # The condition is written once, as the script wrote it, never negated.
+    assert out.count("G <= 1") == 2 and "not (" not in out  # the kept `if` and the strategy choice
 
 
 @pytest.mark.parametrize("name,code", [("elif_two_sites.unchanged.py", "MGPU103"),
@@ -86,8 +88,7 @@ REWRITES = [
         "p.compile('a', 'b')\n",
         'import tensorflow as tf\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    m = make()\n'
         '    try:\n'

@@ -28,3 +28,14 @@ def test_removed_imports_keep_the_blank_lines_around_them():
     assert after.startswith("import os\n\nfrom keras.models import Sequential\n")
     top = (ROOT / "imports" / "top_of_file.after.py").read_text()
     assert top.startswith("from keras.models import Sequential\n")
+
+
+def test_the_added_import_goes_after_the_set_up_between_imports():
+    from codemod_fixtures import ROOT
+
+    after = (ROOT / "imports" / "after_matplotlib_use.after.py").read_text()
+    lines = after.splitlines()
+    # `matplotlib.use("agg")` must run before pyplot is imported: the new import never splits them,
+    # it follows the module's last import; the environment setting stays before every import after it.
+    assert lines.index("import tensorflow as tf") == lines.index("from keras.models import Sequential") + 1
+    assert lines.index('matplotlib.use("agg")') == lines.index("import matplotlib") + 1

@@ -64,3 +64,47 @@ def test_a_node_replacement_and_a_cpu_block_dissolved():
     call = with_block.body.body[0].body[0].value.args[0].value
     plan = Plan(unwrap={id(with_block)}, nodes={id(call): cst.Integer("1")})
     assert _apply(plan, module, True) == "# template\nm = make(1)\nn = 2\n"
+
+
+def test_a_definition_moved_above_the_strategy_takes_its_spacing_along():
+    module = cst.parse_module("import x\na = make()\n\n\ndef f():\n    pass\n\n\nb = wrap(a)\nb.compile()\n")
+    definition = module.body[2]
+    region = Region(block=module, start=1, end=4, name="strategy", expression="tf.distribute.MirroredStrategy()",
+                    hoisted=[definition])
+    plan = Plan(regions=[region], moved={id(definition)})
+    assert _apply(plan, module, True) == (
+        "import x\n"
+        "\n"
+        "\n"
+        "def f():\n"
+        "    pass\n"
+        "\n"
+        "\n"
+        "strategy = tf.distribute.MirroredStrategy()\n"
+        "with strategy.scope():\n"
+        "    a = make()\n"
+        "\n"  # one blank line inside the block, not the two that set the `def` apart
+        "    b = wrap(a)\n"
+        "    b.compile()\n"
+    )
+
+
+def test_a_strategy_code_renders_its_comment_and_branches_in_the_block():
+    from multi_gpu_codemod.strategy_expression import Branch, StrategyCode
+
+    module = cst.parse_module("def run(n):\n    m = make()\n    m.compile()\n")
+    block = module.body[0].body
+    code = StrategyCode("tf.distribute.MirroredStrategy()", comment="# why",
+                        branch=Branch("n > 1", True, "tf.distribute.get_strategy()"))
+    plan = Plan(regions=[Region(block=block, start=0, end=1, name="strategy", expression=code)])
+    assert _apply(plan, module, True) == (
+        "def run(n):\n"
+        "    # why\n"
+        "    if n > 1:\n"
+        "        strategy = tf.distribute.MirroredStrategy()\n"
+        "    else:\n"
+        "        strategy = tf.distribute.get_strategy()\n"
+        "    with strategy.scope():\n"
+        "        m = make()\n"
+        "        m.compile()\n"
+    )

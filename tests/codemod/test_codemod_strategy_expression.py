@@ -1,10 +1,20 @@
-"""codemod/strategy_expression.py: before/after pairs and left-unchanged-but-reported cases."""
+"""codemod/strategy_expression.py: the house-style strategy forms, pinned, and what each selects."""
 
-import types
+import ast
+import json
+import subprocess
+import sys
+import textwrap
 
+import libcst as cst
 import pytest
 
-from codemod_fixtures import ROOT, check_pair, check_unchanged, pairs, strategy_devices, unchanged
+from child_process import child_env, simulated_gpus_env
+from codemod_fixtures import ROOT, check_pair, check_source_pair, check_unchanged, needs_tensorflow, pairs
+from codemod_fixtures import strategy_devices, unchanged
+from multi_gpu_codemod.strategy_expression import StrategyCode, count_or_list, strategy_expression
+
+LOGICAL = 'tf.config.list_logical_devices("GPU")'
 
 
 @pytest.mark.parametrize("before", pairs("gpus"), ids=lambda p: p.name)
@@ -17,14 +27,255 @@ def test_unchanged_but_reported(path):
     check_unchanged(path)
 
 
-def test_gpus_variable_may_hold_a_count_or_a_list():
+def _expression(gpus, guards=(), known_int=False):
+    node = None if gpus is None else cst.parse_expression(gpus)
+    return strategy_expression("tf", node, list(guards), known_int=known_int)
+
+
+# gpus source -> the strategy expression, for every canonical form without a guard.
+FORMS = {
+    None: "tf.distribute.MirroredStrategy()",
+    "len(get_available_gpus())": "tf.distribute.MirroredStrategy()",
+    'len(tf.config.list_physical_devices("GPU"))': "tf.distribute.MirroredStrategy()",
+    "context.num_gpus()": "tf.distribute.MirroredStrategy()",
+    "len(K.tensorflow_backend._get_available_gpus())": "tf.distribute.MirroredStrategy()",
+    'len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))': "tf.distribute.MirroredStrategy()",
+    "2": f"tf.distribute.MirroredStrategy({LOGICAL}[:2])",
+    "n_gpus": f"tf.distribute.MirroredStrategy({LOGICAL}[:n_gpus])",
+    "args.gpus": f"tf.distribute.MirroredStrategy({LOGICAL}[:args.gpus])",
+    "n - 1": f"tf.distribute.MirroredStrategy({LOGICAL}[:(n - 1)])",
+    "[0, 1, 3]": f'tf.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in [0, 1, 3] if i < len({LOGICAL})])',
+    "GPU_IDS": f'tf.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in GPU_IDS if i < len({LOGICAL})])',
+}
+
+
+@pytest.mark.parametrize("gpus", list(FORMS), ids=str)
+def test_each_gpus_argument_has_one_plain_form(gpus):
+    code = _expression(gpus)
+    assert code == FORMS[gpus] and code.branch is None
+    # Never a nested comprehension, an `isinstance`, or a condition inside the expression.
+    tree = ast.parse(str(code))
+    assert not any(isinstance(n, (ast.IfExp, ast.Call)) and getattr(getattr(n, "func", None), "id", "") == "isinstance"
+                   for n in ast.walk(tree))
+    assert all(len(c.generators) == 1 for c in ast.walk(tree) if isinstance(c, ast.ListComp))
+    assert not any(isinstance(n, ast.IfExp) for n in ast.walk(tree))
+
+
+def test_a_list_of_ids_says_why_it_is_filtered():
+    assert _expression("[0, 2]").comment.startswith("# ")
+    assert "hangs" in _expression("[0, 2]").comment
+    assert _expression("2").comment == ""
+
+
+@pytest.mark.parametrize("gpus,kind", [
+    ("2", "count"), ("len(ids)", "count"), ("n // 2", "count"),
+    ("G", "count?"), ("cfg['gpus']", "count?"), ("self.n_gpus", "count?"),
+    ("GPU_IDS", "list?"), ("gpu_list", "list?"), ("args.devices", "list?"), ("[a, b]", "list"),
+])
+def test_count_or_list_decides_from_the_code_then_from_the_name(gpus, kind):
+    assert count_or_list(cst.parse_expression(gpus), []) == kind
+
+
+def test_a_guard_ordering_the_variable_against_a_number_proves_a_count():
+    node = cst.parse_expression("G")
+    assert count_or_list(node, ["G > 1"]) == "count"
+    assert count_or_list(node, ["not (G <= 1)"]) == "count"
+    assert count_or_list(node, ["use_all"]) == "count?"
+    assert count_or_list(node, [], known_int=True) == "count"
+
+
+def test_a_guessed_kind_is_handed_to_the_caller_to_report():
+    assert _expression("G").guessed == (
+        "`gpus=G` is taken for a count of GPUs: its name says so, nothing else in the code does; if it holds "
+        'GPU ids, pass `[f"/gpu:{i}" for i in G if i < len(tf.config.list_logical_devices("GPU"))]` to '
+        "`MirroredStrategy` instead."
+    )
+    assert "taken for a list of GPU ids" in _expression("GPU_IDS").guessed
+    assert _expression("args.gpus", known_int=True).guessed == ""
+    assert _expression("G", ["G > 1"]).guessed == ""
+
+
+def test_a_guard_chooses_the_strategy_with_the_scripts_condition_once():
+    code = _expression("n_gpus", ["n_gpus > 1"])
+    assert code == StrategyCode(f"tf.distribute.MirroredStrategy({LOGICAL}[:n_gpus])", branch=code.branch)
+    assert code.branch is not None and code.branch.condition == "n_gpus > 1" and code.branch.multi_when_true
+    assert code.branch.single == "tf.distribute.get_strategy()"
+    # An `else:` branch's guard comes as `not (c)`: the strategy is chosen with `if c:`, not negated.
+    negated = _expression("G", ["not (G <= 1)"])
+    assert negated.branch is not None and negated.branch.condition == "G <= 1"
+    assert not negated.branch.multi_when_true
+    # Several guards: each as written, parenthesised only where `and` would change it.
+    both = _expression("G", ["G > 1", "a or b"])
+    assert both.branch is not None and both.branch.condition == "G > 1 and (a or b)"
+
+
+def test_two_codes_differing_in_their_guard_are_different_strategies():
+    assert _expression("G", ["G > 1"]) != _expression("G")
+    assert _expression("G") == _expression("G") == "tf.distribute.MirroredStrategy(" + f"{LOGICAL}[:G])"
+
+
+# Before/after tables pinning the layout of each form in a script.
+LAYOUT_PAIRS = {
+    "count-at-module-level": (
+        "from keras.utils import multi_gpu_model\n\n"
+        "model = build()\n"
+        "model = multi_gpu_model(model, gpus=4)\n"
+        "model.compile('sgd', 'mse')\n",
+        "import tensorflow as tf\n\n"
+        f"strategy = tf.distribute.MirroredStrategy({LOGICAL}[:4])\n"
+        "with strategy.scope():\n"
+        "    model = build()\n"
+        "    model.compile('sgd', 'mse')\n",
+    ),
+    "long-count-wrapped-like-black": (
+        "from keras.utils import multi_gpu_model\n\n"
+        "class Trainer:\n"
+        "    def build(self):\n"
+        "        model = build()\n"
+        "        model = multi_gpu_model(model, gpus=self.config.training.number_of_gpus)\n"
+        "        model.compile('sgd', 'mse')\n",
+        "import tensorflow as tf\n\n"
+        "class Trainer:\n"
+        "    def build(self):\n"
+        "        strategy = tf.distribute.MirroredStrategy(\n"
+        f"            {LOGICAL}[:self.config.training.number_of_gpus]\n"
+        "        )\n"
+        "        with strategy.scope():\n"
+        "            model = build()\n"
+        "            model.compile('sgd', 'mse')\n",
+    ),
+    "id-list-with-its-comment": (
+        "from keras.utils import multi_gpu_model\n\n"
+        "model = build()\n"
+        "model = multi_gpu_model(model, gpus=[0, 1])\n"
+        "model.compile('sgd', 'mse')\n",
+        "import tensorflow as tf\n\n"
+        "# The listed GPUs this machine has: MirroredStrategy hangs in fit() on a missing one.\n"
+        "strategy = tf.distribute.MirroredStrategy(\n"
+        f'    [f"/gpu:{{i}}" for i in [0, 1] if i < len({LOGICAL})]\n'
+        ")\n"
+        "with strategy.scope():\n"
+        "    model = build()\n"
+        "    model.compile('sgd', 'mse')\n",
+    ),
+    "every-gpu-count-from-the-machine": (
+        "from keras.utils import multi_gpu_model\n\n"
+        "model = build()\n"
+        "model = multi_gpu_model(model, gpus=len(get_available_gpus()))\n"
+        "model.compile('sgd', 'mse')\n",
+        "import tensorflow as tf\n\n"
+        "strategy = tf.distribute.MirroredStrategy()\n"
+        "with strategy.scope():\n"
+        "    model = build()\n"
+        "    model.compile('sgd', 'mse')\n",
+    ),
+    "two-space-file-keeps-its-unit-in-the-branches": (
+        "from keras.utils import multi_gpu_model\n\n"
+        "def run(x, n_gpus):\n"
+        "  model = build()\n"
+        "  if n_gpus > 1:\n"
+        "    model = multi_gpu_model(model, gpus=n_gpus)\n"
+        "  model.compile('sgd', 'mse')\n",
+        "import tensorflow as tf\n\n"
+        "def run(x, n_gpus):\n"
+        "  if n_gpus > 1:\n"
+        f"    strategy = tf.distribute.MirroredStrategy({LOGICAL}[:n_gpus])\n"
+        "  else:\n"
+        "    strategy = tf.distribute.get_strategy()\n"
+        "  with strategy.scope():\n"
+        "    model = build()\n"
+        "    model.compile('sgd', 'mse')\n",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT_PAIRS))
+def test_layout_of_each_form(name):
+    before, after = LAYOUT_PAIRS[name]
+    check_source_pair(before, after)
+    assert all(len(line) <= 100 for line in after.splitlines())
+
+
+@pytest.mark.parametrize("name", sorted(LAYOUT_PAIRS))
+def test_what_each_form_selects(name):
+    after = LAYOUT_PAIRS[name][1]
+    if "get_strategy" in after:
+        assert strategy_devices(after, 4, n_gpus=1) == "one device"
+        assert strategy_devices(after, 4, n_gpus=3) == ["/gpu:0", "/gpu:1", "/gpu:2"]
+        assert strategy_devices(after, 0, n_gpus=3) is None  # no GPU: TensorFlow's default device
+    elif "[0, 1]" in after:
+        assert strategy_devices(after, 4) == ["/gpu:0", "/gpu:1"]
+        assert strategy_devices(after, 1) == ["/gpu:0"]
+        assert strategy_devices(after, 0) is None
+    elif "[:4]" in after:
+        assert strategy_devices(after, 8) == [f"/gpu:{i}" for i in range(4)]
+        assert strategy_devices(after, 2) == ["/gpu:0", "/gpu:1"]
+        assert strategy_devices(after, 0) is None
+
+
+def test_gpus_variable_count_or_list_fixture():
     out = (ROOT / "gpus" / "gpu_ids_variable.after.py").read_text()
-    (first, second) = [line for line in out.splitlines() if "MirroredStrategy(" in line]
-    assert strategy_devices(first, 4, ids=[0, 1]) == ["/gpu:0", "/gpu:1"]
-    assert strategy_devices(first, 2, ids=[1, 3]) == ["/gpu:1"]
-    assert strategy_devices(first, 2, ids=3) == ["/gpu:0", "/gpu:1"]
-    assert strategy_devices(first, 0, ids=2) is None
-    # argparse `type=int` keeps the short slice form
-    args = types.SimpleNamespace(gpus=1)
-    assert second.endswith("[:args.gpus] or None)")
-    assert strategy_devices(second, 4, args=args) == ["/gpu:0"]
+    on_ids, on_count = out.split("def build_on_count")
+    assert strategy_devices(on_ids, 4, ids=[1, 3]) == ["/gpu:1", "/gpu:3"]
+    assert strategy_devices(on_ids, 2, ids=[1, 3]) == ["/gpu:1"]
+    assert strategy_devices("def build_on_count" + on_count, 4, args=type("A", (), {"gpus": 1})) == ["/gpu:0"]
+
+
+# Each emitted form, run by TensorFlow itself on this machine: no form may name a device that is not
+# there (MirroredStrategy would hang in `fit`); with no GPU every form falls back to the default device.
+_REAL_FORMS = [
+    "tf.distribute.MirroredStrategy()",
+    f"tf.distribute.MirroredStrategy({LOGICAL}[:2])",
+    f"tf.distribute.MirroredStrategy({LOGICAL}[:n])",
+    f'tf.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in [0, 1, 3] if i < len({LOGICAL})])',
+    "tf.distribute.get_strategy()",
+]
+
+_PROBE = textwrap.dedent("""
+    import json, sys
+    import numpy as np
+    import tensorflow as tf
+    import keras
+    out = []
+    for form in json.loads(sys.argv[1]):
+        n = 2
+        strategy = eval(form)
+        with strategy.scope():
+            model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
+            model.compile("sgd", "mse")
+        model.fit(np.ones((8, 3)), np.ones((8, 1)), epochs=1, batch_size=4, verbose=0)
+        out.append(strategy.num_replicas_in_sync)
+    print(json.dumps(out))
+""")
+
+
+@needs_tensorflow
+@pytest.mark.slow
+@pytest.mark.parametrize("simulated", [0, 2])
+def test_every_form_trains_on_this_machine_without_hanging(simulated):
+    env = simulated_gpus_env(simulated) if simulated else child_env({"CUDA_VISIBLE_DEVICES": ""})
+    done = subprocess.run([sys.executable, "-c", _PROBE, json.dumps(_REAL_FORMS)], env=env, capture_output=True,
+                          text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+    replicas = json.loads(done.stdout.strip().splitlines()[-1])
+    # No GPU: one replica (the CPU) for every form; 2 simulated GPUs: the mirrored forms use both
+    # (simulation maps the missing `/gpu:i` names and the empty lists onto its devices).
+    assert replicas == ([1] * 5 if not simulated else [2, 2, 2, 2, 1])
+
+
+def test_the_module_decides_what_a_name_holds():
+    out = (ROOT / "gpus" / "kinds_from_bindings.after.py").read_text()
+    functions = dict(part.split("(", 1) for part in out.split("\ndef ")[1:])
+    # `GPUS = 2` at module level and `n_gpu=2` as a default are counts: sliced, nothing guessed.
+    assert f"{LOGICAL}[:GPUS])" in functions["module_constant"]
+    assert f"{LOGICAL}[:n_gpu])" in functions["parameter_default"]
+    # `ids=GPU_IDS` with `GPU_IDS = [0, 1]`: the ids, filtered to those present.
+    assert 'for i in ids if i <' in functions["ids_default"]
+    # The machine's own GPU count, guarded by "more than one": every GPU, no `if` left.
+    for name in ("backend_query_guarded", "machine_count_guarded"):
+        assert "strategy = tf.distribute.MirroredStrategy()\n" in functions[name]
+        assert "if " not in functions[name]
+    # A parameter without a default holds what the calls in the module pass: `called_with_ids([0, 1])`.
+    assert "for i in gpus if i <" in functions["called_with_ids"]
+    # `self.n_gpus` holds what `__init__` stores: its `n_gpus=2` default, or the `n_gpus=4` a call passes.
+    assert f"    {LOGICAL}[:self.n_gpus]\n" in out

@@ -22,8 +22,7 @@ REWRITES = [
         'parallel_model.fit(x, y)\n',
         'import tensorflow as tf\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    model = make()\n'
         "    model.compile('adam', 'mse')\n"
@@ -39,8 +38,7 @@ REWRITES = [
         'gpu_net.fit(x, y)\n',
         'import tensorflow as tf\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    net = make()\n'
         "    net.compile('adam', 'mse')\n"
@@ -56,8 +54,7 @@ REWRITES = [
         'pm.fit(x, y)\n',
         'import tensorflow as tf\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    m = make()\n'
         "    m.compile('adam', 'mse')\n"
@@ -73,8 +70,7 @@ REWRITES = [
         'parallel = other\n',
         'import tensorflow as tf\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    model = make()\n'
         '    parallel = model\n'
@@ -92,8 +88,7 @@ REWRITES = [
         '    return p.predict(model)\n',
         'import tensorflow as tf\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    model = make()\n'
         '    p = model\n'
@@ -117,8 +112,7 @@ REWRITES = [
         '\n'
         'x = [1,2,\n'
         '     3]\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    model = make()\n'
         "    model.compile('a', 'b')\n"
@@ -135,8 +129,7 @@ REWRITES = [
         'import tensorflow as tf\n'
         '\n'
         'def f():\n'
-        '\tstrategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        '\tstrategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         '\twith strategy.scope():\n'
         '\t\tmodel = make()\n'
         "\t\tmodel.compile('a', 'b')\n",
@@ -153,8 +146,7 @@ REWRITES = [
         "pd.compile('a', 'b')\n",
         'import tensorflow as tf\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    g = make_g()\n'
         '    d = make_d()\n'
@@ -183,8 +175,7 @@ REWRITES = [
         '        p = multi_gpu_model(ser, gpus)\n'
         '        self.__dict__.update(p.__dict__)\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    m = make()\n'
         "    m.compile('a', 'b')\n",
@@ -200,8 +191,7 @@ REWRITES = [
         "model.compile('sgd', 'mse')\n",
         'import tensorflow as tf\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    model = make()\n'
         '    p = model\n'
@@ -222,8 +212,7 @@ REWRITES = [
         'q = p\n',
         'import tensorflow as tf\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    model = make()\n'
         '    # the template\n'
@@ -246,8 +235,7 @@ REWRITES = [
         "CFG = load_config('a.yml')\n"
         '\n'
         'def run():\n'
-        '    strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         '    with strategy.scope():\n'
         "        model = build(CFG['units'], CFG)\n"
         "        model.compile('adam', 'mse')\n",
@@ -267,8 +255,7 @@ REWRITES = [
         "CFG = {'units': 4}\n"
         '\n'
         'def run():\n'
-        '    strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         '    with strategy.scope():\n'
         "        model = build(CFG['units'], CFG)\n"
         "        model.compile('adam', 'mse')\n",
@@ -288,8 +275,7 @@ REWRITES = [
         "CFG = yaml.safe_load(open('a'))\n"
         '\n'
         'def run():\n'
-        '    strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         '    with strategy.scope():\n'
         "        model = build(CFG['units'], CFG)\n"
         "        model.compile('adam', 'mse')\n",
@@ -307,10 +293,10 @@ REWRITES = [
         "    par.compile(opt, 'mse')\n",
         'import tensorflow as tf\n'
         '\n'
+        '\n'
         'def fit(x, y):\n'
         "    opt = 'adam'\n"
-        '    strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         '    with strategy.scope():\n'
         '        model = build()\n'
         "        model.compile(opt, 'mse')\n",
@@ -331,15 +317,14 @@ REWRITES = [
         "par.compile('adam', 'mse')\n",
         'import tensorflow as tf\n'
         '\n'
+        '\n'
         'def log(h):\n'
         '    print(h)\n'
         '\n'
         '\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    net = build()\n'
-        '\n'
         '\n'
         '    serial = net\n'
         "    serial.compile('adam', 'mse')\n",
@@ -355,8 +340,7 @@ REWRITES = [
         'import tensorflow as tf\n'
         '\n'
         'x_train, y_train = load_data()\n'
-        'strategy = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in'
-        ' range(len(tf.config.list_physical_devices("GPU")))][:2] or None)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    model = build(x_train.shape[1:])\n'
         "    model.compile('adam', 'mse')\n",

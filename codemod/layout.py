@@ -1,0 +1,111 @@
+"""How added and edited code is laid out: the strategy line(s) within the line limit, and calls
+whose continuation lines were aligned under their parenthesis kept aligned after a rename."""
+
+from __future__ import annotations
+
+import libcst as cst
+
+from .strategy_expression import StrategyCode
+
+__all__ = ["fits", "realign_call", "renamed_in", "spans_lines", "strategy_statements"]
+
+
+def _width(text: str) -> int:
+    return len(text.expandtabs(4))
+
+
+def fits(line: str, limit: int) -> bool:
+    return _width(line) <= limit
+
+
+def strategy_statements(name: str, expression: str, indent: str, unit: str, limit: int) -> cst.BaseStatement:
+    """`name = expression`, or the `if`/`else` choosing it (`StrategyCode.branch`), with its comment
+    line; a line over `limit` columns has its one argument on a line of its own (black's shape).
+    `indent` is where the statement goes, `unit` the file's indentation unit."""
+    branch = expression.branch if isinstance(expression, StrategyCode) else None
+    comment = expression.comment if isinstance(expression, StrategyCode) else ""
+    if branch is None:
+        text = _assignment(name, str(expression), indent, "", unit, limit) + "\n"
+    else:
+        multi = _assignment(name, str(expression), indent + unit, unit, unit, limit)
+        single = f"{name} = {branch.single}"
+        first, second = (multi, single) if branch.multi_when_true else (single, multi)
+        text = f"if {branch.condition}:\n{unit}{first}\nelse:\n{unit}{second}\n"
+    statement = cst.parse_statement(text)
+    if comment:
+        statement = statement.with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(comment))])
+    return statement
+
+
+def _assignment(name: str, expression: str, indent: str, written_at: str, unit: str, limit: int) -> str:
+    """`name = expression` at `indent`, as text to parse where the statement is at `written_at`."""
+    line = f"{name} = {expression}"
+    if fits(indent + line, limit):
+        return line
+    call = cst.parse_expression(expression)
+    if not (isinstance(call, cst.Call) and len(call.args) == 1 and call.args[0].keyword is None):
+        return line
+    func = cst.Module([]).code_for_node(call.func)
+    argument = cst.Module([]).code_for_node(call.args[0].value)
+    # libcst keeps a continuation line's indentation relative to the block the statement is in.
+    return f"{name} = {func}(\n{written_at}{unit}{argument}\n{written_at})"
+
+
+def realign_call(original: cst.Call, updated: cst.Call, opening: int, block_indent: str) -> cst.Call:
+    """`parallel_model.compile(loss=...,` / `optimizer=...)` aligned under the parenthesis, after
+    `parallel_model` became `model`: the continuation lines aligned with or beyond the column
+    after `(` move by as much as the parenthesis did. Hanging indents (`f(` then an indented
+    line) are left as they are. `opening`: the original column (0-based) of the call's first
+    character; `block_indent`: the indentation of the block the call is in."""
+    if isinstance(updated.whitespace_before_args, cst.ParenthesizedWhitespace):
+        return updated  # a hanging indent: relative to the statement, not to `(`
+    empty = cst.Module([])
+    old, new = empty.code_for_node(original.func), empty.code_for_node(updated.func)
+    if "\n" in old or "\n" in new or len(old) == len(new):
+        return updated
+    # Columns as the reader sees them (a tab is 4 wide): the line starts with the block's indent.
+    column = opening - len(block_indent) + _width(block_indent) + len(old) + 1  # the first one inside `(`
+    shift = _Shift(len(new) - len(old), column, block_indent)
+    return updated.with_changes(args=[cst.ensure_type(a.visit(shift), cst.Arg) for a in updated.args])
+
+
+def spans_lines(call: cst.Call) -> bool:
+    """The call's arguments run over more than one line (only then is there anything to realign)."""
+    stack: list[cst.CSTNode] = list(call.args)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.ParenthesizedWhitespace):
+            return True
+        stack.extend(current.children)
+    return False
+
+
+def renamed_in(node: cst.CSTNode, replaced: dict[int, cst.CSTNode]) -> bool:
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if id(current) in replaced:
+            return True
+        stack.extend(current.children)
+    return False
+
+
+class _Shift(cst.CSTTransformer):
+    """Moves continuation lines that start at or beyond `column` by `delta` columns."""
+
+    def __init__(self, delta: int, column: int, block_indent: str) -> None:
+        super().__init__()
+        self.delta, self.column, self.block_indent = delta, column, block_indent
+
+    def leave_ParenthesizedWhitespace(
+        self, original_node: cst.ParenthesizedWhitespace, updated_node: cst.ParenthesizedWhitespace
+    ) -> cst.ParenthesizedWhitespace:
+        spaces = updated_node.last_line.value
+        base = _width(self.block_indent) if updated_node.indent else 0
+        width = _width(spaces)
+        if base + width < self.column or width + self.delta < 0:
+            return updated_node
+        width += self.delta
+        # A file aligning with tabs keeps them: as many as fit, then spaces.
+        text = "\t" * (width // 4) + " " * (width % 4) if "\t" in spaces else " " * width
+        return updated_node.with_changes(last_line=cst.SimpleWhitespace(text))

@@ -1,0 +1,61 @@
+"""codemod/layout.py (and how plan.py uses it): the rewritten file keeps the original's layout."""
+
+import pytest
+
+from codemod_fixtures import ROOT, check_pair, pairs
+from multi_gpu_codemod.layout import strategy_statements
+from multi_gpu_codemod.strategy_expression import Branch, StrategyCode
+
+import libcst as cst
+
+
+@pytest.mark.parametrize("before", pairs("layout"), ids=lambda p: p.name)
+def test_fixture_pairs(before):
+    check_pair(before)
+
+
+def test_continuation_lines_follow_the_parenthesis_after_a_rename():
+    after = (ROOT / "layout" / "realign_after_rename.after.py").read_text().splitlines()
+    for opening, continued in (("model.compile(", "loss="), ("history = model.fit(", "x, y,")):
+        line = next(i for i, text in enumerate(after) if opening in text)
+        column = after[line].index(opening) + len(opening)
+        assert after[line][column:].startswith(continued)
+        assert after[line + 1][:column].strip() == "" and after[line + 1][column] != " "
+    # A hanging indent is relative to the statement, not to the parenthesis: left as it was.
+    assert "    model.evaluate(\n        x, y, verbose=0)" in "\n".join(after)
+
+
+def test_blank_lines_stay_blank_and_stay_where_they_were():
+    before = (ROOT / "layout" / "blank_lines_kept.before.py").read_text()
+    after = (ROOT / "layout" / "blank_lines_kept.after.py").read_text()
+    assert not [line for line in after.splitlines() if line and not line.strip()]  # no whitespace-only line
+    assert after.count("\n\n") == before.count("\n\n") - 1  # only the removed import's own blank line went
+    assert "\n\n\ndef train" in after  # two blank lines before the `def`, as before
+
+
+def _text(statement: cst.BaseStatement, indent: str = "") -> str:
+    module = cst.Module(body=[statement])
+    return "".join(indent + line if line else line for line in module.code.splitlines(keepends=True))
+
+
+def test_a_long_strategy_line_is_wrapped_like_black_at_its_indentation():
+    code = StrategyCode('tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:self.n_gpus])')
+    short = strategy_statements("strategy", code, "", "    ", 100)
+    assert _text(short) == f"strategy = {code}\n"
+    deep = strategy_statements("strategy", code, " " * 12, "    ", 100)
+    assert cst.Module(body=[cst.IndentedBlock(body=[deep]).body[0]]).code == (
+        "strategy = tf.distribute.MirroredStrategy(\n"
+        '    tf.config.list_logical_devices("GPU")[:self.n_gpus]\n'
+        ")\n"
+    )
+    # The file's widest line is the limit when it is wider than 100 columns.
+    assert "\n" not in cst.Module(body=[strategy_statements("strategy", code, " " * 12, "    ", 120)]).code.strip()
+
+
+def test_a_branch_uses_the_files_indentation_unit():
+    code = StrategyCode("tf.distribute.MirroredStrategy()",
+                        branch=Branch("G > 1", True, "tf.distribute.get_strategy()"))
+    statement = strategy_statements("s", code, "", "\t", 100)
+    assert cst.Module(body=[statement], default_indent="\t").code == (
+        "if G > 1:\n\ts = tf.distribute.MirroredStrategy()\nelse:\n\ts = tf.distribute.get_strategy()\n"
+    )
