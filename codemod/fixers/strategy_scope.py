@@ -45,13 +45,14 @@ from ..preconditions import (
     enclosing_strategy_scope,
 )
 from ..recognise import Site
-from ..strategy_expression import dropped_notes, strategy_expression, surely_int
+from ..strategy_expression import StrategyCode, dropped_notes, refine, strategy_expression, surely_int
 
 __all__ = ["CODES", "fix"]
 
 # The finding codes this stage reports: one per precondition (preconditions.py), plus the call's
-# own position (MGPU103), a kept fallback (MGPU106) and a compile it cannot find (MGPU202).
-CODES: Final = frozenset({p.code for p in PRECONDITIONS} | {"MGPU103", "MGPU106", "MGPU202"})
+# own position (MGPU103), a kept fallback (MGPU106), a compile it cannot find (MGPU202) and a
+# `gpus` whose kind (count or GPU ids) only its name tells (MGPU117: rewritten, and reported).
+CODES: Final = frozenset({p.code for p in PRECONDITIONS} | {"MGPU103", "MGPU106", "MGPU117", "MGPU202"})
 
 # compile arguments that may carry objects owning variables (optimizers, metric objects).
 _VARIABLE_ARGS = ("optimizer", "metrics", "weighted_metrics")
@@ -1104,6 +1105,9 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
             ctx.plan.moved.add(id(statement))
         hoisted = [*item.definitions, *hoisted]
     ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted))
+    decided = refine(item.expression, ctx.tree)
+    if isinstance(decided, StrategyCode) and decided.guessed:
+        ctx.report(item.site.call, "MGPU117", decided.guessed)
     for node in item.unwrap:
         ctx.plan.unwrap.add(id(node))
     for planned in [item, *item.site_followers]:
