@@ -25,6 +25,7 @@ __all__ = [
     "TEMPLATE_ON_EVERY_PATH",
     "CALLER_OBJECTS",
     "MODULE_OBJECTS",
+    "OUTER_OBJECTS",
     "COMPILE_OBJECTS",
     "ONE_STRATEGY",
     "OWN_SCOPE_COVERS",
@@ -37,6 +38,7 @@ TEMPLATE_MOVABLE: Final = "MGPU104"
 TEMPLATE_ON_EVERY_PATH: Final = "MGPU112"
 CALLER_OBJECTS: Final = "MGPU113"
 MODULE_OBJECTS: Final = "MGPU109"
+OUTER_OBJECTS: Final = "MGPU118"
 COMPILE_OBJECTS: Final = "MGPU110"
 OWN_SCOPE_COVERS: Final = "MGPU114"
 DEVICE_SETTINGS_FIRST: Final = "MGPU115"
@@ -64,6 +66,10 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "build that model under the same scope (in the caller), or migrate by hand"),
     Precondition(MODULE_OBJECTS, "no object the construction or `compile` uses is created at module level",
                  "create it inside the function, under the scope"),
+    Precondition(OUTER_OBJECTS, "every model or layer the covered statements use that is built before them in "
+                 "the same block is covered too (the scope starts earlier, over plain data, constants and "
+                 "definitions only); none is built in an enclosing block",
+                 "build that model or layer right before the template (or the template right after it)"),
     Precondition(COMPILE_OBJECTS, "every optimizer, loss or metric object `compile` receives is created in the "
                  "statements the scope covers (strings and plain functions are not objects)",
                  "create it under the scope, or pass a string such as `'adam'`"),

@@ -21,6 +21,7 @@ from ..construction import (
     MODEL_PARTS as _MODEL_PARTS,
     construction_start,
     dependency_statements,
+    is_alias,
     makes_layers,
     object_reads,
     outer_construction,
@@ -36,6 +37,7 @@ from ..preconditions import (
     GPU_COUNT_FIRST,
     MODULE_OBJECTS,
     ONE_STRATEGY,
+    OUTER_OBJECTS,
     OWN_SCOPE_COVERS,
     TEMPLATE_BUILT_HERE,
     TEMPLATE_MOVABLE,
@@ -141,6 +143,13 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
         return _plan_in_own_scope(ctx, site, fallback, own_scope, template, target, scope_node,
                                   [block0.body[start0], built_by, *compiles, *derived])
     block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles, derived)
+    region = block.body[start:end + 1]
+    if _reported_module_object(ctx, site, scope_node, list(region)):
+        return None
+    covered = _cover_objects_built_before(ctx, site, template, block, start, end)
+    if covered is None:
+        return None
+    start = covered
     if _reported_outside_argument(ctx, site, template, scope_node, compiles, block.body[start:end + 1]):
         return None
     # Every `if` between the site and the block the scope goes in guards the site: where its
@@ -310,6 +319,122 @@ def _scope_range(
         members.append(statement)
         members.extend(dependency_statements(tree, statement, call))
     return _common_range(tree, members)
+
+
+# Callees whose result is a model whatever their case: `load_model(path)`, `model_from_json(text)`.
+_MODEL_LOADERS = frozenset({"load_model", "model_from_json", "model_from_yaml", "model_from_config", "clone_model"})
+
+
+def _model_binding(statement: cst.CSTNode) -> bool:
+    """`x = Model(...)`, `x = Dense(4)`, `x = keras.applications.ResNet50(...)`, `x = load_model(p)`:
+    the statement assigns an object that owns (or will own) variables."""
+    if _constructs(statement):
+        return True
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], (cst.Assign, cst.AnnAssign))):
+        return False
+    value = statement.body[0].value
+    if not isinstance(value, cst.Call):
+        return False
+    dotted = dotted_name(value.func)
+    return dotted.rsplit(".", 1)[-1] in _MODEL_LOADERS or ".applications." in f".{dotted}."
+
+
+def _cover_objects_built_before(
+    ctx: FixContext, site: Site, template: str, block: Block, start: int, end: int
+) -> int | None:
+    """The scope's first statement, moved up so that the scope covers every model or layer its
+    statements use that is built earlier in the same block (`backbone = Model(inp, h)` above
+    `for layer in backbone.layers: model.add(layer)`) with what builds it: variables created
+    before the scope make `fit` fail. Moving up is safe only over plain data, constants,
+    definitions and statements working on those objects; otherwise the object is reported
+    (MGPU118), as is one built in an enclosing block. None when reported."""
+    tree = ctx.tree
+    region = block.body[start:end + 1]
+    inside: set[str] = set().union(*(bound_names(s) for s in region))
+    used_as_model: set[str] = set()
+    read: set[str] = set()
+    for statement in region:
+        read |= plain_uses(statement) | object_reads(statement)
+        used_as_model |= object_reads(statement)
+        used_as_model |= {tree.code(c.func) for c in m.findall(statement, m.Call(func=m.Name()))
+                          if isinstance(c, cst.Call)}
+    read -= inside
+    # The objects the region reads that are built before it: a model or layer by its binding, or
+    # whatever a name used as one (`backbone.layers`, `base(x)`) is bound to by a call.
+    chain: list[cst.BaseStatement] = []
+    needed: set[str] = set()  # what the chain's statements read
+    new_start = start
+    for k in range(start - 1, -1, -1):
+        statement = block.body[k]
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
+            continue
+        bound = bound_names(statement)
+        if not (bound & needed or bound & read & used_as_model or (bound & read and _model_binding(statement))):
+            continue  # data or a setting only the region reads: it stays before the scope
+        if makes_layers(statement) or is_alias(statement):
+            chain.append(statement)
+            new_start = k
+            needed |= plain_uses(statement) | object_reads(statement)
+    wanted = read | needed
+    outer = _object_built_in_enclosing_block(tree, block, start, read - set().union(
+        *(bound_names(s) for s in chain)) if chain else read, used_as_model)
+    if not chain and outer is None:
+        return start
+    chained = {id(s) for s in chain}
+    objects = set().union(*(bound_names(s) for s in chain)) if chain else set()
+    blocking: cst.BaseStatement | None = None
+    for statement in block.body[new_start:start]:
+        if id(statement) in chained or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if m.findall(statement, m.Import() | m.ImportFrom()) or device_setting(statement, tree) is not None:
+            continue  # imports stay valid under the scope; device settings are hoisted or reported later
+        if not makes_layers(statement) or (used_names(statement) & objects and not bound_names(statement) - objects):
+            continue  # plain data, or work on the objects moved with it (`backbone.trainable = False`)
+        blocking = statement
+        break
+    if blocking is None and outer is None:
+        return new_start
+    if outer is not None:
+        name, built = outer
+        where = f"line {tree.position(built)[0]}, in an enclosing block"
+    else:
+        assert chain
+        built = chain[-1] if not (set(bound_names(chain[0])) & read) else chain[0]
+        name = sorted(bound_names(built) & wanted)[0]
+        where = f"line {tree.position(built)[0]}"
+    stop = (
+        f"; line {tree.position(blocking)[0]}{_short_code(tree, blocking)} between it and the construction "
+        "is not plain data, so the scope cannot be extended over it"
+        if blocking is not None and outer is None else ""
+    )
+    ctx.report(built, OUTER_OBJECTS, (
+        f"`{name}` is built on {where}, before the code the `strategy.scope()` would cover (what builds "
+        f"`{template}`, from line {tree.position(block.body[start])[0]}), and that code uses it as a model or "
+        f"layer{stop}; its variables would exist outside the scope and `fit` would fail. Build `{name}` "
+        f"right before `{template}` (or `{template}` right after it) and rerun, or migrate the `{site.name}` "
+        f"call (line {tree.position(site.call)[0]}) by hand; it is left as it is."
+    ))
+    return None
+
+
+def _object_built_in_enclosing_block(
+    tree: Tree, block: Block, start: int, read: set[str], used_as_model: set[str]
+) -> tuple[str, cst.BaseStatement] | None:
+    """A name the scope's statements use as a model or layer that a statement of an enclosing
+    block (same function) builds before them: the scope cannot reach it."""
+    wanted = read & used_as_model
+    if not wanted:
+        return None
+    for outer, index in tree.block_chain(block.body[start])[1:]:
+        for k in range(index - 1, -1, -1):
+            statement = outer.body[k]
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            names = bound_names(statement) & wanted
+            if names and makes_layers(statement) and not m.findall(statement, m.Import() | m.ImportFrom()):
+                return sorted(names)[0], statement
+    return None
 
 
 def _reported_module_object(ctx: FixContext, site: Site, scope_node: cst.CSTNode, nodes: list[cst.CSTNode]) -> bool:

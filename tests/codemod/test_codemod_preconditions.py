@@ -371,3 +371,29 @@ def test_a_backbone_built_in_init_and_read_in_another_method_is_reported():
     """)
     assert [(f[0], f[1]) for f in findings] == [(9, "MGPU113")]
     assert findings[0][2].startswith("`self.base` is built in another method (line 7)")
+
+
+def test_model_built_before_the_scope_past_an_unrelated_object_is_reported_at_it():
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "codemod" / "strategy_scope"
+    source = (path / "encoder_layers_reused_past_other_model.unchanged.py").read_bytes()
+    result = transform_source(source, "t.py")
+    assert result.output == source
+    assert [(f.line, f.code) for f in result.findings] == [(8, "MGPU118")]
+    message = result.findings[0].message
+    assert "`encoder` is built on line 8" in message and "line 9 (`critic = build_critic()`)" in message
+    assert "Build `encoder` right before `net`" in message
+
+
+def test_model_built_before_the_scope_over_plain_data_is_covered_by_it():
+    source, result = _run("""
+        inp = Input((4,))
+        base = Model(inp, Dense(3)(inp))
+        SIZE = 8
+        head = Sequential()
+        head.add(base)
+        head.add(Dense(SIZE))
+        parallel = multi_gpu_model(head, gpus=2)
+        parallel.compile("sgd", "mse")
+    """)
+    assert result.findings == []
+    assert "with strategy.scope():\n    inp = Input((4,))\n    base = Model(" in result.output.decode()
