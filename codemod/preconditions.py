@@ -26,6 +26,7 @@ __all__ = [
     "CALLER_OBJECTS",
     "MODULE_OBJECTS",
     "OUTER_OBJECTS",
+    "COMPILE_FOLLOWS",
     "COMPILE_OBJECTS",
     "ONE_STRATEGY",
     "OWN_SCOPE_COVERS",
@@ -40,6 +41,7 @@ CALLER_OBJECTS: Final = "MGPU113"
 MODULE_OBJECTS: Final = "MGPU109"
 OUTER_OBJECTS: Final = "MGPU118"
 COMPILE_OBJECTS: Final = "MGPU110"
+COMPILE_FOLLOWS: Final = "MGPU202"
 OWN_SCOPE_COVERS: Final = "MGPU114"
 DEVICE_SETTINGS_FIRST: Final = "MGPU115"
 GPU_COUNT_FIRST: Final = "MGPU105"
@@ -73,6 +75,9 @@ PRECONDITIONS: tuple[Precondition, ...] = (
     Precondition(COMPILE_OBJECTS, "every optimizer, loss or metric object `compile` receives is created in the "
                  "statements the scope covers (strings and plain functions are not objects)",
                  "create it under the scope, or pass a string such as `'adam'`"),
+    Precondition(COMPILE_FOLLOWS, "a `compile` of the template (or of the parallel model) follows in the same "
+                 "function, or the template is loaded with `load_model`",
+                 "compile the model in the function that builds it, after the call"),
     Precondition(OWN_SCOPE_COVERS, "when the call is already inside `with <strategy>.scope():`, that scope also "
                  "covers the template's construction and its `compile` (then that strategy is kept, the call "
                  "dropped, no second strategy added)", "build and compile the model inside that scope"),

@@ -32,6 +32,7 @@ from ..devices import creates_no_variables, device_setting, only_device_work
 from ..plan import Region
 from ..preconditions import (
     CALLER_OBJECTS,
+    COMPILE_FOLLOWS,
     COMPILE_OBJECTS,
     DEVICE_SETTINGS_FIRST,
     GPU_COUNT_FIRST,
@@ -52,9 +53,9 @@ from ..strategy_expression import StrategyCode, dropped_notes, refine, strategy_
 __all__ = ["CODES", "fix"]
 
 # The finding codes this stage reports: one per precondition (preconditions.py), plus the call's
-# own position (MGPU103), a kept fallback (MGPU106), a compile it cannot find (MGPU202) and a
+# own position (MGPU103), a kept fallback (MGPU106) and a
 # `gpus` whose kind (count or GPU ids) only its name tells (MGPU117: rewritten, and reported).
-CODES: Final = frozenset({p.code for p in PRECONDITIONS} | {"MGPU103", "MGPU106", "MGPU117", "MGPU202"})
+CODES: Final = frozenset({p.code for p in PRECONDITIONS} | {"MGPU103", "MGPU106", "MGPU117"})
 
 # compile arguments that may carry objects owning variables (optimizers, metric objects).
 _VARIABLE_ARGS = ("optimizer", "metrics", "weighted_metrics")
@@ -142,6 +143,17 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     if own_scope is not None:
         return _plan_in_own_scope(ctx, site, fallback, own_scope, template, target, scope_node,
                                   [block0.body[start0], built_by, *compiles, *derived])
+    if not compiles and not _loaded(built_by):
+        models = " or ".join(f"`{n}`" for n in [template, *sorted(derived_names)])
+        result = "the call's result" if target is None else f"`{target}`"
+        ctx.report(site.call, COMPILE_FOLLOWS, (
+            f"no `compile` of {models} follows in this function, so the `strategy.scope()` the migration "
+            f"would open here cannot cover it, and a compile outside the scope makes `fit` fail (Keras 3 "
+            f"creates the optimizer in `compile`). Compile {result} in this function after the call and "
+            f"rerun, or migrate by hand: build and compile `{template}` under one `strategy.scope()` where it "
+            "is compiled; the call is left as it is."
+        ))
+        return None
     block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles, derived)
     region = block.body[start:end + 1]
     if _reported_module_object(ctx, site, scope_node, list(region)):
@@ -180,13 +192,6 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     )
     if not fallback.collapsed and target is not None:
         planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
-    if not compiles and not _loaded(built_by):
-        models = " or ".join(f"`{n}`" for n in [template, *sorted(derived_names)])
-        ctx.report(site.call, "MGPU202", (
-            f"no `compile` of {models} follows in this function; compile it under "
-            f"`with {template}.distribute_strategy.scope():` wherever it is compiled "
-            "(Keras 3 creates the optimizer in `compile`; outside the scope `fit` fails)."
-        ))
     return planned
 
 

@@ -397,3 +397,13 @@ def test_model_built_before_the_scope_over_plain_data_is_covered_by_it():
     """)
     assert result.findings == []
     assert "with strategy.scope():\n    inp = Input((4,))\n    base = Model(" in result.output.decode()
+
+
+def test_model_compiled_by_the_caller_is_reported_and_left():
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "codemod" / "strategy_scope"
+    source = (path / "compiled_by_caller.unchanged.py").read_bytes()
+    result = transform_source(source, "t.py")
+    assert result.output == source
+    assert [(f.line, f.code) for f in result.findings] == [(9, "MGPU202")]
+    assert "no `compile` of `net` follows in this function" in result.findings[0].message
+    assert "Compile the call's result in this function after the call" in result.findings[0].message
