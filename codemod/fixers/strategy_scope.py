@@ -89,14 +89,16 @@ class _Planned:
 
 def fix(ctx: FixContext) -> None:
     planned: list[_Planned] = []
+    uncovered: list[tuple[Site, list[cst.BaseStatement]]] = []  # MGPU118: a site and the objects it could not cover
     for site in ctx.sites:
         if site.problem is not None:
             continue
         ctx.current_site = site
-        result = _plan_site(ctx, site)
+        result = _plan_site(ctx, site, uncovered)
         ctx.current_site = None
         if result is not None:
             planned.append(result)
+    planned = _drop_sharing_uncovered(ctx, planned, uncovered)
     for item in planned:
         if item.own_scope is not None:
             ctx.current_site = item.site
@@ -106,7 +108,36 @@ def fix(ctx: FixContext) -> None:
         _commit(ctx, item)
 
 
-def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
+def _drop_sharing_uncovered(
+    ctx: FixContext, planned: list[_Planned], uncovered: list[tuple[Site, list[cst.BaseStatement]]]
+) -> list[_Planned]:
+    """A site whose scope would build an object that another site uses but cannot cover (MGPU118:
+    a GAN's discriminator, used by the stacked model) is left too: rewritten alone, the two models
+    would live under different strategies."""
+    kept = []
+    for item in planned:
+        region = item.block.body[item.start:item.end + 1]
+        shared = next(((other, built) for other, chain in uncovered for built in chain
+                       if any(s is built for s in region)), None)
+        if shared is None or item.own_scope is not None:
+            kept.append(item)
+            continue
+        other, built = shared
+        tree = ctx.tree
+        ctx.report(item.site.call, OUTER_OBJECTS, (
+            f"line {tree.position(built)[0]}{_short_code(tree, built)}, which this `{item.site.name}` call's "
+            f"`strategy.scope()` would cover, is also used by the `{other.name}` call on line "
+            f"{tree.position(other.call)[0]}, which is left as it is (see its finding); rewritten alone, the two "
+            "models would be under different strategies. Build both models under one `strategy.scope()` by "
+            "hand, or move what the other call's model uses next to its construction and rerun; the call is "
+            "left as it is."
+        ))
+    return kept
+
+
+def _plan_site(
+    ctx: FixContext, site: Site, uncovered: list[tuple[Site, list[cst.BaseStatement]]] | None = None
+) -> _Planned | None:
     """How one site is rewritten, or None when a precondition (preconditions.py) does not hold:
     then the first one that does not is reported, at the object involved."""
     tree = ctx.tree
@@ -158,7 +189,7 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     region = block.body[start:end + 1]
     if _reported_module_object(ctx, site, scope_node, list(region)):
         return None
-    covered = _cover_objects_built_before(ctx, site, template, block, start, end)
+    covered = _cover_objects_built_before(ctx, site, template, block, start, end, uncovered)
     if covered is None:
         return None
     start = covered
@@ -346,27 +377,32 @@ def _model_binding(statement: cst.CSTNode) -> bool:
 
 
 def _cover_objects_built_before(
-    ctx: FixContext, site: Site, template: str, block: Block, start: int, end: int
+    ctx: FixContext, site: Site, template: str, block: Block, start: int, end: int,
+    uncovered: list[tuple[Site, list[cst.BaseStatement]]] | None = None,
 ) -> int | None:
     """The scope's first statement, moved up so that the scope covers every model or layer its
     statements use that is built earlier in the same block (`backbone = Model(inp, h)` above
-    `for layer in backbone.layers: model.add(layer)`) with what builds it: variables created
-    before the scope make `fit` fail. Moving up is safe only over plain data, constants,
-    definitions and statements working on those objects; otherwise the object is reported
-    (MGPU118), as is one built in an enclosing block. None when reported."""
+    `for layer in backbone.layers: model.add(layer)`, `self.generator` called in a GAN's stacked
+    model) with what builds it: variables created before the scope make `fit` fail. Moving up is
+    safe only over plain data, constants, definitions and statements working on those objects;
+    otherwise the object is reported (MGPU118), as is one built in an enclosing block. None when
+    reported."""
     tree = ctx.tree
     region = block.body[start:end + 1]
-    inside: set[str] = set().union(*(bound_names(s) for s in region))
-    used_as_model: set[str] = set()
     read: set[str] = set()
+    used_as_model: set[str] = set()
     for statement in region:
         read |= plain_uses(statement) | object_reads(statement)
         used_as_model |= object_reads(statement)
-        used_as_model |= {tree.code(c.func) for c in m.findall(statement, m.Call(func=m.Name()))
-                          if isinstance(c, cst.Call)}
-    read -= inside
-    # The objects the region reads that are built before it: a model or layer by its binding, or
-    # whatever a name used as one (`backbone.layers`, `base(x)`) is bound to by a call.
+        for call in m.findall(statement, m.Call()):
+            func = cst.ensure_type(call, cst.Call).func
+            if isinstance(func, cst.Name) or _self_attribute(func):
+                used_as_model.add(tree.code(func))  # `base(x)`, `self.generator(z)`
+        for part in m.findall(statement, m.Attribute(value=m.Attribute(value=m.Name("self")))):
+            if cst.ensure_type(part, cst.Attribute).attr.value in _MODEL_PARTS:
+                used_as_model.add(tree.code(cst.ensure_type(part, cst.Attribute).value))  # `self.base.output`
+    read |= {code for code in used_as_model if code.startswith("self.")}
+    read = {code for code in read if not any(_binds_code(tree, s, code) for s in region)}
     chain: list[cst.BaseStatement] = []
     needed: set[str] = set()  # what the chain's statements read
     new_start = start
@@ -374,28 +410,27 @@ def _cover_objects_built_before(
         statement = block.body[k]
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
             continue
-        bound = bound_names(statement)
-        if not (bound & needed or bound & read & used_as_model or (bound & read and _model_binding(statement))):
-            continue  # data or a setting only the region reads: it stays before the scope
+        bound = {code for code in read | needed if _binds_code(tree, statement, code)}
+        if not (bound & needed or bound & used_as_model or (bound and _model_binding(statement))):
+            continue  # data or a setting only the scope's statements read: it stays before the scope
         if makes_layers(statement) or is_alias(statement):
             chain.append(statement)
             new_start = k
             needed |= plain_uses(statement) | object_reads(statement)
     wanted = read | needed
-    outer = _object_built_in_enclosing_block(tree, block, start, read - set().union(
-        *(bound_names(s) for s in chain)) if chain else read, used_as_model)
+    objects = {code for s in chain for code in wanted if _binds_code(tree, s, code)}
+    outer = _object_built_in_enclosing_block(tree, block, start, read - objects, used_as_model)
     if not chain and outer is None:
         return start
     chained = {id(s) for s in chain}
-    objects = set().union(*(bound_names(s) for s in chain)) if chain else set()
     blocking: cst.BaseStatement | None = None
     for statement in block.body[new_start:start]:
         if id(statement) in chained or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             continue
         if m.findall(statement, m.Import() | m.ImportFrom()) or device_setting(statement, tree) is not None:
             continue  # imports stay valid under the scope; device settings are hoisted or reported later
-        if not makes_layers(statement) or (used_names(statement) & objects and not bound_names(statement) - objects):
-            continue  # plain data, or work on the objects moved with it (`backbone.trainable = False`)
+        if not makes_layers(statement) or (_touches(tree, statement, objects) and not bound_names(statement)):
+            continue  # plain data, or work on the objects moved with it (`backbone.load_weights(path)`)
         blocking = statement
         break
     if blocking is None and outer is None:
@@ -404,15 +439,16 @@ def _cover_objects_built_before(
         name, built = outer
         where = f"line {tree.position(built)[0]}, in an enclosing block"
     else:
-        assert chain
-        built = chain[-1] if not (set(bound_names(chain[0])) & read) else chain[0]
-        name = sorted(bound_names(built) & wanted)[0]
+        built = next(s for s in reversed(chain) if any(_binds_code(tree, s, c) for c in read))
+        name = sorted(c for c in read if _binds_code(tree, built, c))[0]
         where = f"line {tree.position(built)[0]}"
     stop = (
-        f"; line {tree.position(blocking)[0]}{_short_code(tree, blocking)} between it and the construction "
+        f"; line {tree.position(blocking)[0]}{_short_code(tree, blocking)} between it and that code "
         "is not plain data, so the scope cannot be extended over it"
         if blocking is not None and outer is None else ""
     )
+    if uncovered is not None:
+        uncovered.append((site, chain))
     ctx.report(built, OUTER_OBJECTS, (
         f"`{name}` is built on {where}, before the code the `strategy.scope()` would cover (what builds "
         f"`{template}`, from line {tree.position(block.body[start])[0]}), and that code uses it as a model or "
@@ -421,6 +457,18 @@ def _cover_objects_built_before(
         f"call (line {tree.position(site.call)[0]}) by hand; it is left as it is."
     ))
     return None
+
+
+def _binds_code(tree: Tree, statement: cst.CSTNode, code: str) -> bool:
+    """`statement` assigns `code` (a plain name, or a `self.` attribute)."""
+    return code in bound_names(statement) if "." not in code else binds(statement, code, tree)
+
+
+def _touches(tree: Tree, statement: cst.CSTNode, objects: set[str]) -> bool:
+    """`statement` reads or changes one of `objects` (names, `self.` attributes)."""
+    if used_names(statement) & objects:
+        return True
+    return any(tree.code(a) in objects for a in m.findall(statement, m.Attribute(value=m.Name("self"))))
 
 
 def _object_built_in_enclosing_block(

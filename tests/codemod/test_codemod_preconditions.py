@@ -407,3 +407,14 @@ def test_model_compiled_by_the_caller_is_reported_and_left():
     assert [(f.line, f.code) for f in result.findings] == [(9, "MGPU202")]
     assert "no `compile` of `net` follows in this function" in result.findings[0].message
     assert "Compile the call's result in this function after the call" in result.findings[0].message
+
+
+def test_two_sites_sharing_a_model_one_cannot_cover_are_both_left():
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "codemod" / "strategy_scope"
+    source = (path / "two_models_sharing_a_critic.unchanged.py").read_bytes()
+    result = transform_source(source, "t.py")
+    assert result.output == source
+    assert [(f.line, f.code) for f in result.findings] == [(10, "MGPU118"), (12, "MGPU118")]
+    first, second = (f.message for f in result.findings)
+    assert "`self.gen` is built on line 10" in first and "line 13 (`self.critic_gpu.compile" in first
+    assert "is also used by the `multi_gpu_model` call on line 17" in second
