@@ -115,7 +115,8 @@ def test_call_sites_name_their_cell_and_line(tmp_path, capsys):
     assert [(s.cell, s.line, s.name, s.status) for s in result.sites] == [(2, 2, "multi_gpu_model", "rewritten")]
     (tmp_path / "nb.ipynb").write_bytes(data)
     assert main(["--check", str(tmp_path)]) == 1
-    assert f"{tmp_path / 'nb.ipynb'}:cell 2:line 2:col 12: multi_gpu_model would be rewritten" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'nb.ipynb'}:cell 2:line 2:col 12: multi_gpu_model would be rewritten" in out
 
 
 def test_broken_json_reported():
