@@ -258,7 +258,9 @@ def test_long_and_chain_that_crashes_libcst_in_process(tmp_path, capsys):  # its
     script = tmp_path / "train.py"
     script.write_bytes(("x = " + " and ".join(["a"] * 10_000) + "\n").encode() + SMALL_LEGACY)
     code, out = _run_folder(tmp_path, capsys, "--check")
-    assert (code, out) == (1, "1 file scanned, 1 would be rewritten, 0 need attention, 0 failed\n")
+    assert (code, out) == (1, f"{script}:4:12: multi_gpu_model would be rewritten\n"
+                              "1 file scanned, 1 would be rewritten, 0 need attention, 0 failed; 1 call site: "
+                              "1 would be rewritten, 0 reported, 0 untouched\n")
 
 
 def test_parser_crash_is_a_finding_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
