@@ -184,9 +184,19 @@ class ParallelModel(_parallel.ParallelMixin, _StrategyFixes, Functional):
     run by a MirroredStrategy, with identity layers that keep its output names."""
 
     _carries_compile_state = False
+    _keras_model_class = keras.Model
 
     def _distribute_optimizer(self, optimizer: Any) -> None:
         distribute_optimizer(optimizer, self._compat_strategy)
+
+    def _distribute_compile_objects(self, args: Any, kwargs: Any) -> None:
+        # Metric objects created before the call (under no strategy) would be updated by
+        # every replica at once, unsynchronised: their variables are mirrored first.
+        # compile(optimizer, loss, loss_weights, metrics, weighted_metrics, ...)
+        given = list(args[3:5]) + [kwargs.get("metrics"), kwargs.get("weighted_metrics")]
+        for metric in tf.nest.flatten(given):
+            if isinstance(metric, keras.metrics.Metric):
+                distribute_variables(list(metric.variables), self._compat_strategy)
 
 
 def _template_inputs(template: Any) -> tuple[list[Any], Any]:
