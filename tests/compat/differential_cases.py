@@ -271,7 +271,7 @@ def compile_args(K: Any, case: Case) -> dict[str, Any]:
     multi = case.arch in ("multi_io_list", "multi_io_dict")
     if case.compile == "strings":
         loss: Any = ["mse", "categorical_crossentropy"] if multi else "mse"
-        metrics: Any = ["mae"]
+        metrics: Any = [["mae"], ["accuracy"]] if multi else ["mae"]
     elif case.compile == "metric_objects":
         loss = ["mse", "categorical_crossentropy"] if multi else "mse"
         metrics = [K.metrics.MeanAbsoluteError(name="mae_obj"), K.metrics.RootMeanSquaredError()]
