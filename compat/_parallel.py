@@ -101,12 +101,18 @@ def build_parallel(
 
     with strategy.scope():
         inputs, call_inputs = template_inputs(template)
-        outputs = tf.nest.flatten(template(call_inputs))
-        names = output_names(template, len(outputs))
-        outputs = [keras.layers.Identity(name=n)(o) for n, o in zip(names, outputs)]
-        # Inputs in the template's own structure: a single-input template takes a plain
-        # tensor, a dict-input one a dict, a multi-input one a list.
-        parallel = parallel_class(call_inputs, outputs if len(outputs) > 1 else outputs[0])
+        raw = template(call_inputs)
+        flat = tf.nest.flatten(raw)
+        names = output_names(template, len(flat))
+        flat = [keras.layers.Identity(name=n)(o) for n, o in zip(names, flat)]
+        # Inputs and outputs in the template's own structure: a single-input template takes
+        # a plain tensor, dict inputs and outputs stay dicts (`predict` returns one, `evaluate`
+        # lists its results in the template's order).
+        if isinstance(raw, dict):
+            outputs = tf.nest.pack_sequence_as(raw, flat)
+        else:
+            outputs = flat if len(flat) > 1 else flat[0]
+        parallel = parallel_class(call_inputs, outputs)
     parallel._init_parallel(template, strategy)
     return parallel
 
