@@ -216,5 +216,6 @@ def test_call_inside_a_fitting_strategy_scope_is_served_on_it(keras_module):
 def test_call_inside_another_strategy_scope_says_what_to_do(keras_module):
     template = mlp(keras_module, name="wrong_scope")
     with tf.distribute.MirroredStrategy(["/gpu:0", "/gpu:1", "/gpu:2"]).scope():
-        with pytest.raises(ValueError, match=r"inside the scope of a MirroredStrategy.*outside `strategy.scope\(\)`.*Received: gpus=2"):
+        expected = r"inside the scope of a MirroredStrategy.*outside `strategy.scope\(\)`.*Received: gpus=2"
+        with pytest.raises(ValueError, match=expected):
             compat.multi_gpu_model(template, gpus=2)
