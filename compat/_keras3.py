@@ -64,7 +64,9 @@ def distribute_template(template: Any, strategy: Any) -> None:
     distribute_variables(list(template.variables), strategy)
     if getattr(template, "optimizer", None) is not None:
         distribute_optimizer(template.optimizer, strategy)
-        distribute_variables(list(template.metrics_variables), strategy)
+    # Its metrics too: a compiled template's, and trackers a custom train_step updates
+    # (`self.loss_tracker = keras.metrics.Mean()` in `__init__`).
+    distribute_variables(list(template.metrics_variables), strategy)
     _internals.set_model_strategy(template, strategy)
     _parallel.reset_compiled_functions(template)
 

@@ -35,15 +35,22 @@ tf_keras = importlib.import_module(backend.keras2_package_name())
 Functional: Any = _private("engine.functional").Functional  # an untyped Keras class
 
 
-def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
+def _mirror(variable: tf.Variable, strategy: Any, keep_synchronization: bool = False) -> tf.Variable:
     autocast_variable = _private("mixed_precision.autocast_variable")
 
     if isinstance(variable, autocast_variable.AutoCastVariable):
         # Mixed precision: mirror the float32 variable inside, then wrap it again so
         # layers keep reading it in their compute dtype.
-        return autocast_variable.create_autocast_variable(_mirror(variable._variable, strategy))
+        return autocast_variable.create_autocast_variable(
+            _mirror(variable._variable, strategy, keep_synchronization)
+        )
     synchronization, aggregation = variable.synchronization, variable.aggregation
-    if not variable.trainable and variable.dtype.is_floating and synchronization == tf.VariableSynchronization.ON_READ:
+    if (
+        not keep_synchronization  # metrics: per-replica totals, summed when read
+        and not variable.trainable
+        and variable.dtype.is_floating
+        and synchronization == tf.VariableSynchronization.ON_READ
+    ):
         # tf_keras keeps BatchNormalization statistics per replica (ON_READ): predictions
         # would depend on the replica a row lands on. Mirrored with MEAN, every update
         # is averaged across replicas and all replicas hold the same statistics.
@@ -99,7 +106,9 @@ def _swap(owner: Any, old: Any, new: Any) -> None:
             owner._self_unconditional_dependency_names[ref.name] = new
 
 
-def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: dict[int, Any]) -> None:
+def _distribute_owned(
+    owner: Any, variables: list[Any], strategy: Any, mapping: dict[int, Any], keep_synchronization: bool = False
+) -> None:
     for variable in variables:
         if isinstance(variable, tf.distribute.DistributedValues):
             if variable._distribute_strategy is strategy:
@@ -109,7 +118,7 @@ def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: 
             # Wrapped again on other devices: the new strategy takes the variable over.
         new = mapping.get(id(variable))
         if new is None:
-            new = mapping[id(variable)] = _mirror(variable, strategy)
+            new = mapping[id(variable)] = _mirror(variable, strategy, keep_synchronization)
         _swap(owner, variable, new)
 
 
@@ -144,7 +153,7 @@ def distribute_metrics(metrics: Iterable[Any], strategy: Any) -> None:
             continue
         for layer in metric._flatten_layers(include_self=True, recursive=True):
             own = list(layer._trainable_weights) + list(layer._non_trainable_weights)
-            _distribute_owned(layer, own, strategy, {})
+            _distribute_owned(layer, own, strategy, {}, keep_synchronization=True)
 
 
 def _optimizer_variables(optimizer: Any) -> list[Any]:
@@ -191,8 +200,10 @@ def distribute_template(template: Any, strategy: Any) -> None:
         _rebind_weight_losses(layer, mapping)
     if optimizer is not None:
         _distribute_optimizer(optimizer, strategy, mapping, old_keys)
-        # A compiled template's metrics (built if it trained already) move with it.
-        distribute_metrics(template.metrics, strategy)
+    # Metrics move with it: a compiled template's (built if it trained already), and the
+    # trackers a custom train_step updates (`self.loss_tracker = Mean()` in `__init__`).
+    attached = [m for layer in layers for m in getattr(layer, "_metrics", None) or []]
+    distribute_metrics([*template.metrics, *attached], strategy)
     template._distribution_strategy = strategy
     _parallel.reset_compiled_functions(template)
 

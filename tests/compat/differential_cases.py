@@ -167,6 +167,11 @@ def _step_mixin(K: Any, step: str) -> type:
     """A mixin with the training logic of `step`, in the shape scripts wrote it for TF 2.2+."""
 
     class TrainStep:
+        def __init__(self, *args, **kwargs):
+            super().__init__(*args, **kwargs)
+            # A tracker of its own, created with the model (outside any scope for the shim).
+            self.clipped_loss_tracker = K.metrics.Mean(name="clipped_loss")
+
         def train_step(self, data):
             x, y = data[0], data[1]
             sample_weight = data[2] if len(data) > 2 else None
@@ -176,8 +181,9 @@ def _step_mixin(K: Any, step: str) -> type:
             grads = tape.gradient(loss, self.trainable_variables)
             grads = [tf.clip_by_value(g, -0.05, 0.05) for g in grads]  # clipping: visible in the weights
             self.optimizer.apply_gradients(zip(grads, self.trainable_variables))
+            self.clipped_loss_tracker.update_state(loss)
             logs = self.compute_metrics(x, y, y_pred, sample_weight)
-            return {k: v for k, v in logs.items() if k != "loss"} | {"clipped_loss": loss}
+            return {k: v for k, v in logs.items() if k != "loss"} | {"clipped_loss": self.clipped_loss_tracker.result()}
 
     class TestStep:
         def test_step(self, data):
