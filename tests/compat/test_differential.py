@@ -21,7 +21,7 @@ import tensorflow as tf
 
 import differential_cases as dc
 import multi_gpu_compat as compat
-from compat_helpers import data, mlp
+from compat_helpers import data, keras3_older_than, mlp
 
 FAST = dc.each_value_once()
 PAIRS = [case for case in dc.pairwise() if case not in FAST]
@@ -54,8 +54,13 @@ def _backend(keras_module) -> str:
     return "tf_keras" if keras_module.__name__ == "tf_keras" else "keras3"
 
 
+# Keras 3.3-3.7 sum the replicas' gradients without scaling the loss: strategy code there takes
+# N-times steps, and the shim (which averages them) matches one device instead.
+REFERENCE = "single" if keras3_older_than((3, 8)) else "native"
+
+
 def _assert_shim_matches_native(K, case):
-    native = dc.train(K, case, "native")
+    native = dc.train(K, case, REFERENCE)
     shim = dc.train(K, case, "shim")
     assert not dc.differences(native, shim, case), (
         f"{case.id}: the shim trained another model than MirroredStrategy code "
@@ -80,6 +85,9 @@ def test_every_pair_of_features_trains_as_native_code(keras_module, case):
 @pytest.mark.slow
 @pytest.mark.parametrize("case", dc.one_factor(), ids=lambda c: c.id)
 def test_each_feature_alone_against_one_device(keras_module, case):
+    if REFERENCE == "single":
+        pytest.skip("Keras 3.3-3.7: strategy code takes N-times steps (see REFERENCE); "
+                    "the shim is checked against one device")
     single = dc.train(keras_module, case, "single")
     native, _ = _assert_shim_matches_native(keras_module, case)
     known = _known_difference(case, _backend(keras_module))
