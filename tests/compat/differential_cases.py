@@ -385,12 +385,17 @@ def _train(K: Any, case: Case, way: str, workdir: Path) -> Outcome:
     except Exception as err:  # noqa: BLE001 - the exception type is the observation
         outcome.error = type(err).__name__
         return outcome
+    # Files and copies: where Keras cannot reload a model (e.g. a custom class without a
+    # config), strategy code fails too; the error type is the observation.
     if case.fit == "checkpoint":
-        outcome.checkpoint = _flat(_load(K, workdir / f"ckpt{_suffix(K)}", model).predict(x, verbose=0))
+        try:
+            outcome.checkpoint = _flat(_load(K, workdir / f"ckpt{_suffix(K)}", model).predict(x, verbose=0))
+        except Exception as err:  # noqa: BLE001
+            outcome.after_error = f"checkpoint: {type(err).__name__}; "
     try:
         outcome.after = _after(K, case, runner, workdir, x)
     except Exception as err:  # noqa: BLE001
-        outcome.after_error = type(err).__name__
+        outcome.after_error += type(err).__name__
     return outcome
 
 
@@ -454,6 +459,14 @@ def differences(first: Outcome, second: Outcome, case: Case) -> list[str]:
     for key in first.history:
         if not np.allclose(first.history[key], second.history[key], **tol):
             found.append(f"history[{key!r}]")
-    if first.after_error != second.after_error:
+    # Reloading and copying: both must work, or both fail (Keras may name the failure of
+    # rebuilding a custom class differently through the parallel model's extra layers).
+    if _failed_steps(first.after_error) != _failed_steps(second.after_error):
         found.append(f"after error: {first.after_error!r} != {second.after_error!r}")
     return found
+
+
+def _failed_steps(after_error: str) -> tuple[bool, bool]:
+    """(reloading the checkpoint failed, the `after` step failed)."""
+    checkpoint, _, after = after_error.rpartition("; ")
+    return bool(checkpoint), bool(after)
