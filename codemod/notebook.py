@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import ast
+import dataclasses
 import json
 import keyword
 import re
@@ -25,7 +26,8 @@ from .core import TransformResult, transform_source
 from .findings import Finding
 from .isolation import too_deep
 from .prefilter import may_contain_site
-from .python3_check import unparseable
+from .sites import SiteStatus
+from .python3_check import needs_newer_python, newer_python_advice, unparseable
 
 __all__ = ["transform_notebook"]
 
@@ -72,8 +74,9 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
     module, origin = _joined(cells)
     result = transform_source(module.encode("utf-8"), path)
     mapped = [_map(f, origin, path) for f in result.findings]
+    sites = [_map_site(s, origin) for s in result.sites]
     if result.failed or not result.changed:
-        return TransformResult(data, data, mapped, failed=result.failed)
+        return TransformResult(data, data, mapped, failed=result.failed, sites=sites)
     try:
         new_sources = _split(result.output.decode("utf-8"), cells)
     except ValueError as error:
@@ -85,22 +88,25 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
     out = _spliced(text, cells, new_sources)
     output = (_BOM if data.startswith(_BOM) else b"") + out.encode("utf-8")
     json.loads(out)  # the splice keeps valid JSON by construction; make sure
-    return TransformResult(data, output, mapped)
+    return TransformResult(data, output, mapped, sites=sites)
 
 
 def _cell_syntax_errors(cells: list[_Cell], path: str) -> list[Finding]:
     """MGPU501 for each cell that is not Python 3 on its own (with its magics masked)."""
     findings: list[Finding] = []
     for cell in cells:
+        text = "\n".join(cell.masked) + "\n"
         try:
-            ast.parse("\n".join(cell.masked) + "\n")
+            ast.parse(text)
         except (SyntaxError, ValueError) as error:
             line = (error.lineno or 1) + (cell.header is not None) if isinstance(error, SyntaxError) else 1
             col = (error.offset or 1) if isinstance(error, SyntaxError) else 1
-            findings.append(unparseable(
-                path, line, col, str(getattr(error, "msg", error)),
-                "Port the cell to Python 3 (or fix it), then rerun the codemod.", cell.index + 1,
-            ))
+            reason = str(getattr(error, "msg", error))
+            advice = "Port the cell to Python 3 (or fix it), then rerun the codemod."
+            newer = needs_newer_python(text, error.lineno or 1) if isinstance(error, SyntaxError) else None
+            if newer is not None:  # valid Python, only newer than the one running the codemod
+                _, reason, advice = newer_python_advice(newer, reason)
+            findings.append(unparseable(path, line, col, reason, advice, cell.index + 1))
     return findings
 
 
@@ -201,6 +207,14 @@ def _notebook_problem(data: bytes, path: str) -> Finding | None:
             "then rerun the codemod."
         ), path, untyped[0])
     return None
+
+
+def _map_site(site: SiteStatus, origin: list[tuple[int, int]]) -> SiteStatus:
+    """A call site's line in the joined module as (cell, line in that cell), as `_map` does for findings."""
+    if 1 <= site.line <= len(origin):
+        cell, line = origin[site.line - 1]
+        return dataclasses.replace(site, line=max(line, 1), cell=cell)
+    return site
 
 
 def _map(finding: Finding, origin: list[tuple[int, int]], path: str) -> Finding:

@@ -12,7 +12,8 @@ import libcst as cst
 
 from .findings import Finding
 
-__all__ = ["Problem", "error_position", "first_line", "needs_newer_python", "parse_python3", "unparseable"]
+__all__ = ["Problem", "error_position", "first_line", "needs_newer_python", "newer_python_advice", "parse_python3",
+           "unparseable"]
 
 # (line, col, reason, what to do), the pieces of an MGPU501 finding.
 Problem = tuple[int, int, str, str]
@@ -101,6 +102,17 @@ def needs_newer_python(text: str, line: int) -> tuple[tuple[int, int], str] | No
     return found
 
 
+def newer_python_advice(newer: tuple[tuple[int, int], str], reason: str) -> tuple[str, str, str]:
+    """(version, reason, advice) for syntax this Python is too old to parse: the code needs no fix."""
+    (major, minor), what = newer
+    here = ".".join(map(str, sys.version_info[:2]))
+    version = f"{major}.{minor}"
+    reason = f"{what} needs Python {version} to parse, and this is Python {here} ({reason})"
+    advice = (f"The file itself needs no fix: run the codemod with Python {version} or newer "
+              f"(e.g. `python{version} -m multi_gpu_codemod FILE`).")
+    return version, reason, advice
+
+
 def _syntax_problem(text: str, error: SyntaxError | ValueError) -> Problem:
     """Where `ast` stopped, and the advice: port it first when it looks like Python 2, run a newer
     Python when it uses syntax this one does not know."""
@@ -109,11 +121,7 @@ def _syntax_problem(text: str, error: SyntaxError | ValueError) -> Problem:
     statement = _line(text, line)
     newer = needs_newer_python(text, line)
     if newer is not None:
-        (major, minor), what = newer
-        here = ".".join(map(str, sys.version_info[:2]))
-        reason = f"{what} needs Python {major}.{minor} to parse, and this is Python {here} ({reason})"
-        advice = (f"The file itself needs no fix: run the codemod with Python {major}.{minor} or newer "
-                  f"(e.g. `python{major}.{minor} -m multi_gpu_codemod FILE`).")
+        _, reason, advice = newer_python_advice(newer, reason)
         return line, col, reason, advice
     if any(hint in reason for hint in _PY2_HINTS) or _PY2_STATEMENT.match(statement):
         advice = "This looks like Python 2: port it first (e.g. `2to3 -w FILE`), then rerun the codemod."

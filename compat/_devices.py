@@ -80,9 +80,55 @@ def _strategy_for(devices: list[str], cross_device_ops: Any) -> Any:
     return strategy
 
 
+# Strategies of the user's that `multi_gpu_model` served a call on (called inside their scope).
+_adopted: list[Any] = []
+
+
 def is_shim_strategy(strategy: Any) -> bool:
-    """True for a MirroredStrategy that `multi_gpu_model` created (its variables may move)."""
-    return any(ours is strategy for ours in _strategies.values())
+    """True for a MirroredStrategy that `multi_gpu_model` created or served a call on
+    (its variables may move)."""
+    return any(ours is strategy for ours in [*_strategies.values(), *_adopted])
+
+
+def enclosing_strategy() -> Any:
+    """The strategy whose `scope()` the caller is in, or None outside any scope."""
+    import tensorflow as tf
+
+    if not tf.distribute.has_strategy():
+        return None
+    return tf.distribute.get_strategy()
+
+
+def adopt_enclosing(strategy: Any, devices: list[str], gpus: Any, cross_device_ops: Any = None) -> Any:
+    """Serves a call made inside `strategy.scope()` on that strategy, if it fits the request.
+
+    Half-migrated code builds the template outside any scope and calls `multi_gpu_model`
+    inside `with MirroredStrategy().scope():`; mixing two strategies would fail in
+    TensorFlow, so a MirroredStrategy over the requested devices is reused instead.
+    """
+    import tensorflow as tf
+
+    theirs = [short_name(d) for d in getattr(strategy.extended, "worker_devices", ())]
+    wanted = [short_name(d) for d in devices]
+    chosen = getattr(strategy.extended, "_cross_device_ops", None)
+    fits = (
+        isinstance(strategy, tf.distribute.MirroredStrategy)
+        and sorted(theirs) == sorted(wanted)
+        and (cross_device_ops is None or cross_device_ops is chosen)
+    )
+    if not fits:
+        raise ValueError(
+            f"`multi_gpu_model` was called inside the scope of a {type(strategy).__name__} "
+            f"over {theirs}, which does not serve `gpus={gpus}` ({wanted}"
+            f"{', with the cross_device_ops given' if cross_device_ops is not None else ''}). "
+            "Call `multi_gpu_model` outside `strategy.scope()`, or pass `gpus` matching that "
+            "strategy's devices so that it serves the call. "
+            f"Received: gpus={gpus} inside {type(strategy).__name__}.scope()"
+        )
+    with _strategies_lock:
+        if not any(s is strategy for s in _adopted):
+            _adopted.append(strategy)
+    return strategy
 
 
 def foreign_strategy_error(variable_name: str) -> ValueError:

@@ -64,7 +64,9 @@ def distribute_template(template: Any, strategy: Any) -> None:
     distribute_variables(list(template.variables), strategy)
     if getattr(template, "optimizer", None) is not None:
         distribute_optimizer(template.optimizer, strategy)
-        distribute_variables(list(template.metrics_variables), strategy)
+    # Its metrics too: a compiled template's, and trackers a custom train_step updates
+    # (`self.loss_tracker = keras.metrics.Mean()` in `__init__`).
+    distribute_variables(list(template.metrics_variables), strategy)
     _internals.set_model_strategy(template, strategy)
     _parallel.reset_compiled_functions(template)
 
@@ -184,9 +186,19 @@ class ParallelModel(_parallel.ParallelMixin, _StrategyFixes, Functional):
     run by a MirroredStrategy, with identity layers that keep its output names."""
 
     _carries_compile_state = False
+    _keras_model_class = keras.Model
 
     def _distribute_optimizer(self, optimizer: Any) -> None:
         distribute_optimizer(optimizer, self._compat_strategy)
+
+    def _distribute_compile_objects(self, args: Any, kwargs: Any) -> None:
+        # Metric objects created before the call (under no strategy) would be updated by
+        # every replica at once, unsynchronised: their variables are mirrored first.
+        # compile(optimizer, loss, loss_weights, metrics, weighted_metrics, ...)
+        given = list(args[3:5]) + [kwargs.get("metrics"), kwargs.get("weighted_metrics")]
+        for metric in tf.nest.flatten(given):
+            if isinstance(metric, keras.metrics.Metric):
+                distribute_variables(list(metric.variables), self._compat_strategy)
 
 
 def _template_inputs(template: Any) -> tuple[list[Any], Any]:

@@ -101,15 +101,48 @@ def build_parallel(
 
     with strategy.scope():
         inputs, call_inputs = template_inputs(template)
-        outputs = tf.nest.flatten(template(call_inputs))
-        names = output_names(template, len(outputs))
-        outputs = [keras.layers.Identity(name=n)(o) for n, o in zip(names, outputs)]
-        parallel = parallel_class(
-            call_inputs if isinstance(call_inputs, dict) else inputs,
-            outputs if len(outputs) > 1 else outputs[0],
-        )
+        raw = template(call_inputs)
+        flat = tf.nest.flatten(raw)
+        names = output_names(template, len(flat))
+        flat = [keras.layers.Identity(name=n)(o) for n, o in zip(names, flat)]
+        # Inputs and outputs in the template's own structure: a single-input template takes
+        # a plain tensor, dict inputs and outputs stay dicts (`predict` returns one, `evaluate`
+        # lists its results in the template's order).
+        if isinstance(raw, dict):
+            outputs = tf.nest.pack_sequence_as(raw, flat)
+        else:
+            outputs = flat if len(flat) > 1 else flat[0]
+        parallel = parallel_class(call_inputs, outputs)
     parallel._init_parallel(template, strategy)
     return parallel
+
+
+# The methods through which a model class carries its own training logic (TF 2.2+ idiom:
+# GANs, custom losses, gradient clipping). Keras calls them on the model being fitted.
+TRAINING_LOGIC_METHODS = (
+    "train_step",
+    "test_step",
+    "predict_step",
+    "compute_loss",
+    "compute_metrics",
+)
+
+
+def carries_training_logic(template: Any, base_model_class: type) -> bool:
+    """True when the template's class overrides a step method of Keras's `Model`."""
+    cls = type(template)
+    return any(
+        getattr(cls, name, None) is not getattr(base_model_class, name, None)
+        for name in TRAINING_LOGIC_METHODS
+        if hasattr(base_model_class, name)
+    )
+
+
+def _rebuild_parallel(template: Any, gpus: Any) -> Any:
+    """Unpickling (and `copy.deepcopy`) of a parallel model: the copied template, wrapped again."""
+    from .multi_gpu import multi_gpu_model
+
+    return multi_gpu_model(template, gpus=gpus)
 
 
 def note_owner(template: Any, current: Any, strategy: Any) -> None:
@@ -142,12 +175,30 @@ class ParallelMixin(_KerasModel):
     # ("Could not deserialize 'keras.metrics.mse'"), so the template stays uncompiled.
     _carries_compile_state = True
 
+    # The base Keras `Model` class of this backend (whose step methods a template may override).
+    _keras_model_class: Any = None
+
+    def __init__(self, inputs: Any, outputs: Any, **kwargs: Any) -> None:
+        # Not Functional's signature on purpose: `clone_model(parallel)` then builds a plain
+        # single-device Functional model with the same layers (a copy of the template as one
+        # layer), instead of a ParallelModel that no `multi_gpu_model` call set up.
+        super().__init__(inputs, outputs, **kwargs)
+
     def _init_parallel(self, template: Any, strategy: Any) -> None:
         # Stored in __dict__ directly: Keras would otherwise track the template a
         # second time as a sub-layer and change `layers`.
         self.__dict__["_compat_template"] = template
         self.__dict__["_compat_strategy"] = strategy
         self.__dict__["_compat_generation"] = template.__dict__.get("_compat_generation", 0)
+        self.__dict__["_compat_gpus"] = None  # set by `multi_gpu_model` (for copies)
+        # A template whose class has its own train_step & co. is fitted by itself (it is a
+        # distributed model already): exactly what hand-written MirroredStrategy code runs.
+        self.__dict__["_compat_delegates"] = carries_training_logic(template, self._keras_model_class)
+
+    def _runner(self) -> Any:
+        """The model whose fit/evaluate/predict serve this one's (itself, or the template)."""
+        self._check_current()
+        return self._compat_template if self.__dict__.get("_compat_delegates") else None
 
     def _check_current(self) -> None:
         """Raises if a later `multi_gpu_model` call moved the template's weights elsewhere."""
@@ -171,11 +222,29 @@ class ParallelMixin(_KerasModel):
     def compile(self, *args: Any, **kwargs: Any) -> None:
         self._check_current()
         # Keras 3 needs the optimizer, metrics and loss trackers created in scope.
+        self._distribute_compile_objects(args, kwargs)
         with self._compat_strategy.scope():
             super().compile(*args, **kwargs)
         if getattr(self, "optimizer", None) is not None:
             self._distribute_optimizer(self.optimizer)
         self.__dict__["_compat_compile_args"] = (args, kwargs)
+        if self.__dict__.get("_compat_delegates"):
+            # The template runs its own steps: it gets the same settings and the same
+            # (already distributed) optimizer object.
+            self._compile_template(args, kwargs)
+            self.__dict__["_compat_compiled_template"] = True
+
+    def _distribute_compile_objects(self, args: Any, kwargs: Any) -> None:
+        """Moves metric objects created before the call onto the strategy (backend hook)."""
+
+    def _compile_template(self, args: Any, kwargs: Any) -> None:
+        args, kwargs = list(args), dict(kwargs)
+        if args:
+            args[0] = self.optimizer
+        else:
+            kwargs["optimizer"] = self.optimizer
+        with self._compat_strategy.scope():
+            self._compat_template.compile(*args, **kwargs)
 
     def _compile_template_like_self(self) -> None:
         """Before saving through the parallel model, give the template this model's
@@ -191,41 +260,48 @@ class ParallelMixin(_KerasModel):
             "_compat_compiled_template"
         ):
             return
-        args, kwargs = list(compiled[0]), dict(compiled[1])
-        if args:
-            args[0] = self.optimizer
-        else:
-            kwargs["optimizer"] = self.optimizer
-        with self._compat_strategy.scope():
-            template.compile(*args, **kwargs)
+        self._compile_template(*compiled)
         self.__dict__["_compat_compiled_template"] = True
 
     def _distribute_optimizer(self, optimizer: Any) -> None:
         raise NotImplementedError
 
     def fit(self, *args: Any, **kwargs: Any) -> Any:
-        self._check_current()
-        return super().fit(*args, **kwargs)
+        runner = self._runner()
+        if runner is None:
+            return super().fit(*args, **kwargs)
+        self.history = runner.fit(*args, **kwargs)
+        return self.history
 
     def evaluate(self, *args: Any, **kwargs: Any) -> Any:
-        self._check_current()
-        return super().evaluate(*args, **kwargs)
+        runner = self._runner()
+        if runner is None:
+            return super().evaluate(*args, **kwargs)
+        return runner.evaluate(*args, **kwargs)
 
     def predict(self, *args: Any, **kwargs: Any) -> Any:
-        self._check_current()
-        return super().predict(*args, **kwargs)
+        runner = self._runner()
+        if runner is None:
+            return super().predict(*args, **kwargs)
+        return runner.predict(*args, **kwargs)
 
     def train_on_batch(self, *args: Any, **kwargs: Any) -> Any:
-        self._check_current()
-        return super().train_on_batch(*args, **kwargs)
+        runner = self._runner()
+        if runner is None:
+            return super().train_on_batch(*args, **kwargs)
+        return runner.train_on_batch(*args, **kwargs)
 
     def test_on_batch(self, *args: Any, **kwargs: Any) -> Any:
-        self._check_current()
-        return super().test_on_batch(*args, **kwargs)
+        runner = self._runner()
+        if runner is None:
+            return super().test_on_batch(*args, **kwargs)
+        return runner.test_on_batch(*args, **kwargs)
 
     def predict_on_batch(self, *args: Any, **kwargs: Any) -> Any:
-        self._check_current()
-        return super().predict_on_batch(*args, **kwargs)
+        runner = self._runner()
+        if runner is None:
+            return super().predict_on_batch(*args, **kwargs)
+        return runner.predict_on_batch(*args, **kwargs)
 
     def save(self, filepath: Any, *args: Any, **kwargs: Any) -> Any:
         """Saves the template (the single-device model), as `multi_gpu_model` users were told to."""
@@ -242,3 +318,22 @@ class ParallelMixin(_KerasModel):
         """Loads weights into the template, which the parallel model uses at once."""
         return self._compat_template.load_weights(filepath, *args, **kwargs)
 
+
+    # --- serialization: what Keras lets a plain model do, done through the template ----
+
+    def to_json(self, **kwargs: Any) -> str:
+        """The template's JSON: `model_from_json` rebuilds the single-device model, into which
+        the files `save_weights` writes (the template's weights) load."""
+        return str(self._compat_template.to_json(**kwargs))
+
+    def __reduce__(self) -> Any:
+        """Pickles the template; unpickling wraps the copy again on the same GPUs."""
+        return (_rebuild_parallel, (self._compat_template, self.__dict__.get("_compat_gpus")))
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        """A new parallel model, on the same GPUs, around a deep copy of the template."""
+        import copy
+
+        new = _rebuild_parallel(copy.deepcopy(self._compat_template, memo), self.__dict__.get("_compat_gpus"))
+        memo[id(self)] = new
+        return new

@@ -7,6 +7,7 @@ classes under another package root (`keras.engine` in 2.12, `keras.src.engine` f
 
 from __future__ import annotations
 
+import functools
 import importlib
 from collections.abc import Iterable
 from types import ModuleType
@@ -34,15 +35,22 @@ tf_keras = importlib.import_module(backend.keras2_package_name())
 Functional: Any = _private("engine.functional").Functional  # an untyped Keras class
 
 
-def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
+def _mirror(variable: tf.Variable, strategy: Any, keep_synchronization: bool = False) -> tf.Variable:
     autocast_variable = _private("mixed_precision.autocast_variable")
 
     if isinstance(variable, autocast_variable.AutoCastVariable):
         # Mixed precision: mirror the float32 variable inside, then wrap it again so
         # layers keep reading it in their compute dtype.
-        return autocast_variable.create_autocast_variable(_mirror(variable._variable, strategy))
+        return autocast_variable.create_autocast_variable(
+            _mirror(variable._variable, strategy, keep_synchronization)
+        )
     synchronization, aggregation = variable.synchronization, variable.aggregation
-    if not variable.trainable and variable.dtype.is_floating and synchronization == tf.VariableSynchronization.ON_READ:
+    if (
+        not keep_synchronization  # metrics: per-replica totals, summed when read
+        and not variable.trainable
+        and variable.dtype.is_floating
+        and synchronization == tf.VariableSynchronization.ON_READ
+    ):
         # tf_keras keeps BatchNormalization statistics per replica (ON_READ): predictions
         # would depend on the replica a row lands on. Mirrored with MEAN, every update
         # is averaged across replicas and all replicas hold the same statistics.
@@ -57,6 +65,8 @@ def _mirror(variable: tf.Variable, strategy: Any) -> tf.Variable:
             name=variable.name.split(":")[0],
             aggregation=aggregation,
             synchronization=synchronization,
+            # tf_keras keeps `kernel_constraint` & co. on the variable: the optimizer applies it.
+            constraint=getattr(variable, "constraint", None),
         )
 
 
@@ -96,7 +106,9 @@ def _swap(owner: Any, old: Any, new: Any) -> None:
             owner._self_unconditional_dependency_names[ref.name] = new
 
 
-def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: dict[int, Any]) -> None:
+def _distribute_owned(
+    owner: Any, variables: list[Any], strategy: Any, mapping: dict[int, Any], keep_synchronization: bool = False
+) -> None:
     for variable in variables:
         if isinstance(variable, tf.distribute.DistributedValues):
             if variable._distribute_strategy is strategy:
@@ -106,8 +118,42 @@ def _distribute_owned(owner: Any, variables: list[Any], strategy: Any, mapping: 
             # Wrapped again on other devices: the new strategy takes the variable over.
         new = mapping.get(id(variable))
         if new is None:
-            new = mapping[id(variable)] = _mirror(variable, strategy)
+            new = mapping[id(variable)] = _mirror(variable, strategy, keep_synchronization)
         _swap(owner, variable, new)
+
+
+def _rebind_weight_losses(layer: Any, mapping: dict[int, Any]) -> None:
+    """Points a layer's weight-regularization losses at the mirrored variables.
+
+    tf_keras computes `kernel_regularizer=l2(...)` & co. from a `functools.partial`
+    holding the weight it was created for: left alone, the loss would be taken from
+    the old variable (its initial value, with no gradient for the trained one).
+    """
+    losses = getattr(layer, "_callable_losses", None) or []
+    for i, loss in enumerate(list(losses)):
+        losses[i] = _rebound(loss, mapping)
+
+
+def _rebound(function: Any, mapping: dict[int, Any]) -> Any:
+    # `add_loss` wraps the regularizer's partial in a partial of its own.
+    if not isinstance(function, functools.partial):
+        return function
+    args = [mapping.get(id(a), a) if not isinstance(a, functools.partial) else _rebound(a, mapping)
+            for a in function.args]
+    if all(a is b for a, b in zip(args, function.args)):
+        return function
+    return functools.partial(function.func, *args, **(function.keywords or {}))
+
+
+def distribute_metrics(metrics: Iterable[Any], strategy: Any) -> None:
+    """Mirrors the variables of metric objects created outside the strategy (before the call)."""
+    metric_class = tf_keras.metrics.Metric
+    for metric in metrics:
+        if not isinstance(metric, metric_class):
+            continue
+        for layer in metric._flatten_layers(include_self=True, recursive=True):
+            own = list(layer._trainable_weights) + list(layer._non_trainable_weights)
+            _distribute_owned(layer, own, strategy, {}, keep_synchronization=True)
 
 
 def _optimizer_variables(optimizer: Any) -> list[Any]:
@@ -146,11 +192,18 @@ def distribute_template(template: Any, strategy: Any) -> None:
         else {}
     )
     mapping: dict[int, Any] = {}
-    for layer in template._flatten_layers(include_self=True, recursive=True):
+    layers = list(template._flatten_layers(include_self=True, recursive=True))
+    for layer in layers:
         own = list(layer._trainable_weights) + list(layer._non_trainable_weights)
         _distribute_owned(layer, own, strategy, mapping)
+    for layer in layers:
+        _rebind_weight_losses(layer, mapping)
     if optimizer is not None:
         _distribute_optimizer(optimizer, strategy, mapping, old_keys)
+    # Metrics move with it: a compiled template's (built if it trained already), and the
+    # trackers a custom train_step updates (`self.loss_tracker = Mean()` in `__init__`).
+    attached = [m for layer in layers for m in getattr(layer, "_metrics", None) or []]
+    distribute_metrics([*template.metrics, *attached], strategy)
     template._distribution_strategy = strategy
     _parallel.reset_compiled_functions(template)
 
@@ -159,8 +212,17 @@ class ParallelModel(_parallel.ParallelMixin, Functional):
     """The model `multi_gpu_model` returns on tf_keras: the template as one layer,
     run by a MirroredStrategy, with identity layers that keep its output names."""
 
+    _keras_model_class = tf_keras.Model
+
     def _distribute_optimizer(self, optimizer: Any) -> None:
         _distribute_optimizer(optimizer, self._compat_strategy, {}, {})
+
+    def _distribute_compile_objects(self, args: Any, kwargs: Any) -> None:
+        # tf_keras refuses metric objects created outside the model's strategy; scripts
+        # written for `multi_gpu_model` create them before the call, under no strategy.
+        # compile(optimizer, loss, metrics, loss_weights, weighted_metrics, ...)
+        given = list(args[2:3]) + list(args[4:5]) + [kwargs.get("metrics"), kwargs.get("weighted_metrics")]
+        distribute_metrics(tf.nest.flatten(given), self._compat_strategy)
 
 
 def _template_inputs(template: Any) -> tuple[list[Any], Any]:

@@ -94,9 +94,10 @@ def multi_gpu_model(
     _check_devices(gpus, gpu_ids)
     _check_model(model)
 
-    dist = _serving_strategy(gpu_ids, cluster_strategy, cross_device_ops)
+    dist = _serving_strategy(gpus, gpu_ids, cluster_strategy, cross_device_ops)
     impl = _backend_for(model)
     parallel = impl.replicate(model, dist)
+    parallel.__dict__["_compat_gpus"] = list(gpu_ids)  # copies and pickles wrap again on them
     if use_multi_worker:  # template.save(path) writes the real file on the chief only
         multi_worker.chief_aware_saving(model)
         multi_worker.cluster_aware_fit(parallel)
@@ -109,8 +110,9 @@ def multi_gpu_model(
     return parallel
 
 
-def _serving_strategy(gpu_ids: Sequence[int], cluster_strategy: Any, cross_device_ops: Any) -> Any:
-    """The strategy this call runs on (the cluster's, or a MirroredStrategy over `gpu_ids`).
+def _serving_strategy(gpus: Any, gpu_ids: Sequence[int], cluster_strategy: Any, cross_device_ops: Any) -> Any:
+    """The strategy this call runs on (the cluster's, the one whose scope the call is in,
+    or a MirroredStrategy over `gpu_ids`).
 
     Says once per process which strategy serves `multi_gpu_model`. The warning points
     at the line that called `multi_gpu_model`.
@@ -120,7 +122,12 @@ def _serving_strategy(gpu_ids: Sequence[int], cluster_strategy: Any, cross_devic
         notice = multi_worker.served_notice(cluster_strategy)
         dist = cluster_strategy
     else:
-        dist = _devices.strategy_for(_devices.replica_devices(gpu_ids), cross_device_ops)
+        devices = _devices.replica_devices(gpu_ids)
+        enclosing = _devices.enclosing_strategy()
+        if enclosing is not None:
+            dist = _devices.adopt_enclosing(enclosing, devices, _gpus.brief(gpus), cross_device_ops)
+        else:
+            dist = _devices.strategy_for(devices, cross_device_ops)
         notice = _SERVED_NOTICE.format(devices=[f"/gpu:{i}" for i in gpu_ids])
     notify_once("served", notice, stacklevel=4)
     return dist
@@ -201,9 +208,29 @@ def _check_model(model: Any) -> None:
             "`multi_gpu_model` expects a Keras model instance as its first argument. "
             f"Received: model={model!r} of type {type(model).__name__}"
         )
+    _check_stateless(model)
     if not model.built:
         raise ValueError(
             "`multi_gpu_model` needs a built model so that its weights exist: build "
             "it with an `Input`, an `input_shape`, or by calling it on a batch of data "
             "first. Received an unbuilt model " + repr(getattr(model, "name", model))
         )
+
+
+def _check_stateless(model: Any) -> None:
+    """Refuses stateful recurrent layers, whose state holds one row per sample of a fixed batch.
+
+    Replicas each see a slice of the batch, so the state's batch size cannot match any of
+    them (hand-written MirroredStrategy code fails in `fit` for the same reason).
+    """
+    flatten = getattr(model, "_flatten_layers", None)
+    layers = flatten(include_self=False, recursive=True) if callable(flatten) else []
+    for layer in layers:
+        if getattr(layer, "stateful", False) is True:
+            raise ValueError(
+                f"`multi_gpu_model` cannot replicate the stateful layer {layer.name!r}: its state "
+                "holds one row per sample of a fixed batch, which replicas that each see a "
+                "slice of the batch cannot share. Build the template with `stateful=False`, or "
+                f"train the stateful model on one device. Received: {type(layer).__name__} "
+                f"{layer.name!r} with stateful=True in model {getattr(model, 'name', model)!r}"
+            )

@@ -25,7 +25,8 @@ def test_rewrites_in_place_keeping_mode(tmp_path, capsys):
     assert [p.name for p in tmp_path.iterdir()] == ["train.py"]  # no temp files left
     out = capsys.readouterr().out
     assert out.endswith(f"{script}:23:18: multi_gpu_model rewritten\n"
-                        "1 file scanned, 1 rewritten, 0 need attention, 0 failed; 1 call site: 1 rewritten, 0 reported, "
+                        "1 file scanned, 1 rewritten, 0 need attention, 0 failed; 1 call site: 1 rewritten, 0 "
+                        "reported, "
                         "0 untouched\n")
     assert main([str(tmp_path)]) == 0  # second run: nothing to do
 

@@ -103,7 +103,8 @@ def test_edit_during_the_run_is_kept_and_reported(tmp_path, capsys, monkeypatch)
     assert f"{script}:1:1: MGPU507 the file changed on disk while the codemod ran" in out
     assert f"{script}:23:18" not in out  # the failed file's call is not said to be rewritten
     assert out.endswith(f"{other}:23:18: multi_gpu_model rewritten\n"
-                        "2 files scanned, 1 rewritten, 0 need attention, 1 failed; 1 call site: 1 rewritten, 0 reported, "
+                        "2 files scanned, 1 rewritten, 0 need attention, 1 failed; 1 call site: 1 rewritten, 0 "
+                        "reported, "
                         "0 untouched\n")
 
 
@@ -196,5 +197,6 @@ def test_a_worker_killed_from_outside_does_not_cost_the_run(tmp_path, capsys, mo
     assert main(["-j", "2", str(tmp_path)]) == 1
     sites = "".join(f"{tmp_path / f'train_{n}.py'}:23:18: multi_gpu_model rewritten\n" for n in range(10))
     assert capsys.readouterr().out == sites + (
-        "10 files scanned, 10 rewritten, 0 need attention, 0 failed; 10 call sites: 10 rewritten, 0 reported, 0 untouched\n")
+        "10 files scanned, 10 rewritten, 0 need attention, 0 failed; 10 call sites: 10 rewritten, 0 reported, 0 "
+        "untouched\n")
     assert all(p.read_bytes() == MIGRATED for p in tmp_path.iterdir())

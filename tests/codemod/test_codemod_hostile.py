@@ -228,7 +228,10 @@ def test_deep_code_next_to_legacy_code_is_rewritten(deep, tmp_path, capsys):
     script = tmp_path / "train.py"
     script.write_bytes(deep.encode() + SMALL_LEGACY)
     code, out = _run_folder(tmp_path, capsys)
-    assert (code, out) == (1, "1 file scanned, 1 rewritten, 0 need attention, 0 failed\n")
+    lines = deep.count("\n") + 3  # the call is on the third line of SMALL_LEGACY
+    assert (code, out) == (1, f"{script}:{lines}:12: multi_gpu_model rewritten\n"
+                              "1 file scanned, 1 rewritten, 0 need attention, 0 failed; 1 call site: 1 rewritten, "
+                              "0 reported, 0 untouched\n")
     assert deep.encode() in script.read_bytes() and b"with strategy.scope():" in script.read_bytes()
 
 
@@ -246,7 +249,8 @@ def test_unary_operators_beyond_pythons_parser(tmp_path, capsys):
     code, out = _run_folder(tmp_path, capsys)
     assert code == 2
     assert f"{bad}:1:1: MGPU505 nested too deeply to parse safely (Python's parser: MemoryError)" in out
-    assert out.endswith("2 files scanned, 1 rewritten, 0 need attention, 1 failed\n")
+    assert out.endswith("2 files scanned, 1 rewritten, 0 need attention, 1 failed; 1 call site: 1 rewritten, 0 "
+                        "reported, 0 untouched\n")
 
 
 @pytest.mark.slow
@@ -254,7 +258,9 @@ def test_long_and_chain_that_crashes_libcst_in_process(tmp_path, capsys):  # its
     script = tmp_path / "train.py"
     script.write_bytes(("x = " + " and ".join(["a"] * 10_000) + "\n").encode() + SMALL_LEGACY)
     code, out = _run_folder(tmp_path, capsys, "--check")
-    assert (code, out) == (1, "1 file scanned, 1 would be rewritten, 0 need attention, 0 failed\n")
+    assert (code, out) == (1, f"{script}:4:12: multi_gpu_model would be rewritten\n"
+                              "1 file scanned, 1 would be rewritten, 0 need attention, 0 failed; 1 call site: "
+                              "1 would be rewritten, 0 reported, 0 untouched\n")
 
 
 def test_parser_crash_is_a_finding_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
@@ -276,7 +282,8 @@ def test_parser_crash_is_a_finding_and_the_run_goes_on(tmp_path, capsys, monkeyp
     assert code == 2
     crash = tmp_path / "a_crash.py"
     assert f"{crash}:1:1: MGPU505 nested too deeply to parse safely (the parser crashed with SIGSEGV)" in out
-    assert out.endswith("2 files scanned, 1 rewritten, 0 need attention, 1 failed\n")
+    assert out.endswith("2 files scanned, 1 rewritten, 0 need attention, 1 failed; 1 call site: 1 rewritten, 0 "
+                        "reported, 0 untouched\n")
     assert (tmp_path / "a_crash.py").read_bytes() == b"# CRASH\n" + SMALL_LEGACY
 
 
@@ -296,7 +303,8 @@ def test_unexpected_error_is_named_and_the_run_goes_on(tmp_path, capsys, monkeyp
     import json
 
     report = json.loads(out)
-    assert report["summary"] == {"scanned": 2, "rewritten": 1, "attention": 0, "failed": 1, "skipped": 0}
+    assert report["summary"] == {"scanned": 2, "rewritten": 1, "attention": 0, "failed": 1, "skipped": 0,
+                                 "sites": {"rewritten": 1, "reported": 0, "untouched": 0}}
     [finding] = report["findings"]
     assert finding["code"] == "MGPU502" and "KeyError: 'surprise'" in finding["message"]
     assert "migrate this file by hand" in finding["message"]
@@ -311,7 +319,10 @@ def test_non_utf8_file_name_in_a_walked_folder(tmp_path, capsys):
     (tmp_path / "ok.py").write_bytes(b"x = 1\n")
     code, out = _run_folder(tmp_path, capsys, "--check")
     assert code == 1
-    assert out == "2 files scanned, 1 would be rewritten, 0 need attention, 0 failed\n"
+    assert out.endswith(": multi_gpu_model would be rewritten\n2 files scanned, 1 would be rewritten, 0 need "
+                        "attention, "
+                        "0 failed; 1 call site: 1 would be rewritten, 0 reported, 0 untouched\n")
+    assert out.startswith(f"{tmp_path}/caf\\xe9.py:")  # the undecodable byte shown, never raw
     code, out = _run_folder(tmp_path, capsys, "--check", "--format", "github")
     assert "caf\\xe9.py" not in out  # nothing to report; a finding would show the byte as \xe9
     (tmp_path / name).write_bytes(b'print "x"\n')
@@ -336,7 +347,8 @@ def test_unreadable_sub_folder_is_reported_and_the_rest_processed(tmp_path, caps
     assert code == 2
     message = "MGPU503 cannot read the folder (Permission denied); the files in it were not processed."
     assert f"{locked}:1:1: {message}" in out
-    assert out.endswith("1 file scanned, 1 would be rewritten, 0 need attention, 1 failed\n")
+    assert out.endswith("1 file scanned, 1 would be rewritten, 0 need attention, 1 failed; 1 call site: 1 would be "
+                        "rewritten, 0 reported, 0 untouched\n")
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root reads folders whatever their permissions")

@@ -99,7 +99,8 @@ def test_report_is_written_atomically_once_the_run_is_over(tmp_path, capsys, mon
     monkeypatch.setattr(cli, "_outcomes", watching)
     assert main(["--report", str(report), str(script)]) == 1
     assert seen == ["old report\n"]
-    assert report.read_text().endswith("1 file scanned, 1 rewritten, 0 need attention, 0 failed; 1 call site: 1 rewritten, 0 reported, "
+    assert report.read_text().endswith("1 file scanned, 1 rewritten, 0 need attention, 0 failed; 1 call site: 1 "
+                                       "rewritten, 0 reported, "
                                          "0 untouched\n")
     assert sorted(p.name for p in report.parent.iterdir()) == ["report.txt"]  # no temporary file left
 
@@ -244,7 +245,8 @@ def test_skipped_folders_and_ignored_files_are_said(tmp_path, capsys):
         assert f"{tmp_path / rel}: skipped: listed in .gitignore" in out
     assert f"{tmp_path / '.git'}" not in out
     assert out.endswith("1 file scanned, 1 would be rewritten, 0 need attention, 0 failed, "
-                        "3 folders and 2 git-ignored files skipped; 1 call site: 1 would be rewritten, 0 reported, 0 untouched\n")
+                        "3 folders and 2 git-ignored files skipped; 1 call site: 1 would be rewritten, 0 "
+                        "reported, 0 untouched\n")
     main(["--check", "--format", "json", str(tmp_path)])
     doc = json.loads(capsys.readouterr().out)
     assert doc["summary"]["skipped"] == 5

@@ -41,7 +41,8 @@ def test_huge_generated_files_are_bounded_by_the_default_limit(tmp_path, capsys)
     assert listing.stat().st_size > 27e6 and legacy.stat().st_size > 9e6
     assert main(["--format", "json", str(tmp_path)]) == 2
     report = json.loads(capsys.readouterr().out)
-    assert report["summary"] == {"scanned": 2, "rewritten": 0, "attention": 0, "failed": 1, "skipped": 0}
+    assert report["summary"] == {"scanned": 2, "rewritten": 0, "attention": 0, "failed": 1, "skipped": 0,
+                                 "sites": {"rewritten": 0, "reported": 0, "untouched": 0}}
     [finding] = report["findings"]
     assert finding["file"] == str(legacy) and finding["code"] == "MGPU504" and "limit 1 MiB" in finding["message"]
 
@@ -91,7 +92,8 @@ def test_rewrite_over_the_time_limit_is_reported_and_the_run_goes_on(tmp_path, c
     assert main(["--timeout", "3", str(tmp_path)]) == 2  # b_train.py needs a fraction of it
     out = capsys.readouterr().out
     assert f"{tmp_path / 'a_slow.py'}:1:1: MGPU504 processing the file took longer than the time limit (3 s)" in out
-    assert out.endswith("2 files scanned, 1 rewritten, 0 need attention, 1 failed\n")
+    assert out.endswith("2 files scanned, 1 rewritten, 0 need attention, 1 failed; 1 call site: 1 rewritten, 0 "
+                        "reported, 0 untouched\n")
     assert (tmp_path / "a_slow.py").read_bytes() == LEGACY and (tmp_path / "b_train.py").read_bytes() == MIGRATED
 
 

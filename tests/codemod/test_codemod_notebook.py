@@ -1,6 +1,9 @@
 """codemod/notebook.py: cells as one module, magics kept, JSON layout kept, findings per cell."""
 
 import json
+import sys
+
+import pytest
 
 from multi_gpu_codemod.cli import main
 from multi_gpu_codemod.notebook import transform_notebook
@@ -93,6 +96,27 @@ def test_python2_cell_reported_untouched():
     assert result.failed and result.output == data
     [finding] = result.findings
     assert finding.cell == 2 and finding.format().startswith("nb.ipynb:cell 2: cannot parse as Python 3: ")
+
+
+@pytest.mark.skipif(sys.version_info >= (3, 12), reason="PEP 695 syntax parses on Python 3.12+: nothing to report")
+def test_cell_with_newer_python_syntax_says_run_a_newer_python_not_port_it():
+    data = _notebook(["from keras.utils import multi_gpu_model\n", "type Alias = list[int]\n"])
+    result = transform_notebook(data, "nb.ipynb")
+    assert result.failed and result.output == data
+    [finding] = result.findings
+    assert finding.cell == 2 and "needs Python 3.12 to parse" in finding.message
+    assert "The file itself needs no fix: run the codemod with Python 3.12 or newer" in finding.message
+    assert "Port the cell" not in finding.message
+
+
+def test_call_sites_name_their_cell_and_line(tmp_path, capsys):
+    data = _notebook(SCRIPT)
+    result = transform_notebook(data, "nb.ipynb")
+    assert [(s.cell, s.line, s.name, s.status) for s in result.sites] == [(2, 2, "multi_gpu_model", "rewritten")]
+    (tmp_path / "nb.ipynb").write_bytes(data)
+    assert main(["--check", str(tmp_path)]) == 1
+    out = capsys.readouterr().out
+    assert f"{tmp_path / 'nb.ipynb'}:cell 2:line 2:col 12: multi_gpu_model would be rewritten" in out
 
 
 def test_broken_json_reported():

@@ -87,7 +87,8 @@ def test_jobs_give_the_same_result(tmp_path, capsys, jobs):
     assert (tmp_path / "train.py").read_bytes() == MIGRATED
     assert (tmp_path / "nb.ipynb").read_bytes() == (ROOT / "notebooks" / "train.after.ipynb").read_bytes()
     out = capsys.readouterr().out
-    assert out.endswith("34 files scanned, 2 rewritten, 1 needs attention, 1 failed; 3 call sites: 2 rewritten, 1 reported, "
+    assert out.endswith("34 files scanned, 2 rewritten, 1 needs attention, 1 failed; 3 call sites: 2 rewritten, 1 "
+                        "reported, "
                         "0 untouched\n")
 
 
