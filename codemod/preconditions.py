@@ -27,6 +27,7 @@ __all__ = [
     "MODULE_OBJECTS",
     "OUTER_OBJECTS",
     "COMPILE_FOLLOWS",
+    "NO_BATCH_CALLS",
     "COMPILE_OBJECTS",
     "ONE_STRATEGY",
     "OWN_SCOPE_COVERS",
@@ -42,6 +43,7 @@ MODULE_OBJECTS: Final = "MGPU109"
 OUTER_OBJECTS: Final = "MGPU118"
 COMPILE_OBJECTS: Final = "MGPU110"
 COMPILE_FOLLOWS: Final = "MGPU202"
+NO_BATCH_CALLS: Final = "MGPU203"
 OWN_SCOPE_COVERS: Final = "MGPU114"
 DEVICE_SETTINGS_FIRST: Final = "MGPU115"
 GPU_COUNT_FIRST: Final = "MGPU105"
@@ -75,6 +77,10 @@ PRECONDITIONS: tuple[Precondition, ...] = (
     Precondition(COMPILE_OBJECTS, "every optimizer, loss or metric object `compile` receives is created in the "
                  "statements the scope covers (strings and plain functions are not objects)",
                  "create it under the scope, or pass a string such as `'adam'`"),
+    Precondition(NO_BATCH_CALLS, "the model is not used with `train_on_batch`, `test_on_batch` or "
+                 "`predict_on_batch` after the call (under MirroredStrategy Keras 3 gives every replica the whole "
+                 "batch passed to them: 8 inputs predict 16 rows)",
+                 "use `fit` / `evaluate` / `predict` with `batch_size=len(x)` instead, then rerun"),
     Precondition(COMPILE_FOLLOWS, "a `compile` of the template (or of the parallel model) follows in the same "
                  "function, or the template is loaded with `load_model`",
                  "compile the model in the function that builds it, after the call"),

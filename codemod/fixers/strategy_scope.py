@@ -16,6 +16,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from .. import fallbacks
+from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
 from .._tree import Block, Tree, binds, bound_names, dotted_name, used_names, walk_same_scope
 from ..construction import (
     MODEL_PARTS as _MODEL_PARTS,
@@ -31,6 +32,7 @@ from ..fix_context import FixContext, contains, subtree
 from ..devices import creates_no_variables, device_setting, only_device_work
 from ..plan import Region
 from ..preconditions import (
+    NO_BATCH_CALLS,
     CALLER_OBJECTS,
     COMPILE_FOLLOWS,
     COMPILE_OBJECTS,
@@ -135,6 +137,30 @@ def _drop_sharing_uncovered(
     return kept
 
 
+def _reported_batch_calls(ctx: FixContext, site: Site, receivers: set[str]) -> bool:
+    """MGPU203 when the model is used with `*_on_batch` after the call: under the strategy those
+    calls give every replica the whole batch, so the rewrite would train or predict another way."""
+    found = on_batch_calls(ctx.tree, site.call, receivers)
+    if not found:
+        return False
+    tree = ctx.tree
+    named = [
+        f"`{c.receiver}.{c.method}(...)` (line {tree.position(c.call)[0]}"
+        + (f", given the model on line {tree.position(c.through)[0]})" if c.through else ")")
+        for c in found
+    ]
+    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+    first = found[0]
+    ctx.report(site.call, NO_BATCH_CALLS, (
+        f"`{site.name}(...)` left as it is: {listed} would run on the migrated model, and under "
+        f"MirroredStrategy Keras 3 gives every replica the whole batch passed to `{first.method}` "
+        f"({EFFECT[first.method]}). Replace each with its whole-batch form, e.g. "
+        f"{ON_BATCH[first.method].format(model=first.receiver)} for `{first.method}` (for a list of inputs, "
+        "`batch_size=len(x[0])`), and rerun."
+    ))
+    return True
+
+
 def _plan_site(
     ctx: FixContext, site: Site, uncovered: list[tuple[Site, list[cst.BaseStatement]]] | None = None
 ) -> _Planned | None:
@@ -174,6 +200,8 @@ def _plan_site(
     if own_scope is not None:
         return _plan_in_own_scope(ctx, site, fallback, own_scope, template, target, scope_node,
                                   [block0.body[start0], built_by, *compiles, *derived])
+    if _reported_batch_calls(ctx, site, receivers | derived_names):
+        return None
     if not compiles and not _loaded(built_by):
         models = " or ".join(f"`{n}`" for n in [template, *sorted(derived_names)])
         result = "the call's result" if target is None else f"`{target}`"

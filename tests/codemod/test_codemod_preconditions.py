@@ -294,9 +294,25 @@ def test_on_batch_in_another_method_and_session_through_a_tensor_name_are_report
             def step(self, x, y):
                 return self.model.train_on_batch(x, y)
     """)
-    assert [(f.line, f.code) for f in result.findings] == [(13, "MGPU204"), (15, "MGPU203")]
-    assert "`self.model.fit(x, y, batch_size=len(x)" in result.findings[1].message
-    assert result.findings[0].message.startswith("`out` holds `self.model.output` (line 12)")
+    # `self.model.train_on_batch` in another method keeps the site (MGPU203, at the call, naming line 15).
+    assert [(f.line, f.code) for f in result.findings] == [(10, "MGPU203")]
+    assert "`self.model.train_on_batch(...)` (line 15)" in result.findings[0].message
+    assert "`self.model.fit(x, y, batch_size=len(x)" in result.findings[0].message
+
+
+def test_session_through_a_tensor_name_is_reported_after_the_rewrite():
+    _, result = _run("""
+        import keras.backend as K
+        def main():
+            inp = Input((4,))
+            model = Model(inp, Dense(3)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse")
+            out = parallel.output
+            return K.get_session().run(out, feed_dict={inp: 1})
+    """)
+    assert [(f.line, f.code) for f in result.findings] == [(12, "MGPU204")]
+    assert result.findings[0].message.startswith("`out` holds `parallel.output` (line 11)")
 
 
 def test_site_statuses_format_for_the_summary_and_json():
