@@ -1141,9 +1141,32 @@ def _created_outside(
                     statement is not None
                     and tree.enclosing_scope_node(statement) is tree.module
                     and _constructs(statement)
+                    and not _loss_object(tree, statement)
                 ):
                     return name.value, statement
     return None
+
+
+def _loss_object(tree: Tree, statement: cst.CSTNode) -> bool:
+    """`LOSS = Huber(0.5)` with `Huber` from a `losses` module, or `keras.losses.Huber(...)`: a loss
+    object owns no variables, so creating it outside the scope is harmless (a metric of the same
+    name, `keras.metrics.MeanSquaredError`, does own variables: only the module decides)."""
+    assert isinstance(statement, cst.SimpleStatementLine)
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+    if not isinstance(value, cst.Call):
+        return False
+    dotted = dotted_name(value.func)
+    if "." in dotted:
+        return dotted.rsplit(".", 1)[0].rsplit(".", 1)[-1] == "losses"
+    for node in tree.module.body:
+        for line in node.body if isinstance(node, cst.SimpleStatementLine) else []:
+            if (isinstance(line, cst.ImportFrom) and line.module is not None
+                    and dotted_name(line.module).rsplit(".", 1)[-1] == "losses"
+                    and not isinstance(line.names, cst.ImportStar)
+                    and any((a.evaluated_alias or dotted_name(a.name)) == dotted for a in line.names)):
+                return True
+    return False
 
 
 def _constructs(statement: cst.CSTNode) -> bool:

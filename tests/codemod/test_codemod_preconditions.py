@@ -434,3 +434,38 @@ def test_two_sites_sharing_a_model_one_cannot_cover_are_both_left():
     first, second = (f.message for f in result.findings)
     assert "`self.gen` is built on line 10" in first and "line 13 (`self.critic_gpu.compile" in first
     assert "is also used by the `multi_gpu_model` call on line 17" in second
+
+
+@pytest.mark.parametrize("loss_import, loss", [
+    ("from keras.losses import Huber", "Huber(delta=0.5)"),
+    ("from tensorflow.keras.losses import Huber as H", "H(delta=0.5)"),
+    ("import keras", "keras.losses.Huber(delta=0.5)"),
+])
+def test_module_level_loss_object_is_not_blamed_the_metric_object_is(loss_import, loss):
+    findings = _reported(f"""
+        {loss_import}
+        from keras.metrics import AUC
+        LOSS = {loss}
+        AUC_METRIC = AUC(name='auc')
+        def build():
+            model = Model(inp, Dense(1)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile(optimizer='adam', loss=LOSS, metrics=[AUC_METRIC])
+            return parallel
+    """)
+    assert [(f[0], f[1]) for f in findings] == [(8, "MGPU109")]  # the AUC_METRIC line
+    assert findings[0][2].startswith("`AUC_METRIC` is created here, at module level")
+
+
+def test_module_level_loss_object_alone_does_not_keep_the_site():
+    source, result = _run("""
+        from keras.losses import Huber
+        LOSS = Huber(delta=0.5)
+        def build():
+            inp = Input((4,))
+            model = Model(inp, Dense(1)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile(optimizer='adam', loss=LOSS)
+            return parallel
+    """)
+    assert result.changed and result.findings == []
