@@ -25,6 +25,9 @@ __all__ = [
     "TEMPLATE_ON_EVERY_PATH",
     "CALLER_OBJECTS",
     "MODULE_OBJECTS",
+    "OUTER_OBJECTS",
+    "COMPILE_FOLLOWS",
+    "NO_BATCH_CALLS",
     "COMPILE_OBJECTS",
     "ONE_STRATEGY",
     "OWN_SCOPE_COVERS",
@@ -37,7 +40,10 @@ TEMPLATE_MOVABLE: Final = "MGPU104"
 TEMPLATE_ON_EVERY_PATH: Final = "MGPU112"
 CALLER_OBJECTS: Final = "MGPU113"
 MODULE_OBJECTS: Final = "MGPU109"
+OUTER_OBJECTS: Final = "MGPU118"
 COMPILE_OBJECTS: Final = "MGPU110"
+COMPILE_FOLLOWS: Final = "MGPU202"
+NO_BATCH_CALLS: Final = "MGPU203"
 OWN_SCOPE_COVERS: Final = "MGPU114"
 DEVICE_SETTINGS_FIRST: Final = "MGPU115"
 GPU_COUNT_FIRST: Final = "MGPU105"
@@ -64,9 +70,20 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "build that model under the same scope (in the caller), or migrate by hand"),
     Precondition(MODULE_OBJECTS, "no object the construction or `compile` uses is created at module level",
                  "create it inside the function, under the scope"),
+    Precondition(OUTER_OBJECTS, "every model or layer the covered statements use that is built before them in "
+                 "the same block is covered too (the scope starts earlier, over plain data, constants and "
+                 "definitions only); none is built in an enclosing block",
+                 "build that model or layer right before the template (or the template right after it)"),
     Precondition(COMPILE_OBJECTS, "every optimizer, loss or metric object `compile` receives is created in the "
                  "statements the scope covers (strings and plain functions are not objects)",
                  "create it under the scope, or pass a string such as `'adam'`"),
+    Precondition(NO_BATCH_CALLS, "the model is not used with `train_on_batch`, `test_on_batch` or "
+                 "`predict_on_batch` after the call (under MirroredStrategy Keras 3 gives every replica the whole "
+                 "batch passed to them: 8 inputs predict 16 rows)",
+                 "use `fit` / `evaluate` / `predict` with `batch_size=len(x)` instead, then rerun"),
+    Precondition(COMPILE_FOLLOWS, "a `compile` of the template (or of the parallel model) follows in the same "
+                 "function, or the template is loaded with `load_model`",
+                 "compile the model in the function that builds it, after the call"),
     Precondition(OWN_SCOPE_COVERS, "when the call is already inside `with <strategy>.scope():`, that scope also "
                  "covers the template's construction and its `compile` (then that strategy is kept, the call "
                  "dropped, no second strategy added)", "build and compile the model inside that scope"),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..fix_context import FixContext
 from . import (
+    backend_gpus,
     behaviour,
     checkpoints,
     contrib_strategy,
@@ -47,6 +48,9 @@ STAGES: tuple[Stage, ...] = (
     Stage("strategy_scope", strategy_scope.fix, "tree, sites (recognised, shaped)",
           "plan.regions/statements/nodes/unwrap/moved; rewritten (the sites it rewrote); references",
           strategy_scope.CODES),
+    Stage("backend_gpus", backend_gpus.fix, "rewritten, tree",
+          "plan.nodes (`K.tensorflow_backend._get_available_gpus()` -> `tf.config.list_logical_devices`)",
+          backend_gpus.CODES),
     Stage("template_recovery", template_recovery.fix, "rewritten, references",
           "plan.nodes (`parallel.layers[-2]` -> the template)", template_recovery.CODES),
     Stage("behaviour", behaviour.fix, "rewritten", "findings only (*_on_batch, TF1-session inference)",

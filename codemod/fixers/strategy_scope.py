@@ -16,11 +16,13 @@ import libcst as cst
 import libcst.matchers as m
 
 from .. import fallbacks
+from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
 from .._tree import Block, Tree, binds, bound_names, dotted_name, used_names, walk_same_scope
 from ..construction import (
     MODEL_PARTS as _MODEL_PARTS,
     construction_start,
     dependency_statements,
+    is_alias,
     makes_layers,
     object_reads,
     outer_construction,
@@ -30,12 +32,15 @@ from ..fix_context import FixContext, contains, subtree
 from ..devices import creates_no_variables, device_setting, only_device_work
 from ..plan import Region
 from ..preconditions import (
+    NO_BATCH_CALLS,
     CALLER_OBJECTS,
+    COMPILE_FOLLOWS,
     COMPILE_OBJECTS,
     DEVICE_SETTINGS_FIRST,
     GPU_COUNT_FIRST,
     MODULE_OBJECTS,
     ONE_STRATEGY,
+    OUTER_OBJECTS,
     OWN_SCOPE_COVERS,
     TEMPLATE_BUILT_HERE,
     TEMPLATE_MOVABLE,
@@ -45,13 +50,14 @@ from ..preconditions import (
     enclosing_strategy_scope,
 )
 from ..recognise import Site
-from ..strategy_expression import dropped_notes, strategy_expression, surely_int
+from ..strategy_expression import StrategyCode, dropped_notes, refine, strategy_expression, surely_int
 
 __all__ = ["CODES", "fix"]
 
 # The finding codes this stage reports: one per precondition (preconditions.py), plus the call's
-# own position (MGPU103), a kept fallback (MGPU106) and a compile it cannot find (MGPU202).
-CODES: Final = frozenset({p.code for p in PRECONDITIONS} | {"MGPU103", "MGPU106", "MGPU202"})
+# own position (MGPU103), a kept fallback (MGPU106) and a
+# `gpus` whose kind (count or GPU ids) only its name tells (MGPU117: rewritten, and reported).
+CODES: Final = frozenset({p.code for p in PRECONDITIONS} | {"MGPU103", "MGPU106", "MGPU117"})
 
 # compile arguments that may carry objects owning variables (optimizers, metric objects).
 _VARIABLE_ARGS = ("optimizer", "metrics", "weighted_metrics")
@@ -85,14 +91,16 @@ class _Planned:
 
 def fix(ctx: FixContext) -> None:
     planned: list[_Planned] = []
+    uncovered: list[tuple[Site, list[cst.BaseStatement]]] = []  # MGPU118: a site and the objects it could not cover
     for site in ctx.sites:
         if site.problem is not None:
             continue
         ctx.current_site = site
-        result = _plan_site(ctx, site)
+        result = _plan_site(ctx, site, uncovered)
         ctx.current_site = None
         if result is not None:
             planned.append(result)
+    planned = _drop_sharing_uncovered(ctx, planned, uncovered)
     for item in planned:
         if item.own_scope is not None:
             ctx.current_site = item.site
@@ -102,7 +110,60 @@ def fix(ctx: FixContext) -> None:
         _commit(ctx, item)
 
 
-def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
+def _drop_sharing_uncovered(
+    ctx: FixContext, planned: list[_Planned], uncovered: list[tuple[Site, list[cst.BaseStatement]]]
+) -> list[_Planned]:
+    """A site whose scope would build an object that another site uses but cannot cover (MGPU118:
+    a GAN's discriminator, used by the stacked model) is left too: rewritten alone, the two models
+    would live under different strategies."""
+    kept = []
+    for item in planned:
+        region = item.block.body[item.start:item.end + 1]
+        shared = next(((other, built) for other, chain in uncovered for built in chain
+                       if any(s is built for s in region)), None)
+        if shared is None or item.own_scope is not None:
+            kept.append(item)
+            continue
+        other, built = shared
+        tree = ctx.tree
+        ctx.report(item.site.call, OUTER_OBJECTS, (
+            f"line {tree.position(built)[0]}{_short_code(tree, built)}, which this `{item.site.name}` call's "
+            f"`strategy.scope()` would cover, is also used by the `{other.name}` call on line "
+            f"{tree.position(other.call)[0]}, which is left as it is (see its finding); rewritten alone, the two "
+            "models would be under different strategies. Build both models under one `strategy.scope()` by "
+            "hand, or move what the other call's model uses next to its construction and rerun; the call is "
+            "left as it is."
+        ))
+    return kept
+
+
+def _reported_batch_calls(ctx: FixContext, site: Site, receivers: set[str]) -> bool:
+    """MGPU203 when the model is used with `*_on_batch` after the call: under the strategy those
+    calls give every replica the whole batch, so the rewrite would train or predict another way."""
+    found = on_batch_calls(ctx.tree, site.call, receivers)
+    if not found:
+        return False
+    tree = ctx.tree
+    named = [
+        f"`{c.receiver}.{c.method}(...)` (line {tree.position(c.call)[0]}"
+        + (f", given the model on line {tree.position(c.through)[0]})" if c.through else ")")
+        for c in found
+    ]
+    listed = named[0] if len(named) == 1 else ", ".join(named[:-1]) + " and " + named[-1]
+    first = found[0]
+    ctx.report(site.call, NO_BATCH_CALLS, (
+        f"`{site.name}(...)` left as it is: {listed} would run on the migrated model, and under "
+        f"MirroredStrategy Keras 3 gives every replica the whole batch passed to `{first.method}` "
+        f"({EFFECT[first.method]}). Replace each with its whole-batch form, e.g. "
+        f"{ON_BATCH[first.method].format(model=first.receiver)} for `{first.method}` (for a list of inputs, "
+        "`batch_size=len(x[0])`), and rerun."
+    ))
+    return True
+
+
+def _plan_site(
+    ctx: FixContext, site: Site, uncovered: list[tuple[Site, list[cst.BaseStatement]]] | None = None
+) -> _Planned | None:
     """How one site is rewritten, or None when a precondition (preconditions.py) does not hold:
     then the first one that does not is reported, at the object involved."""
     tree = ctx.tree
@@ -139,7 +200,27 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     if own_scope is not None:
         return _plan_in_own_scope(ctx, site, fallback, own_scope, template, target, scope_node,
                                   [block0.body[start0], built_by, *compiles, *derived])
+    if _reported_batch_calls(ctx, site, receivers | derived_names):
+        return None
+    if not compiles and not _loaded(built_by):
+        models = " or ".join(f"`{n}`" for n in [template, *sorted(derived_names)])
+        result = "the call's result" if target is None else f"`{target}`"
+        ctx.report(site.call, COMPILE_FOLLOWS, (
+            f"no `compile` of {models} follows in this function, so the `strategy.scope()` the migration "
+            f"would open here cannot cover it, and a compile outside the scope makes `fit` fail (Keras 3 "
+            f"creates the optimizer in `compile`). Compile {result} in this function after the call and "
+            f"rerun, or migrate by hand: build and compile `{template}` under one `strategy.scope()` where it "
+            "is compiled; the call is left as it is."
+        ))
+        return None
     block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles, derived)
+    region = block.body[start:end + 1]
+    if _reported_module_object(ctx, site, scope_node, list(region)):
+        return None
+    covered = _cover_objects_built_before(ctx, site, template, block, start, end, uncovered)
+    if covered is None:
+        return None
+    start = covered
     if _reported_outside_argument(ctx, site, template, scope_node, compiles, block.body[start:end + 1]):
         return None
     # Every `if` between the site and the block the scope goes in guards the site: where its
@@ -170,13 +251,6 @@ def _plan_site(ctx: FixContext, site: Site) -> _Planned | None:
     )
     if not fallback.collapsed and target is not None:
         planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
-    if not compiles and not _loaded(built_by):
-        models = " or ".join(f"`{n}`" for n in [template, *sorted(derived_names)])
-        ctx.report(site.call, "MGPU202", (
-            f"no `compile` of {models} follows in this function; compile it under "
-            f"`with {template}.distribute_strategy.scope():` wherever it is compiled "
-            "(Keras 3 creates the optimizer in `compile`; outside the scope `fit` fails)."
-        ))
     return planned
 
 
@@ -309,6 +383,139 @@ def _scope_range(
         members.append(statement)
         members.extend(dependency_statements(tree, statement, call))
     return _common_range(tree, members)
+
+
+# Callees whose result is a model whatever their case: `load_model(path)`, `model_from_json(text)`.
+_MODEL_LOADERS = frozenset({"load_model", "model_from_json", "model_from_yaml", "model_from_config", "clone_model"})
+
+
+def _model_binding(statement: cst.CSTNode) -> bool:
+    """`x = Model(...)`, `x = Dense(4)`, `x = keras.applications.ResNet50(...)`, `x = load_model(p)`:
+    the statement assigns an object that owns (or will own) variables."""
+    if _constructs(statement):
+        return True
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], (cst.Assign, cst.AnnAssign))):
+        return False
+    value = statement.body[0].value
+    if not isinstance(value, cst.Call):
+        return False
+    dotted = dotted_name(value.func)
+    return dotted.rsplit(".", 1)[-1] in _MODEL_LOADERS or ".applications." in f".{dotted}."
+
+
+def _cover_objects_built_before(
+    ctx: FixContext, site: Site, template: str, block: Block, start: int, end: int,
+    uncovered: list[tuple[Site, list[cst.BaseStatement]]] | None = None,
+) -> int | None:
+    """The scope's first statement, moved up so that the scope covers every model or layer its
+    statements use that is built earlier in the same block (`backbone = Model(inp, h)` above
+    `for layer in backbone.layers: model.add(layer)`, `self.generator` called in a GAN's stacked
+    model) with what builds it: variables created before the scope make `fit` fail. Moving up is
+    safe only over plain data, constants, definitions and statements working on those objects;
+    otherwise the object is reported (MGPU118), as is one built in an enclosing block. None when
+    reported."""
+    tree = ctx.tree
+    region = block.body[start:end + 1]
+    read: set[str] = set()
+    used_as_model: set[str] = set()
+    for statement in region:
+        read |= plain_uses(statement) | object_reads(statement)
+        used_as_model |= object_reads(statement)
+        for call in m.findall(statement, m.Call()):
+            func = cst.ensure_type(call, cst.Call).func
+            if isinstance(func, cst.Name) or _self_attribute(func):
+                used_as_model.add(tree.code(func))  # `base(x)`, `self.generator(z)`
+        for part in m.findall(statement, m.Attribute(value=m.Attribute(value=m.Name("self")))):
+            if cst.ensure_type(part, cst.Attribute).attr.value in _MODEL_PARTS:
+                used_as_model.add(tree.code(cst.ensure_type(part, cst.Attribute).value))  # `self.base.output`
+    read |= {code for code in used_as_model if code.startswith("self.")}
+    read = {code for code in read if not any(_binds_code(tree, s, code) for s in region)}
+    chain: list[cst.BaseStatement] = []
+    needed: set[str] = set()  # what the chain's statements read
+    new_start = start
+    for k in range(start - 1, -1, -1):
+        statement = block.body[k]
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
+            continue
+        bound = {code for code in read | needed if _binds_code(tree, statement, code)}
+        if not (bound & needed or bound & used_as_model or (bound and _model_binding(statement))):
+            continue  # data or a setting only the scope's statements read: it stays before the scope
+        if makes_layers(statement) or is_alias(statement):
+            chain.append(statement)
+            new_start = k
+            needed |= plain_uses(statement) | object_reads(statement)
+    wanted = read | needed
+    objects = {code for s in chain for code in wanted if _binds_code(tree, s, code)}
+    outer = _object_built_in_enclosing_block(tree, block, start, read - objects, used_as_model)
+    if not chain and outer is None:
+        return start
+    chained = {id(s) for s in chain}
+    blocking: cst.BaseStatement | None = None
+    for statement in block.body[new_start:start]:
+        if id(statement) in chained or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if m.findall(statement, m.Import() | m.ImportFrom()) or device_setting(statement, tree) is not None:
+            continue  # imports stay valid under the scope; device settings are hoisted or reported later
+        if not makes_layers(statement) or (_touches(tree, statement, objects) and not bound_names(statement)):
+            continue  # plain data, or work on the objects moved with it (`backbone.load_weights(path)`)
+        blocking = statement
+        break
+    if blocking is None and outer is None:
+        return new_start
+    if outer is not None:
+        name, built = outer
+        where = f"line {tree.position(built)[0]}, in an enclosing block"
+    else:
+        built = next(s for s in reversed(chain) if any(_binds_code(tree, s, c) for c in read))
+        name = sorted(c for c in read if _binds_code(tree, built, c))[0]
+        where = f"line {tree.position(built)[0]}"
+    stop = (
+        f"; line {tree.position(blocking)[0]}{_short_code(tree, blocking)} between it and that code "
+        "is not plain data, so the scope cannot be extended over it"
+        if blocking is not None and outer is None else ""
+    )
+    if uncovered is not None:
+        uncovered.append((site, chain))
+    ctx.report(built, OUTER_OBJECTS, (
+        f"`{name}` is built on {where}, before the code the `strategy.scope()` would cover (what builds "
+        f"`{template}`, from line {tree.position(block.body[start])[0]}), and that code uses it as a model or "
+        f"layer{stop}; its variables would exist outside the scope and `fit` would fail. Build `{name}` "
+        f"right before `{template}` (or `{template}` right after it) and rerun, or migrate the `{site.name}` "
+        f"call (line {tree.position(site.call)[0]}) by hand; it is left as it is."
+    ))
+    return None
+
+
+def _binds_code(tree: Tree, statement: cst.CSTNode, code: str) -> bool:
+    """`statement` assigns `code` (a plain name, or a `self.` attribute)."""
+    return code in bound_names(statement) if "." not in code else binds(statement, code, tree)
+
+
+def _touches(tree: Tree, statement: cst.CSTNode, objects: set[str]) -> bool:
+    """`statement` reads or changes one of `objects` (names, `self.` attributes)."""
+    if used_names(statement) & objects:
+        return True
+    return any(tree.code(a) in objects for a in m.findall(statement, m.Attribute(value=m.Name("self"))))
+
+
+def _object_built_in_enclosing_block(
+    tree: Tree, block: Block, start: int, read: set[str], used_as_model: set[str]
+) -> tuple[str, cst.BaseStatement] | None:
+    """A name the scope's statements use as a model or layer that a statement of an enclosing
+    block (same function) builds before them: the scope cannot reach it."""
+    wanted = read & used_as_model
+    if not wanted:
+        return None
+    for outer, index in tree.block_chain(block.body[start])[1:]:
+        for k in range(index - 1, -1, -1):
+            statement = outer.body[k]
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+                continue
+            names = bound_names(statement) & wanted
+            if names and makes_layers(statement) and not m.findall(statement, m.Import() | m.ImportFrom()):
+                return sorted(names)[0], statement
+    return None
 
 
 def _reported_module_object(ctx: FixContext, site: Site, scope_node: cst.CSTNode, nodes: list[cst.CSTNode]) -> bool:
@@ -934,9 +1141,32 @@ def _created_outside(
                     statement is not None
                     and tree.enclosing_scope_node(statement) is tree.module
                     and _constructs(statement)
+                    and not _loss_object(tree, statement)
                 ):
                     return name.value, statement
     return None
+
+
+def _loss_object(tree: Tree, statement: cst.CSTNode) -> bool:
+    """`LOSS = Huber(0.5)` with `Huber` from a `losses` module, or `keras.losses.Huber(...)`: a loss
+    object owns no variables, so creating it outside the scope is harmless (a metric of the same
+    name, `keras.metrics.MeanSquaredError`, does own variables: only the module decides)."""
+    assert isinstance(statement, cst.SimpleStatementLine)
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Assign, cst.AnnAssign)) else None
+    if not isinstance(value, cst.Call):
+        return False
+    dotted = dotted_name(value.func)
+    if "." in dotted:
+        return dotted.rsplit(".", 1)[0].rsplit(".", 1)[-1] == "losses"
+    for node in tree.module.body:
+        for line in node.body if isinstance(node, cst.SimpleStatementLine) else []:
+            if (isinstance(line, cst.ImportFrom) and line.module is not None
+                    and dotted_name(line.module).rsplit(".", 1)[-1] == "losses"
+                    and not isinstance(line.names, cst.ImportStar)
+                    and any((a.evaluated_alias or dotted_name(a.name)) == dotted for a in line.names)):
+                return True
+    return False
 
 
 def _constructs(statement: cst.CSTNode) -> bool:
@@ -1104,6 +1334,9 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
             ctx.plan.moved.add(id(statement))
         hoisted = [*item.definitions, *hoisted]
     ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted))
+    decided = refine(item.expression, ctx.tree)
+    if isinstance(decided, StrategyCode) and decided.guessed:
+        ctx.report(item.site.call, "MGPU117", decided.guessed)
     for node in item.unwrap:
         ctx.plan.unwrap.add(id(node))
     for planned in [item, *item.site_followers]:

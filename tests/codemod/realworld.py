@@ -4,7 +4,8 @@
 found by the text `at` (its first occurrence; in a notebook, the cell holding it) and says what the
 codemod must do there: `"expect": "rewritten"` (no finding on that line, the `present` texts in the
 output, the `absent` ones gone, by default the site's own line), a finding code such as `"MGPU301"`
-(on that line, its message holding every `message` text and no `not_message` one), or `"quiet"`
+(on that line, its message holding every `message` text and no `not_message` one; with `present` /
+`absent` too, the site is also rewritten and the output must have that shape), or `"quiet"`
 (no finding on that line). `evaluate` runs the codemod once per file and grades every site:
 
 - rewritten / reported / quiet: what the manifest asks for;
@@ -147,6 +148,10 @@ def grade(path: Path, run: FileRun, sites: list[dict] | str) -> list[Graded]:
                 bad += [t for t in site.get("not_message", []) if t in message]
                 g.outcome = "reported" if not bad else "misleading"
                 g.detail = f"message lacks/has {bad}: {message}" if bad else ""
+                if not bad and ("present" in site or "absent" in site) and not shape_ok:
+                    # rewritten and reported (MGPU117): the rewrite must still have its shape
+                    missing = [p for p in present if p not in out] + [a for a in absent if a in out]
+                    g.outcome, g.detail = "wrong", f"expected/unexpected text: {missing}"
             elif here:
                 g.outcome, g.detail = "misleading", f"got {codes}, expected {expect}"
             elif line_text in out:

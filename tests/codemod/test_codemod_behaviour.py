@@ -1,5 +1,6 @@
-"""codemod/fixers/behaviour.py: the rewrite goes ahead; calls that behave differently under the
-strategy are reported where they are, with what to use instead."""
+"""codemod/fixers/behaviour.py: the rewrite goes ahead; TF1-session inference, which bypasses the
+strategy, is reported where it is, with what to use instead. `*_on_batch` calls on the model keep the
+site from being rewritten (a precondition of fixers/strategy_scope.py, MGPU203), pinned here too."""
 
 import pytest
 
@@ -16,22 +17,21 @@ def _findings(name):
     return transform_source((ROOT / "behaviour" / name).read_bytes(), name).findings
 
 
-def test_every_on_batch_call_on_the_migrated_model_is_reported_with_its_replacement():
-    # Each message names its own method's effect and replacement (the template is under the strategy too).
-    assert [f.format() for f in _findings("on_batch.before.py")] == [
-        'on_batch.before.py:10:8: MGPU203 `parallel.train_on_batch(...)` runs on `model`, which is now built under'
-        ' MirroredStrategy; there Keras 3 gives every replica the whole batch passed to `train_on_batch` (with 2'
-        ' GPUs each step computes on the 8 samples of an 8-sample batch twice). Use `model.fit(x, y,'
-        ' batch_size=len(x), epochs=1, verbose=0)` (one step over the whole batch) instead.',
-        'on_batch.before.py:11:8: MGPU203 `parallel.predict_on_batch(...)` runs on `model`, which is now built under'
-        ' MirroredStrategy; there Keras 3 gives every replica the whole batch passed to `predict_on_batch` (with 2'
-        ' GPUs, `predict_on_batch` on 8 inputs returns 16 rows). Use `model.predict(x, batch_size=len(x),'
-        ' verbose=0)` instead.',
-        'on_batch.before.py:12:9: MGPU203 `model.test_on_batch(...)` runs on `model`, which is now built under'
-        ' MirroredStrategy; there Keras 3 gives every replica the whole batch passed to `test_on_batch` (with 2 GPUs'
-        ' the 8 samples of an 8-sample batch are evaluated twice). Use `model.evaluate(x, y, batch_size=len(x),'
-        ' verbose=0)` instead.',
+def test_on_batch_calls_on_the_model_keep_the_site_and_name_every_call_with_its_replacement():
+    name = "on_batch_calls.unchanged.py"
+    source = (ROOT / "strategy_scope" / name).read_bytes()
+    result = transform_source(source, name)
+    assert result.output == source
+    assert [f.format() for f in result.findings] == [
+        'on_batch_calls.unchanged.py:7:12: MGPU203 `multi_gpu_model(...)` left as it is: '
+        '`parallel.train_on_batch(...)` (line 10), `parallel.predict_on_batch(...)` (line 11) and '
+        '`model.test_on_batch(...)` (line 12) would run on the migrated model, and under MirroredStrategy Keras 3 '
+        'gives every replica the whole batch passed to `train_on_batch` (with 2 GPUs each step computes on the 8 '
+        'samples of an 8-sample batch twice). Replace each with its whole-batch form, e.g. `parallel.fit(x, y, '
+        'batch_size=len(x), epochs=1, verbose=0)` (one step over the whole batch) for `train_on_batch` (for a list '
+        'of inputs, `batch_size=len(x[0])`), and rerun.',
     ]
+    assert [(s.line, s.status, s.codes) for s in result.sites] == [(7, "reported", ("MGPU203",))]
 
 
 def test_session_inference_is_reported_once_per_statement_and_plain_tensor_reads_are_not():
@@ -44,13 +44,17 @@ def test_on_batch_on_a_model_the_codemod_did_not_migrate_is_not_reported():
     assert transform_source(source).findings == []
 
 
-def test_on_batch_inside_a_helper_given_the_migrated_model_is_reported_there():
+def test_on_batch_inside_a_helper_given_the_model_keeps_the_site():
     source = (b"from keras.utils import multi_gpu_model\n\ndef step(m, x):\n    return m.predict_on_batch(x)\n\n"
               b"model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
               b"step(parallel, x)\n"
               b"step(other, x)\n")
-    assert [f.format() for f in transform_source(source, "table.py").findings] == [
-        'table.py:4:12: MGPU203 `m.predict_on_batch(...)` receives `parallel` (line 9), which is now built under'
-        ' MirroredStrategy; there Keras 3 gives every replica the whole batch passed to `predict_on_batch`. Use'
-        ' `m.predict(x, batch_size=len(x), verbose=0)` instead.',
+    result = transform_source(source, "table.py")
+    assert result.output == source
+    assert [f.format() for f in result.findings] == [
+        'table.py:7:12: MGPU203 `multi_gpu_model(...)` left as it is: `m.predict_on_batch(...)` (line 4, given the '
+        'model on line 9) would run on the migrated model, and under MirroredStrategy Keras 3 gives every replica '
+        'the whole batch passed to `predict_on_batch` (with 2 GPUs, `predict_on_batch` on 8 inputs returns 16 '
+        'rows). Replace each with its whole-batch form, e.g. `m.predict(x, batch_size=len(x), verbose=0)` for '
+        '`predict_on_batch` (for a list of inputs, `batch_size=len(x[0])`), and rerun.',
     ]

@@ -294,9 +294,25 @@ def test_on_batch_in_another_method_and_session_through_a_tensor_name_are_report
             def step(self, x, y):
                 return self.model.train_on_batch(x, y)
     """)
-    assert [(f.line, f.code) for f in result.findings] == [(13, "MGPU204"), (15, "MGPU203")]
-    assert "`self.model.fit(x, y, batch_size=len(x)" in result.findings[1].message
-    assert result.findings[0].message.startswith("`out` holds `self.model.output` (line 12)")
+    # `self.model.train_on_batch` in another method keeps the site (MGPU203, at the call, naming line 15).
+    assert [(f.line, f.code) for f in result.findings] == [(10, "MGPU203")]
+    assert "`self.model.train_on_batch(...)` (line 15)" in result.findings[0].message
+    assert "`self.model.fit(x, y, batch_size=len(x)" in result.findings[0].message
+
+
+def test_session_through_a_tensor_name_is_reported_after_the_rewrite():
+    _, result = _run("""
+        import keras.backend as K
+        def main():
+            inp = Input((4,))
+            model = Model(inp, Dense(3)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse")
+            out = parallel.output
+            return K.get_session().run(out, feed_dict={inp: 1})
+    """)
+    assert [(f.line, f.code) for f in result.findings] == [(12, "MGPU204")]
+    assert result.findings[0].message.startswith("`out` holds `parallel.output` (line 11)")
 
 
 def test_site_statuses_format_for_the_summary_and_json():
@@ -371,3 +387,85 @@ def test_a_backbone_built_in_init_and_read_in_another_method_is_reported():
     """)
     assert [(f[0], f[1]) for f in findings] == [(9, "MGPU113")]
     assert findings[0][2].startswith("`self.base` is built in another method (line 7)")
+
+
+def test_model_built_before_the_scope_past_an_unrelated_object_is_reported_at_it():
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "codemod" / "strategy_scope"
+    source = (path / "encoder_layers_reused_past_other_model.unchanged.py").read_bytes()
+    result = transform_source(source, "t.py")
+    assert result.output == source
+    assert [(f.line, f.code) for f in result.findings] == [(8, "MGPU118")]
+    message = result.findings[0].message
+    assert "`encoder` is built on line 8" in message and "line 9 (`critic = build_critic()`)" in message
+    assert "Build `encoder` right before `net`" in message
+
+
+def test_model_built_before_the_scope_over_plain_data_is_covered_by_it():
+    source, result = _run("""
+        inp = Input((4,))
+        base = Model(inp, Dense(3)(inp))
+        SIZE = 8
+        head = Sequential()
+        head.add(base)
+        head.add(Dense(SIZE))
+        parallel = multi_gpu_model(head, gpus=2)
+        parallel.compile("sgd", "mse")
+    """)
+    assert result.findings == []
+    assert "with strategy.scope():\n    inp = Input((4,))\n    base = Model(" in result.output.decode()
+
+
+def test_model_compiled_by_the_caller_is_reported_and_left():
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "codemod" / "strategy_scope"
+    source = (path / "compiled_by_caller.unchanged.py").read_bytes()
+    result = transform_source(source, "t.py")
+    assert result.output == source
+    assert [(f.line, f.code) for f in result.findings] == [(9, "MGPU202")]
+    assert "no `compile` of `net` follows in this function" in result.findings[0].message
+    assert "Compile the call's result in this function after the call" in result.findings[0].message
+
+
+def test_two_sites_sharing_a_model_one_cannot_cover_are_both_left():
+    path = Path(__file__).resolve().parents[2] / "fixtures" / "codemod" / "strategy_scope"
+    source = (path / "two_models_sharing_a_critic.unchanged.py").read_bytes()
+    result = transform_source(source, "t.py")
+    assert result.output == source
+    assert [(f.line, f.code) for f in result.findings] == [(10, "MGPU118"), (12, "MGPU118")]
+    first, second = (f.message for f in result.findings)
+    assert "`self.gen` is built on line 10" in first and "line 13 (`self.critic_gpu.compile" in first
+    assert "is also used by the `multi_gpu_model` call on line 17" in second
+
+
+@pytest.mark.parametrize("loss_import, loss", [
+    ("from keras.losses import Huber", "Huber(delta=0.5)"),
+    ("from tensorflow.keras.losses import Huber as H", "H(delta=0.5)"),
+    ("import keras", "keras.losses.Huber(delta=0.5)"),
+])
+def test_module_level_loss_object_is_not_blamed_the_metric_object_is(loss_import, loss):
+    findings = _reported(f"""
+        {loss_import}
+        from keras.metrics import AUC
+        LOSS = {loss}
+        AUC_METRIC = AUC(name='auc')
+        def build():
+            model = Model(inp, Dense(1)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile(optimizer='adam', loss=LOSS, metrics=[AUC_METRIC])
+            return parallel
+    """)
+    assert [(f[0], f[1]) for f in findings] == [(8, "MGPU109")]  # the AUC_METRIC line
+    assert findings[0][2].startswith("`AUC_METRIC` is created here, at module level")
+
+
+def test_module_level_loss_object_alone_does_not_keep_the_site():
+    source, result = _run("""
+        from keras.losses import Huber
+        LOSS = Huber(delta=0.5)
+        def build():
+            inp = Input((4,))
+            model = Model(inp, Dense(1)(inp))
+            parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile(optimizer='adam', loss=LOSS)
+            return parallel
+    """)
+    assert result.changed and result.findings == []

@@ -12,6 +12,7 @@ import pytest
 from child_process import child_env, simulated_gpus_env
 from codemod_fixtures import ROOT, check_pair, check_source_pair, check_unchanged, needs_tensorflow, pairs
 from codemod_fixtures import strategy_devices, unchanged
+from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.strategy_expression import StrategyCode, count_or_list, strategy_expression
 
 LOGICAL = 'tf.config.list_logical_devices("GPU")'
@@ -93,6 +94,25 @@ def test_a_guessed_kind_is_handed_to_the_caller_to_report():
     assert "taken for a list of GPU ids" in _expression("GPU_IDS").guessed
     assert _expression("args.gpus", known_int=True).guessed == ""
     assert _expression("G", ["G > 1"]).guessed == ""
+
+
+def test_an_undecided_kind_is_rewritten_and_reported_at_the_call():
+    # `make(gpus)` is never called in its file: a count or GPU ids, nothing says which (MGPU117).
+    before = (
+        "from keras.utils import multi_gpu_model\n\n"
+        "def make(gpus):\n"
+        "    model = build()\n"
+        "    parallel = multi_gpu_model(model, gpus=gpus)\n"
+        "    parallel.compile('sgd', 'mse')\n"
+        "    return parallel\n"
+    )
+    result = transform_source(before.encode(), "make.py")
+    assert f"MirroredStrategy({LOGICAL}[:gpus])" in result.output.decode()
+    assert [(f.line, f.code) for f in result.findings] == [(5, "MGPU117")]
+    assert "if it holds GPU ids, pass `[f\"/gpu:{i}\" for i in gpus" in result.findings[0].message
+    # A call in the file that passes a count decides it: rewritten, nothing reported.
+    decided = transform_source((before + "make(2)\n").encode(), "make.py")
+    assert decided.changed and decided.findings == []
 
 
 def test_a_guard_chooses_the_strategy_with_the_scripts_condition_once():

@@ -1,0 +1,95 @@
+"""`train_on_batch` / `test_on_batch` / `predict_on_batch` on a model a site would migrate.
+
+Under MirroredStrategy Keras 3 hands every replica the whole batch given to these methods (8
+inputs predict 16 rows; a training step sees each sample once per replica), so a site whose
+model is used this way is not rewritten (fixers/strategy_scope.py reports it, MGPU203). Read-only:
+this module only finds the calls.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ._tree import Tree, walk_same_scope
+
+__all__ = ["ON_BATCH", "EFFECT", "OnBatchCall", "on_batch_calls", "uses_after"]
+
+ON_BATCH = {
+    "train_on_batch": "`{model}.fit(x, y, batch_size=len(x), epochs=1, verbose=0)` (one step over the whole batch)",
+    "test_on_batch": "`{model}.evaluate(x, y, batch_size=len(x), verbose=0)`",
+    "predict_on_batch": "`{model}.predict(x, batch_size=len(x), verbose=0)`",
+}
+# What goes wrong with each, on 2 GPUs.
+EFFECT = {
+    "train_on_batch": "with 2 GPUs each step computes on the 8 samples of an 8-sample batch twice",
+    "test_on_batch": "with 2 GPUs the 8 samples of an 8-sample batch are evaluated twice",
+    "predict_on_batch": "with 2 GPUs, `predict_on_batch` on 8 inputs returns 16 rows",
+}
+
+
+@dataclass(frozen=True)
+class OnBatchCall:
+    """`receiver.method(...)` at `call`; `through` is the call passing the model to a function, if any."""
+
+    call: cst.Call
+    receiver: str
+    method: str
+    through: cst.Call | None = None
+
+
+def on_batch_calls(tree: Tree, call: cst.CSTNode, receivers: set[str]) -> list[OnBatchCall]:
+    """The `*_on_batch` calls on `receivers` after `call` in its function (for `self.` receivers:
+    in the class's other methods too), and inside module functions the model is passed to."""
+    scope = tree.enclosing_scope_node(call)
+    after = tree.order(call)
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    found: list[OnBatchCall] = []
+    for node in uses_after(tree, scope, body, receivers, after):
+        if isinstance(node, cst.Attribute) and node.attr.value in ON_BATCH and tree.code(node.value) in receivers:
+            parent = tree.parent(node)
+            if isinstance(parent, cst.Call) and parent.func is node:
+                found.append(OnBatchCall(parent, tree.code(node.value), node.attr.value))
+    found += _through_functions(tree, receivers, body, after)
+    return found
+
+
+def uses_after(
+    tree: Tree, scope: cst.CSTNode, body: cst.CSTNode, receivers: set[str], after: int
+) -> list[cst.CSTNode]:
+    """The nodes after the site in its function, then, for `self.` receivers, every node of the
+    class's other methods (`self.model.train_on_batch` in `step` runs on the migrated model too)."""
+    nodes = [n for n in walk_same_scope(body) if tree.order(n) >= after]
+    if any(r.startswith("self.") for r in receivers) and isinstance(scope, cst.FunctionDef):
+        owner = tree.parent(tree.parent(scope) or scope)
+        if isinstance(owner, cst.ClassDef):
+            for method in owner.body.body:
+                if isinstance(method, cst.FunctionDef) and method is not scope:
+                    nodes += list(walk_same_scope(method.body))
+    return nodes
+
+
+def _through_functions(tree: Tree, receivers: set[str], body: cst.CSTNode, after: int) -> list[OnBatchCall]:
+    """`train_step(parallel, x, y)` with `def train_step(m, x, y): m.train_on_batch(x, y)` in this
+    module: the call inside the function runs on the migrated model too."""
+    defs = {f.name.value: f for f in tree.all(cst.FunctionDef) if isinstance(f, cst.FunctionDef)}
+    found: list[OnBatchCall] = []
+    for node in walk_same_scope(body):
+        if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and tree.order(node) >= after):
+            continue
+        function = defs.get(node.func.value)
+        if function is None:
+            continue
+        params = [p.name.value for p in function.params.params]
+        for position, arg in enumerate(node.args):
+            if arg.keyword is not None or arg.star or position >= len(params) or tree.code(arg.value) not in receivers:
+                continue
+            for inner in walk_same_scope(function.body):
+                if (
+                    isinstance(inner, cst.Call) and isinstance(inner.func, cst.Attribute)
+                    and isinstance(inner.func.value, cst.Name) and inner.func.value.value == params[position]
+                    and inner.func.attr.value in ON_BATCH
+                ):
+                    found.append(OnBatchCall(inner, params[position], inner.func.attr.value, node))
+    return found

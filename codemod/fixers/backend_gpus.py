@@ -1,0 +1,37 @@
+"""Replaces Keras 2's private GPU listing, `K.tensorflow_backend._get_available_gpus()`, in a file
+whose sites were rewritten.
+
+Keras 2.2-2.3 had it; current Keras has no `tensorflow_backend` module, and only the shim put it
+back. Once the file no longer calls `multi_gpu_model` the shim is not imported and the line would
+raise AttributeError. `tf.config.list_logical_devices("GPU")` lists the same devices (the old helper
+read TensorFlow's local devices); its length, all such scripts read, is the same.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+import libcst as cst
+
+from .._tree import dotted_name
+from ..fix_context import FixContext
+
+__all__ = ["CODES", "fix"]
+
+CODES: Final = frozenset[str]()
+
+
+def fix(ctx: FixContext) -> None:
+    if not ctx.rewritten:
+        return
+    for call in ctx.tree.all(cst.Call):
+        assert isinstance(call, cst.Call)
+        if call.args or not dotted_name(call.func).endswith("tensorflow_backend._get_available_gpus"):
+            continue
+        tf = ctx.tf_name()
+        arg = ctx.tree.parent(call)
+        parent = ctx.tree.parent(arg) if arg is not None else None
+        devices = f'{tf}.config.list_logical_devices("GPU")'
+        if not (isinstance(parent, cst.Call) and dotted_name(parent.func) == "len"):
+            devices = f"[d.name for d in {devices}]"  # the old helper returned the device names
+        ctx.plan.nodes[id(call)] = cst.parse_expression(devices)
