@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
+import functools
 import re
-from collections.abc import Iterable, Iterator, Mapping
-from typing import Any, Union
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, TypeVar, Union, overload
 
 import libcst as cst
-import libcst.matchers as m
 from libcst.metadata import (
     CodeRange,
     MetadataWrapper,
@@ -21,6 +21,7 @@ _CPU_DEVICE = re.compile(r"^/?(device:)?cpu(:0)?$", re.IGNORECASE)
 # What `tf.device` resolves to, in every TensorFlow namespace the era used.
 TF_DEVICE = frozenset({"tensorflow.device", "tensorflow.compat.v1.device", "tensorflow.compat.v2.device"})
 _EMPTY_MODULE = cst.Module(body=[])
+_N = TypeVar("_N", bound=cst.CSTNode)
 _INDEXED = frozenset({cst.Call, cst.ClassDef, cst.FunctionDef, cst.Import, cst.ImportFrom})
 
 
@@ -66,7 +67,7 @@ class Tree:
                 continue
             if type(node) in _INDEXED:
                 indexed.append(node)
-            children = node.children
+            children = children_of(node)
             for child in children:
                 parents[child] = node
             stack.extend(reversed(children))
@@ -180,13 +181,41 @@ def _index(block: Block, statement: cst.BaseStatement) -> int:
     raise ValueError("statement not in block")
 
 
+def children_of(node: cst.CSTNode) -> Sequence[cst.CSTNode]:
+    """`node.children`, remembered for the file being rewritten: libcst computes it with a visit
+    every time it is asked, and the fixers walk the same statements many times."""
+    known = _CHILDREN.get(node)
+    if known is None:
+        known = _CHILDREN[node] = node.children
+    return known
+
+
+def walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
+    """Every node under `node` (itself first, nested scopes included), in source order."""
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        yield current
+        stack.extend(reversed(children_of(current)))
+
+
+@overload
+def findall(node: cst.CSTNode, types: type[_N]) -> list[_N]: ...
+@overload
+def findall(node: cst.CSTNode, types: tuple[type, ...]) -> list[Any]: ...
+def findall(node: cst.CSTNode, types: type | tuple[type, ...]) -> list[Any]:
+    """The nodes of `types` under `node` (itself included), in source order: `m.findall` for a
+    type test, without building a matcher visitor."""
+    return [n for n in walk(node) if isinstance(n, types)]
+
+
 def walk_same_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node under `node`, not descending into nested functions, classes or lambdas."""
     stack = [node]
     while stack:
         current = stack.pop()
         yield current
-        for child in reversed(current.children):
+        for child in reversed(children_of(current)):
             if not isinstance(child, _SCOPE_NODES):
                 stack.append(child)
 
@@ -225,11 +254,36 @@ def binds(statement: cst.CSTNode, target_code: str, tree: Tree) -> bool:
 # bound_names per node for the file being rewritten (core.py clears it after each file): the
 # fixers ask it for the same statements many times. Keyed by id, holding the node (no id reuse).
 _BOUND: dict[int, tuple[cst.CSTNode, frozenset[str]]] = {}
+# children_of per node (nodes hash by identity; holding them as keys rules out id reuse).
+_CHILDREN: dict[cst.CSTNode, Sequence[cst.CSTNode]] = {}
+
+
+_MEMOS: list[dict[cst.CSTNode, Any]] = []
+_R = TypeVar("_R", bool, set[str])
 
 
 def clear_caches() -> None:
     """Forget the per-file caches (called once a file's rewrite is done)."""
     _BOUND.clear()
+    _CHILDREN.clear()
+    for memo in _MEMOS:
+        memo.clear()
+
+
+def memoized(function: Callable[[cst.CSTNode], _R]) -> Callable[[cst.CSTNode], _R]:
+    """Remember a pure question about one node for the file being rewritten (nodes never change;
+    the fixers ask the same statements many times). Sets are handed out as copies."""
+    memo: dict[cst.CSTNode, Any] = {}
+    _MEMOS.append(memo)
+
+    @functools.wraps(function)
+    def wrapper(node: cst.CSTNode) -> _R:
+        known = memo.get(node)
+        if known is None:
+            known = memo[node] = function(node)
+        return set(known) if isinstance(known, set) else known  # type: ignore[return-value]
+
+    return wrapper
 
 
 def bound_names(statement: cst.CSTNode) -> set[str]:
@@ -260,7 +314,7 @@ def _bound_names(statement: cst.CSTNode) -> set[str]:
 
 def used_names(node: cst.CSTNode) -> set[str]:
     """Plain names read anywhere under `node` (including nested scopes, conservatively)."""
-    return {n.value for n in m.findall(node, m.Name()) if isinstance(n, cst.Name)}
+    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
 
 
 def dotted_name(node: cst.CSTNode) -> str:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from ._tree import Block, Tree, bound_names, used_names
+from ._tree import Block, Tree, bound_names, findall, memoized, used_names
 
 __all__ = [
     "MODEL_PARTS",
@@ -39,13 +39,15 @@ _VALUE_METHODS = {
     "parse_args", "parse_known_args", "add_argument", "add_argument_group", "ArgumentParser",
     "format", "join", "split", "strip", "replace", "lower", "upper", "startswith", "endswith",
 }
+_IMPORTS = (cst.Import, cst.ImportFrom)
 # Attributes through which a model hands its layers/tensors to another model.
 MODEL_PARTS = {"output", "outputs", "input", "inputs", "layers", "get_layer", "get_output_at", "get_input_at"}
 
 
+@memoized
 def makes_layers(value: cst.CSTNode) -> bool:
     """True unless every call in `value` is a plain-value call (`len(...)`, `np.load(...)`...)."""
-    calls = m.findall(value, m.Call())
+    calls = findall(value, cst.Call)
     if not calls:
         return False
     for call in calls:
@@ -71,7 +73,7 @@ def construction_start(tree: Tree, block: Block, j: int) -> int:
     wanted = plain_uses(block.body[j]) | object_reads(block.body[j])
     for k in range(j - 1, -1, -1):
         statement = block.body[k]
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or findall(statement, _IMPORTS):
             continue
         names = bound_names(statement) & wanted
         if names and (makes_layers(statement) or is_alias(statement)):
@@ -97,9 +99,7 @@ def outer_construction(tree: Tree, block: Block, start: int, j: int, template: s
     for outer, index in tree.block_chain(block.body[start])[1:]:
         for k in range(index - 1, -1, -1):
             statement = outer.body[k]
-            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(
-                statement, m.Import() | m.ImportFrom()
-            ):
+            if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or findall(statement, _IMPORTS):
                 continue
             if bound_names(statement) & wanted and (makes_layers(statement) or is_alias(statement)):
                 found.append(statement)
@@ -107,33 +107,32 @@ def outer_construction(tree: Tree, block: Block, start: int, j: int, template: s
     return found
 
 
+@memoized
 def plain_uses(node: cst.CSTNode) -> set[str]:
     """Names used bare (not `args.x`), as call arguments or callees, or assigned on (`serial =
     net`): where layers/tensors flow."""
     names = set()
-    for call in m.findall(node, m.Call()):
-        assert isinstance(call, cst.Call)
+    for call in findall(node, cst.Call):
         for arg in call.args:
-            names |= {
-                n.value for n in m.findall(arg.value, m.Name())
-                if isinstance(n, cst.Name) and not _is_attr_value(arg.value, n)
-            }
+            names |= {n.value for n in findall(arg.value, cst.Name) if not _is_attr_value(arg.value, n)}
         if isinstance(call.func, cst.Name):
             names.add(call.func.value)
-    for assign in m.findall(node, m.Assign(value=m.Name())):
-        if isinstance(assign, cst.Assign) and isinstance(assign.value, cst.Name):
+    for assign in findall(node, cst.Assign):
+        if isinstance(assign.value, cst.Name):
             names.add(assign.value.value)
     return names
 
 
+@memoized
 def object_reads(node: cst.CSTNode) -> set[str]:
     """Names whose model parts are read (`backbone.output`, `base.layers[-1]`,
     `enc.get_layer('x')`): the model they name owns layers the template uses. Data read the
     same way (`x_train.shape`) is not followed."""
     names = set()
-    for attribute in m.findall(node, m.Attribute(value=m.Name())):
-        attribute = cst.ensure_type(attribute, cst.Attribute)
-        root = cst.ensure_type(attribute.value, cst.Name).value
+    for attribute in findall(node, cst.Attribute):
+        if not isinstance(attribute.value, cst.Name):
+            continue
+        root = attribute.value.value
         if root not in _VALUE_ROOTS and attribute.attr.value in MODEL_PARTS:
             names.add(root)
     return names
@@ -141,15 +140,24 @@ def object_reads(node: cst.CSTNode) -> set[str]:
 
 def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
     """`args.x` or `cfg['classes']`: a setting read from `name`, not a layer or tensor flowing."""
-    return bool(m.findall(root, m.Attribute(value=m.Name(name.value)) | m.Subscript(
-        value=m.Name(name.value), slice=[m.SubscriptElement(slice=m.Index(value=m.SimpleString()))])))
+    for node in findall(root, (cst.Attribute, cst.Subscript)):
+        value = node.value
+        if not isinstance(value, cst.Name) or value.value != name.value:
+            continue
+        if isinstance(node, cst.Attribute):
+            return True
+        if len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index) and isinstance(
+            node.slice[0].slice.value, cst.SimpleString
+        ):
+            return True
+    return False
 
 
 def dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Call) -> list[cst.BaseStatement]:
     """Statements before a compile, in its block, that build the optimizer/metrics it is given."""
     wanted = set()
     for arg in call.args:
-        wanted |= {n.value for n in m.findall(arg.value, m.Name()) if isinstance(n, cst.Name)}
+        wanted |= {n.value for n in findall(arg.value, cst.Name)}
     found = []
     # Climbing out of the `if`/`try` the compile sits in: `opt = Adam()` above the `if` counts too.
     for block, index in tree.block_chain(statement):
@@ -160,7 +168,7 @@ def dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Ca
             if (
                 bound_names(candidate) & wanted
                 and makes_layers(candidate)
-                and not m.findall(candidate, m.Import() | m.ImportFrom())
+                and not findall(candidate, _IMPORTS)
             ):
                 found.append(candidate)
                 wanted |= used_names(candidate)

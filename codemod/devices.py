@@ -11,9 +11,8 @@ from __future__ import annotations
 import weakref
 
 import libcst as cst
-import libcst.matchers as m
 
-from ._tree import Tree, dotted_name, walk_same_scope
+from ._tree import Tree, dotted_name, findall, walk_same_scope
 from .construction import makes_layers
 
 __all__ = ["device_setting", "device_query", "creates_no_variables", "only_device_work"]
@@ -60,8 +59,7 @@ def device_query(call: cst.Call) -> bool:
 def creates_no_variables(tree: Tree, node: cst.CSTNode, depth: int = 2) -> bool:
     """Every call under `node` computes a plain value: a value call (`len`, `np.`...), a device
     query, or a function defined at this module's top level whose own calls are such calls."""
-    for call in m.findall(node, m.Call()):
-        assert isinstance(call, cst.Call)
+    for call in findall(node, cst.Call):
         if device_query(call) or _setter(call) or not makes_layers(cst.Expr(call.with_changes(args=()))):
             continue
         definition = _module_function(tree, call.func)
@@ -108,8 +106,7 @@ def _sets_devices(tree: Tree, definition: cst.FunctionDef) -> bool:
 def only_device_work(tree: Tree, statement: cst.CSTNode) -> bool:
     """Every call in `statement` sets or lists devices or computes a plain value: moving it
     above the strategy line creates no variable outside the scope."""
-    for call in m.findall(statement, m.Call()):
-        assert isinstance(call, cst.Call)
+    for call in findall(statement, cst.Call):
         last = dotted_name(call.func).rsplit(".", 1)[-1]
         if last in _SETTERS or device_query(call) or creates_no_variables(tree, cst.Expr(call.with_changes(args=()))):
             continue

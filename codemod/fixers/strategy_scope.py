@@ -17,7 +17,7 @@ import libcst.matchers as m
 
 from .. import fallbacks
 from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
-from .._tree import Block, Tree, binds, bound_names, dotted_name, used_names, walk_same_scope
+from .._tree import Block, Tree, binds, bound_names, children_of, dotted_name, findall, used_names, walk_same_scope
 from ..construction import (
     MODEL_PARTS as _MODEL_PARTS,
     construction_start,
@@ -422,12 +422,12 @@ def _cover_objects_built_before(
     for statement in region:
         read |= plain_uses(statement) | object_reads(statement)
         used_as_model |= object_reads(statement)
-        for call in m.findall(statement, m.Call()):
-            func = cst.ensure_type(call, cst.Call).func
+        for call in findall(statement, cst.Call):
+            func = call.func
             if isinstance(func, cst.Name) or _self_attribute(func):
                 used_as_model.add(tree.code(func))  # `base(x)`, `self.generator(z)`
-        for part in m.findall(statement, m.Attribute(value=m.Attribute(value=m.Name("self")))):
-            if cst.ensure_type(part, cst.Attribute).attr.value in _MODEL_PARTS:
+        for part in _self_attribute_parts(statement):
+            if part.attr.value in _MODEL_PARTS:
                 used_as_model.add(tree.code(cst.ensure_type(part, cst.Attribute).value))  # `self.base.output`
     read |= {code for code in used_as_model if code.startswith("self.")}
     read = {code for code in read if not any(_binds_code(tree, s, code) for s in region)}
@@ -436,7 +436,7 @@ def _cover_objects_built_before(
     new_start = start
     for k in range(start - 1, -1, -1):
         statement = block.body[k]
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or m.findall(statement, m.Import() | m.ImportFrom()):
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or findall(statement, (cst.Import, cst.ImportFrom)):
             continue
         bound = {code for code in read | needed if _binds_code(tree, statement, code)}
         if not (bound & needed or bound & used_as_model or (bound and _model_binding(statement))):
@@ -455,7 +455,7 @@ def _cover_objects_built_before(
     for statement in block.body[new_start:start]:
         if id(statement) in chained or isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
             continue
-        if m.findall(statement, m.Import() | m.ImportFrom()) or device_setting(statement, tree) is not None:
+        if findall(statement, (cst.Import, cst.ImportFrom)) or device_setting(statement, tree) is not None:
             continue  # imports stay valid under the scope; device settings are hoisted or reported later
         if not makes_layers(statement) or (_touches(tree, statement, objects) and not bound_names(statement)):
             continue  # plain data, or work on the objects moved with it (`backbone.load_weights(path)`)
@@ -496,7 +496,7 @@ def _touches(tree: Tree, statement: cst.CSTNode, objects: set[str]) -> bool:
     """`statement` reads or changes one of `objects` (names, `self.` attributes)."""
     if used_names(statement) & objects:
         return True
-    return any(tree.code(a) in objects for a in m.findall(statement, m.Attribute(value=m.Name("self"))))
+    return any(tree.code(a) in objects for a in findall(statement, cst.Attribute) if _is_self(a.value))
 
 
 def _object_built_in_enclosing_block(
@@ -513,7 +513,7 @@ def _object_built_in_enclosing_block(
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 continue
             names = bound_names(statement) & wanted
-            if names and makes_layers(statement) and not m.findall(statement, m.Import() | m.ImportFrom()):
+            if names and makes_layers(statement) and not findall(statement, (cst.Import, cst.ImportFrom)):
                 return sorted(names)[0], statement
     return None
 
@@ -661,7 +661,7 @@ def _simple_statements(node: cst.CSTNode) -> Iterator[cst.SimpleStatementLine]:
         return
     if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
         return
-    for child in node.children:
+    for child in children_of(node):
         if isinstance(child, (cst.BaseStatement, cst.BaseSuite, cst.Else, cst.ExceptHandler, cst.ExceptStarHandler,
                               cst.Finally, cst.Module, cst.If)):
             yield from _simple_statements(child)
@@ -697,7 +697,7 @@ def _derived_statements(
         if not (isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets)):
             continue
         value = small.value
-        calls = [c for c in m.findall(value, m.Call()) if isinstance(c, cst.Call)]
+        calls = findall(value, cst.Call)
         if not calls or any(dotted_name(c.func).rsplit(".", 1)[-1] in _GRAPH_RUNNERS for c in calls):
             continue  # `K.function([m.input], [m.output])` runs the model; it builds none
         passed = set()  # what flows into a call as an argument: `Dense(2)(b.output)`, `Model(b.input, head)`
@@ -705,8 +705,8 @@ def _derived_statements(
             for arg in call.args:
                 passed |= plain_uses(cst.Expr(cst.Call(func=cst.Name("f"), args=[arg])))
                 passed |= {
-                    tree.code(a.value) for a in m.findall(arg.value, m.Attribute())
-                    if isinstance(a, cst.Attribute) and a.attr.value in _MODEL_PARTS
+                    tree.code(a.value) for a in findall(arg.value, cst.Attribute)
+                    if a.attr.value in _MODEL_PARTS
                 }
         callees = {tree.code(c.func) for c in calls}
         if (passed | callees) & flowing and makes_layers(value):
@@ -730,10 +730,10 @@ def _reported_caller_object(
     for statement in construction:
         found: tuple[str, cst.CSTNode, str] | None = None
         for name in sorted(object_reads(statement) & params - bound_here):
-            node = next(n for n in m.findall(statement, m.Name(name)))
+            node: cst.CSTNode = next(n for n in findall(statement, cst.Name) if n.value == name)
             found = (name, node, f"a parameter of `{scope_node.name.value}`: its caller builds it")
             break
-        for call in m.findall(statement, m.Call()):
+        for call in findall(statement, cst.Call):
             if found is not None:
                 break
             assert isinstance(call, cst.Call)
@@ -746,7 +746,7 @@ def _reported_caller_object(
                 built = _built_in_other_method(tree, owner, scope_node, tree.code(func))
                 if built is not None:
                     found = (tree.code(func), func, f"built in another method (line {tree.position(built)[0]})")
-        for part in m.findall(statement, m.Attribute(value=m.Attribute(value=m.Name("self")))):
+        for part in _self_attribute_parts(statement):
             if found is not None or owner is None:
                 break
             assert isinstance(part, cst.Attribute)
@@ -930,9 +930,9 @@ def _constant_assignment(statement: cst.CSTNode) -> bool:
             and isinstance(statement.body[0], (cst.Assign, cst.AnnAssign))):
         return False
     value = statement.body[0].value
-    if value is None or m.findall(value, m.Call() | m.Attribute() | m.Lambda() | m.Subscript()):
+    if value is None or findall(value, (cst.Call, cst.Attribute, cst.Lambda, cst.Subscript)):
         return False
-    return all(cst.ensure_type(n, cst.Name).value in {"None", "True", "False"} for n in m.findall(value, m.Name()))
+    return all(n.value in {"None", "True", "False"} for n in findall(value, cst.Name))
 
 
 def _strings_and_functions(tree: Tree, statement: cst.CSTNode) -> bool:
@@ -942,7 +942,7 @@ def _strings_and_functions(tree: Tree, statement: cst.CSTNode) -> bool:
             and isinstance(statement.body[0], (cst.Assign, cst.AnnAssign))):
         return False
     value = statement.body[0].value
-    if not isinstance(value, (cst.List, cst.Tuple, cst.Dict)) or m.findall(value, m.Call() | m.Lambda()):
+    if not isinstance(value, (cst.List, cst.Tuple, cst.Dict)) or findall(value, (cst.Call, cst.Lambda)):
         return False
     items = [e.value for e in value.elements] if not isinstance(value, cst.Dict) else [
         e.value for e in value.elements if isinstance(e, cst.DictElement)]
@@ -1084,7 +1084,7 @@ def _empties_block(tree: Tree, statement: cst.CSTNode) -> bool:
 
 
 def _loaded(statement: cst.CSTNode) -> bool:
-    return bool(m.findall(statement, m.Call(func=m.Name("load_model") | m.Attribute(attr=m.Name("load_model")))))
+    return any(_callee_name(c.func) == "load_model" for c in findall(statement, cst.Call))
 
 
 def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str]) -> list[cst.BaseStatement]:
@@ -1125,8 +1125,8 @@ def _created_outside(
     for node in nodes:
         plain = plain_uses(node) | object_reads(node)
         reads = [
-            n for n in m.findall(node, m.Name())
-            if isinstance(n, cst.Name) and n.value in plain and not _is_attr_name(tree, n)
+            n for n in findall(node, cst.Name)
+            if n.value in plain and not _is_attr_name(tree, n)
         ]
         for name in reads:
             scope = tree.scopes.get(name)
@@ -1454,3 +1454,21 @@ def _branch_statements(kept: cst.CSTNode) -> list[cst.BaseStatement]:
     if isinstance(kept, cst.Try):
         suites += [kept.body, *(h.body for h in kept.handlers)]
     return [s for suite in suites if isinstance(suite, cst.IndentedBlock) for s in suite.body]
+
+
+def _is_self(node: cst.CSTNode) -> bool:
+    return isinstance(node, cst.Name) and node.value == "self"
+
+
+def _self_attribute_parts(statement: cst.CSTNode) -> list[cst.Attribute]:
+    """`self.x.<part>` attributes under `statement`."""
+    return [
+        a for a in findall(statement, cst.Attribute) if isinstance(a.value, cst.Attribute) and _is_self(a.value.value)
+    ]
+
+
+def _callee_name(func: cst.BaseExpression) -> str:
+    """`f` for `f(...)` and `x.f(...)`."""
+    if isinstance(func, cst.Name):
+        return func.value
+    return func.attr.value if isinstance(func, cst.Attribute) else ""
