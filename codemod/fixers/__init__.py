@@ -49,7 +49,8 @@ STAGES: tuple[Stage, ...] = (
           "plan.regions/statements/nodes/unwrap/moved; rewritten (the sites it rewrote); references",
           strategy_scope.CODES),
     Stage("backend_gpus", backend_gpus.fix, "rewritten, tree",
-          "plan.nodes (`K.tensorflow_backend._get_available_gpus()` -> `tf.config.list_logical_devices`)",
+          "plan.nodes (`K.tensorflow_backend._get_available_gpus()` -> `tf.config.list_logical_devices`), "
+          "plan.remove_imports (the backend import, if no longer read)",
           backend_gpus.CODES),
     Stage("template_recovery", template_recovery.fix, "rewritten, references",
           "plan.nodes (`parallel.layers[-2]` -> the template)", template_recovery.CODES),

@@ -4,7 +4,8 @@ whose sites were rewritten.
 Keras 2.2-2.3 had it; current Keras has no `tensorflow_backend` module, and only the shim put it
 back. Once the file no longer calls `multi_gpu_model` the shim is not imported and the line would
 raise AttributeError. `tf.config.list_logical_devices("GPU")` lists the same devices (the old helper
-read TensorFlow's local devices); its length, all such scripts read, is the same.
+read TensorFlow's local devices); its length, all such scripts read, is the same. The backend
+import the call went through (`from keras import backend as K`) goes too when nothing else reads it.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ CODES: Final = frozenset[str]()
 def fix(ctx: FixContext) -> None:
     if not ctx.rewritten:
         return
+    roots: set[str] = set()
     for call in ctx.tree.all(cst.Call):
         assert isinstance(call, cst.Call)
         if call.args or not dotted_name(call.func).endswith("tensorflow_backend._get_available_gpus"):
@@ -35,3 +37,27 @@ def fix(ctx: FixContext) -> None:
         if not (isinstance(parent, cst.Call) and dotted_name(parent.func) == "len"):
             devices = f"[d.name for d in {devices}]"  # the old helper returned the device names
         ctx.plan.nodes[id(call)] = cst.parse_expression(devices)
+        roots.add(dotted_name(call.func).split(".", 1)[0])
+    if roots:
+        ctx.plan.remove_imports.extend(_imports_binding(ctx, roots))
+
+
+def _imports_binding(ctx: FixContext, names: set[str]) -> list[tuple[str, str | None, str | None]]:
+    """The import entries that bind `names` (`from keras import backend as K`, `import keras.backend
+    as K`), as the imports stage takes them: it removes each only if the rewritten module no longer
+    reads the name."""
+    entries: list[tuple[str, str | None, str | None]] = []
+    for statement in ctx.tree.all(cst.Import, cst.ImportFrom):
+        if isinstance(statement, cst.ImportFrom):
+            if isinstance(statement.names, cst.ImportStar) or statement.relative or statement.module is None:
+                continue
+            module = dotted_name(statement.module)
+            for alias in statement.names:
+                bound = alias.evaluated_alias or alias.evaluated_name
+                if bound in names:
+                    entries.append((module, alias.evaluated_name, alias.evaluated_alias))
+        elif isinstance(statement, cst.Import):
+            for alias in statement.names:
+                if alias.evaluated_alias in names:  # `import keras` itself is left alone
+                    entries.append((alias.evaluated_name, None, alias.evaluated_alias))
+    return entries

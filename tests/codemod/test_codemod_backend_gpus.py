@@ -1,0 +1,66 @@
+"""codemod/fixers/backend_gpus.py: Keras 2's private GPU listing, and the backend import it went through."""
+
+from codemod_fixtures import check_source_pair
+
+from multi_gpu_codemod import transform_source
+
+_BODY = """\
+model = Sequential([Dense(4, input_shape=(3,))])
+if G > 1:
+    model = multi_gpu_model(model, gpus=G)
+model.compile(loss="mse", optimizer="sgd")
+"""
+_AFTER_BODY = """\
+strategy = tf.distribute.MirroredStrategy()
+with strategy.scope():
+    model = Sequential([Dense(4, input_shape=(3,))])
+    model.compile(loss="mse", optimizer="sgd")
+"""
+
+
+def test_count_replaced_and_unread_backend_import_removed():
+    before = (
+        "from keras import backend as K\nfrom keras.models import Sequential\nfrom keras.layers import Dense\n"
+        "from keras.utils import multi_gpu_model\n\n"
+        "G = len(K.tensorflow_backend._get_available_gpus())\n" + _BODY
+    )
+    after = (
+        "from keras.models import Sequential\nfrom keras.layers import Dense\nimport tensorflow as tf\n\n"
+        'G = len(tf.config.list_logical_devices("GPU"))\n' + _AFTER_BODY
+    )
+    check_source_pair(before, after)
+
+
+def test_dotted_backend_import_removed_too():
+    before = (
+        "import keras.backend as K\nfrom keras.models import Sequential\nfrom keras.layers import Dense\n"
+        "from keras.utils import multi_gpu_model\n\n"
+        "G = len(K.tensorflow_backend._get_available_gpus())\n" + _BODY
+    )
+    after = (
+        "from keras.models import Sequential\nfrom keras.layers import Dense\nimport tensorflow as tf\n\n"
+        'G = len(tf.config.list_logical_devices("GPU"))\n' + _AFTER_BODY
+    )
+    check_source_pair(before, after)
+
+
+def test_backend_import_kept_while_the_script_still_reads_it():
+    before = (
+        "from keras import backend as K\nfrom keras.models import Sequential\nfrom keras.layers import Dense\n"
+        "from keras.utils import multi_gpu_model\n\n"
+        "gpus = K.tensorflow_backend._get_available_gpus()\nG = len(gpus)\n" + _BODY + "K.clear_session()\n"
+    )
+    after = (
+        "from keras import backend as K\nfrom keras.models import Sequential\nfrom keras.layers import Dense\n"
+        "import tensorflow as tf\n\n"
+        'gpus = [d.name for d in tf.config.list_logical_devices("GPU")]\nG = len(gpus)\n'
+        + _AFTER_BODY + "K.clear_session()\n"
+    )
+    check_source_pair(before, after)
+
+
+def test_file_without_a_rewritten_site_keeps_the_listing():
+    # Nothing migrated here: the shim still serves the private listing, and the line stays.
+    source = b"from keras import backend as K\nG = len(K.tensorflow_backend._get_available_gpus())\nprint(G)\n"
+    result = transform_source(source, "listing.py")
+    assert result.output == source and not result.changed
