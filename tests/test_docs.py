@@ -151,20 +151,16 @@ def _command(argv, env_prefix, kind, tmp_path):
     if prog == "multi-gpu-compat":
         argv = ["python", "-m", "multi_gpu_compat"] + argv[1:]
     assert argv[0] == "python", argv
-    if argv[1:3] == ["-m", "multi_gpu_codemod"] and len(argv) > 3 and argv[3] == "verify":
-        from multi_gpu_codemod import verify
-
-        args = verify._parser().parse_args(argv[4:])
-        assert _exists(args.script), args.script
-        if kind != "slow":
-            done = _run([sys.executable] + argv[1:], ROOT, timeout=600)
-            assert done.returncode == 0, done.stdout[-3000:]
-        return
     if argv[1:3] == ["-m", "multi_gpu_codemod"]:
-        from multi_gpu_codemod import cli
+        from multi_gpu_codemod import arguments
 
-        args = cli._parser().parse_args([a for a in argv[3:] if a != "..."] or ["--help"])
-        if all(_exists(p) for p in args.paths) and (args.check or args.diff):
+        args = arguments.parse([a for a in argv[3:] if a != "..."] or ["--help"])
+        if args.command == "verify":
+            assert _exists(args.script), args.script
+            if kind != "slow":
+                done = _run([sys.executable] + argv[1:], ROOT, timeout=600)
+                assert done.returncode == 0, done.stdout[-3000:]
+        elif all(_exists(p) for p in args.paths) and (args.check or args.diff):
             done = _run([sys.executable] + argv[1:], ROOT)
             assert done.returncode in (0, 1), done.stderr[-3000:]
         return

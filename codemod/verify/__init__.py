@@ -19,7 +19,8 @@ required pass; 1: a run failed or a required comparison did not match.
 
 Modules: harness.py (`verify()`: the runs, then the comparisons), runs.py (starting one run),
 child.py (the child process, the only part that imports TensorFlow), compare.py (tolerances,
-one comparison), report.py (the report and its verdict). This module is the command line.
+one comparison), report.py (the report and its verdict). This module runs the subcommand, whose
+arguments `arguments.py` reads.
 """
 
 from __future__ import annotations
@@ -30,47 +31,30 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from ..cli import report_problem, shown_path, write_report
+from ..reports import report_problem, shown_path, write_report
 from .compare import TOLERANCES, Comparison, compare_runs
 from .harness import uses_tf_keras, verify
 from .report import Report, format_report, report_document
 from .runs import MISSING_TENSORFLOW, Run, has_tensorflow
 
 __all__ = [
-    "TOLERANCES", "Comparison", "Report", "Run", "compare_runs", "format_report", "main", "uses_tf_keras", "verify",
+    "TOLERANCES", "Comparison", "Report", "Run", "compare_runs", "format_report", "main", "run", "uses_tf_keras",
+    "verify",
 ]
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="multi-gpu-codemod verify",
-        description="Run a legacy multi_gpu_model script unchanged (shim), migrated (codemod) and on "
-                    "one device, with fixed seeds, and compare losses, weights and predictions.",
-    )
-    parser.add_argument("script", help="a runnable legacy script (run from a scratch folder; it may write files)")
-    parser.add_argument("--gpus", type=int, default=2, help="simulated GPUs for the shim and migrated runs (default 2)")
-    parser.add_argument("--keras", choices=("auto", "keras3", "tf_keras"), default="auto",
-                        help="backend (auto: tf_keras for tf.keras scripts, Keras 3 otherwise)")
-    parser.add_argument("--original", action="store_true",
-                        help="also run the re-implementation of the original slicing algorithm "
-                             "(tf_keras scripts, source checkout)")
-    parser.add_argument("--timeout", type=float, default=600, help="seconds per run (default 600)")
-    parser.add_argument("--epochs-tolerance", "--rtol", dest="rtol", type=float, default=None,
-                        help="relative tolerance of the reference comparisons "
-                             f"(default {TOLERANCES['reference'][0]:g})")
-    parser.add_argument("--workdir", help="keep the runs' folders here (outputs, stdout.txt, stderr.txt)")
-    parser.add_argument("--json", metavar="FILE", help="also write the comparisons as JSON")
-    return parser
-
-
 def main(argv: Sequence[str] | None = None) -> int:
-    """`multi-gpu-codemod verify ...`: 0 when the migration is proven, 1 when not, 2 on a usage error."""
-    args = _parser().parse_args(argv)
+    """`python -m multi_gpu_codemod.verify ...`, the same as `multi-gpu-codemod verify ...`."""
+    from ..cli import main as cli_main
+
+    return cli_main(["verify", *(sys.argv[1:] if argv is None else argv)])
+
+
+def run(args: argparse.Namespace) -> int:
+    """`multi-gpu-codemod verify ...` (arguments.py reads it): 0 when the migration is proven, 1 when
+    not, 2 when it cannot run."""
     if args.rtol is not None:
         TOLERANCES["reference"] = (args.rtol, TOLERANCES["reference"][1])
-    if args.gpus < 2:
-        print("verify: --gpus must be at least 2", file=sys.stderr)
-        return 2
     if not Path(args.script).is_file():
         print(f"verify: {args.script}: no such file", file=sys.stderr)
         return 2

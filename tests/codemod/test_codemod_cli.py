@@ -126,3 +126,53 @@ def test_a_users_codemod_module_in_the_folder_is_never_run(tmp_path, how):
     done = subprocess.run(argv + ["--check", "train.py"], capture_output=True, text=True, cwd=tmp_path)
     assert done.returncode == 1, done.stderr
     assert "1 would be rewritten" in done.stdout
+
+
+def test_migrate_is_a_subcommand_and_the_default(tmp_path, capsys):
+    for n, argv in enumerate((["migrate"], [])):
+        script = tmp_path / f"train_{n}.py"
+        script.write_bytes(LEGACY)
+        assert main([*argv, "--check", str(script)]) == 1
+        assert "1 would be rewritten" in capsys.readouterr().out
+
+
+def test_a_folder_named_like_a_subcommand_is_migrated_after_migrate(tmp_path, capsys, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "verify").mkdir()
+    (tmp_path / "verify" / "train.py").write_bytes(LEGACY)
+    assert main(["migrate", "--check", "verify"]) == 1
+    assert "1 would be rewritten" in capsys.readouterr().out
+    assert main(["--check", "./verify"]) == 1
+    assert main(["migrate", "verify"]) == 1
+    assert (tmp_path / "verify" / "train.py").read_bytes() == MIGRATED
+
+
+def test_help_lists_both_subcommands_and_verify_has_its_own(capsys):
+    with pytest.raises(SystemExit) as ended:
+        main(["--help"])
+    assert ended.value.code == 0
+    out = capsys.readouterr().out
+    assert "migrate" in out and "verify" in out
+    with pytest.raises(SystemExit):
+        main(["verify", "--help"])
+    out = capsys.readouterr().out
+    assert "--gpus" in out and "--diff" not in out
+
+
+@pytest.mark.parametrize("gpus", ["1", "0", "two"])
+def test_verify_usage_errors_name_the_argument(tmp_path, capsys, gpus):
+    script = tmp_path / "train.py"
+    script.write_bytes(LEGACY)
+    with pytest.raises(SystemExit) as ended:
+        main(["verify", str(script), "--gpus", gpus])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert "--gpus" in err and "at least 2" in err and repr(gpus) in err
+
+
+def test_no_arguments_is_a_usage_error(capsys):
+    with pytest.raises(SystemExit) as ended:
+        main([])
+    assert ended.value.code == 2
+    err = capsys.readouterr().err
+    assert "usage: multi-gpu-codemod migrate" in err and "required: PATH" in err

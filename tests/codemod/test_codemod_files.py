@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from multi_gpu_codemod import cli
+from multi_gpu_codemod import run_files
 from multi_gpu_codemod.cli import main
 from multi_gpu_codemod.files import write_atomically
 from codemod_fixtures import ROOT
@@ -87,7 +87,7 @@ def test_edit_during_the_run_is_kept_and_reported(tmp_path, capsys, monkeypatch)
     script.write_bytes(LEGACY)
     other = tmp_path / "zz_train.py"
     other.write_bytes(LEGACY)
-    real = cli.process_file
+    real = run_files.process_file
 
     def then_the_user_saves(path, *args, **kwargs):
         outcome = real(path, *args, **kwargs)
@@ -95,7 +95,7 @@ def test_edit_during_the_run_is_kept_and_reported(tmp_path, capsys, monkeypatch)
             script.write_bytes(LEGACY + b"# my edit\n")
         return outcome
 
-    monkeypatch.setattr(cli, "process_file", then_the_user_saves)
+    monkeypatch.setattr(run_files, "process_file", then_the_user_saves)
     assert main([str(tmp_path)]) == 2
     assert script.read_bytes() == LEGACY + b"# my edit\n"
     assert other.read_bytes() == MIGRATED
@@ -184,14 +184,14 @@ def test_workers_go_when_the_parent_is_killed(tmp_path):
 
 def test_a_worker_killed_from_outside_does_not_cost_the_run(tmp_path, capsys, monkeypatch):
     main_pid = os.getpid()
-    real = cli._process
+    real = run_files._process
 
     def killed_in_a_worker(path, *args, **kwargs):  # forked workers see this patch
         if path.endswith("train_3.py") and os.getpid() != main_pid:
             os.kill(os.getpid(), signal.SIGKILL)  # the out-of-memory killer, or a user's kill
         return real(path, *args, **kwargs)
 
-    monkeypatch.setattr(cli, "_process", killed_in_a_worker)
+    monkeypatch.setattr(run_files, "_process", killed_in_a_worker)
     for n in range(10):
         (tmp_path / f"train_{n}.py").write_bytes(LEGACY)
     assert main(["-j", "2", str(tmp_path)]) == 1

@@ -288,14 +288,14 @@ def test_parser_crash_is_a_finding_and_the_run_goes_on(tmp_path, capsys, monkeyp
 
 
 def test_unexpected_error_is_named_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
-    from multi_gpu_codemod import cli
+    from multi_gpu_codemod import run_files
 
     def broken(source, path, strategy):
         if path.endswith("a.py"):
             raise KeyError("surprise")
         return transform_source(source, path, strategy=strategy)
 
-    monkeypatch.setattr(cli, "_transform", broken)
+    monkeypatch.setattr(run_files, "_transform", broken)
     (tmp_path / "a.py").write_bytes(SMALL_LEGACY)
     (tmp_path / "b.py").write_bytes(SMALL_LEGACY)
     code, out = _run_folder(tmp_path, capsys, "--format", "json")

@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from multi_gpu_codemod import cli, isolation, transform_source
+from multi_gpu_codemod import arguments, isolation, reports, run_files, transform_source
 from multi_gpu_codemod.cli import main
 from codemod_fixtures import ROOT
 
@@ -89,14 +89,14 @@ def test_report_is_written_atomically_once_the_run_is_over(tmp_path, capsys, mon
     report.parent.mkdir()
     report.write_text("old report\n")
     seen = []
-    real = cli._outcomes
+    real = run_files.outcomes
 
     def watching(*args, **kwargs):
         for outcome in real(*args, **kwargs):
             seen.append(report.read_text())  # during the run: the old report, whole
             yield outcome
 
-    monkeypatch.setattr(cli, "_outcomes", watching)
+    monkeypatch.setattr(run_files, "outcomes", watching)
     assert main(["--report", str(report), str(script)]) == 1
     assert seen == ["old report\n"]
     assert report.read_text().endswith("1 file scanned, 1 rewritten, 0 need attention, 0 failed; 1 call site: 1 "
@@ -126,7 +126,7 @@ def test_report_written_after_the_run_can_fail_without_a_traceback(tmp_path, cap
     def full(report, data):
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(cli, "write_report", full)
+    monkeypatch.setattr(reports, "write_report", full)
     assert main(["--report", str(tmp_path / "r.txt"), str(script)]) == 2
     captured = capsys.readouterr()
     assert "No space left on device" in captured.err and "Traceback" not in captured.err
@@ -170,17 +170,17 @@ def test_bad_jobs_are_a_usage_error(bad, capsys):
 def test_huge_jobs_are_lowered_and_said(tmp_path, capsys, monkeypatch):
     started = []
 
-    class Pool(cli.ProcessPoolExecutor):
+    class Pool(run_files.ProcessPoolExecutor):
         def __init__(self, max_workers, **kwargs):
             started.append(max_workers)
             super().__init__(max_workers=max_workers, **kwargs)
 
-    monkeypatch.setattr(cli, "ProcessPoolExecutor", Pool)
+    monkeypatch.setattr(run_files, "ProcessPoolExecutor", Pool)
     for i in range(40):
         (tmp_path / f"t{i:02}.py").write_bytes(SMALL_LEGACY)
     assert main(["--check", "-j", "1000", str(tmp_path)]) == 1
     captured = capsys.readouterr()
-    most = cli.WORKERS_PER_CORE * (os.cpu_count() or 1)
+    most = arguments.WORKERS_PER_CORE * (os.cpu_count() or 1)
     assert f"-j 1000 lowered to {most}" in captured.err
     assert started and started[0] <= most
     assert "40 files scanned, 40 would be rewritten, 0 need attention, 0 failed" in captured.out
@@ -348,14 +348,14 @@ def test_symlink_planted_at_the_report_during_the_run_is_not_followed(tmp_path, 
     victim = tmp_path / "victim.txt"
     victim.write_text("keep me\n")
     report = tmp_path / "report.txt"
-    real = cli._outcomes
+    real = run_files.outcomes
 
     def planting(*args, **kwargs):
         yield from real(*args, **kwargs)
         report.symlink_to(victim)
         os.lchown(report, 4321, 4321)
 
-    monkeypatch.setattr(cli, "_outcomes", planting)
+    monkeypatch.setattr(run_files, "outcomes", planting)
     assert main(["--report", str(report), str(script)]) == 2
     assert "symbolic link owned by another user" in _error_line(capsys)
     assert victim.read_text() == "keep me\n" and b"strategy.scope()" in script.read_bytes()

@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from multi_gpu_codemod import cli
+from multi_gpu_codemod import run_files
 from multi_gpu_codemod.cli import main
 from multi_gpu_codemod.core import transform_source
 from multi_gpu_codemod.isolation import Limits, memory_budget, parse_size, run_isolated
@@ -79,14 +79,14 @@ def test_parse_size():
 
 
 def test_rewrite_over_the_time_limit_is_reported_and_the_run_goes_on(tmp_path, capsys, monkeypatch):
-    real = cli._transform
+    real = run_files._transform
 
     def slow_for_one(source, path, strategy):
         if path.endswith("a_slow.py"):
             time.sleep(60)  # stands for a pathological file; the child is killed long before
         return real(source, path, strategy)
 
-    monkeypatch.setattr(cli, "_transform", slow_for_one)
+    monkeypatch.setattr(run_files, "_transform", slow_for_one)
     (tmp_path / "a_slow.py").write_bytes(LEGACY)
     (tmp_path / "b_train.py").write_bytes(LEGACY)
     assert main(["--timeout", "3", str(tmp_path)]) == 2  # b_train.py needs a fraction of it

@@ -1,4 +1,4 @@
-"""codemod/cli.py: --format text|json|github, --report FILE, -j/--jobs, progress, pre-commit hook."""
+"""codemod/cli.py and reports.py: --format text|json|github, --report FILE, -j/--jobs, progress, pre-commit hook."""
 
 import json
 import shutil
@@ -62,7 +62,7 @@ def test_github_annotations(tmp_path, capsys):
 
 
 def test_github_escaping():
-    from multi_gpu_codemod.cli import github_annotation
+    from multi_gpu_codemod.reports import github_annotation
     from multi_gpu_codemod.findings import Finding
 
     line = github_annotation(Finding(1, 2, "MGPU101", "50% a\nb", "a,b:c.py"), False)
