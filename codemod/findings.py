@@ -25,6 +25,7 @@ CODES: dict[str, str] = {
     "MGPU116": "sites sharing code need different strategies",
     "MGPU117": "gpus read as a count or as GPU ids from its name only",
     "MGPU118": "a model or layer the construction uses is built before the scope and cannot be covered",
+    "MGPU119": "the template and the parallel model are compiled with different arguments",
     "MGPU202": "no compile found for the migrated model",
     "MGPU203": "*_on_batch call on a model now under MirroredStrategy",
     "MGPU204": "inference through model tensors and a TF1 session",

@@ -122,7 +122,7 @@ class FixContext:
         template_code = self.tree.code(site.template)
         # The template must not be rebound after the site (it would stop being the parallel model's twin).
         # Source order stands in for lines: the site is alone on its line (recognise.py checks).
-        for node in _same_scope_targets(self.tree, self.tree.enclosing_scope_node(site.call)):
+        for node in same_scope_targets(self.tree, self.tree.enclosing_scope_node(site.call)):
             if (
                 self.tree.code(node) == template_code
                 and self.tree.order(node) > site_order
@@ -169,14 +169,28 @@ def _is_del(tree: Tree, access: Access) -> bool:
     return any(isinstance(a, cst.Del) for a in tree.ancestors(access.node))
 
 
-def _same_scope_targets(tree: Tree, scope_node: cst.CSTNode) -> list[cst.CSTNode]:
+def same_scope_targets(tree: Tree, scope_node: cst.CSTNode) -> list[cst.CSTNode]:
+    """Every name or attribute bound or deleted in `scope_node`'s own scope (not nested ones)."""
     targets: list[cst.CSTNode] = []
     for node in _walk(scope_node):
         if isinstance(node, cst.AssignTarget):
-            targets.append(node.target)
-        elif isinstance(node, (cst.AnnAssign, cst.AugAssign)):
-            targets.append(node.target)
+            targets.extend(_flat(node.target))
+        elif isinstance(node, (cst.AnnAssign, cst.AugAssign, cst.For)):
+            targets.extend(_flat(node.target))
+        elif isinstance(node, cst.Del):  # `del model` after the site: the name is gone, not renamable
+            targets.extend(_flat(node.target))
+        elif isinstance(node, cst.AsName):
+            targets.extend(_flat(node.name))
     return targets
+
+
+def _flat(target: cst.CSTNode) -> list[cst.CSTNode]:
+    """The names a target binds (or deletes): `a, (b, c)` -> a, b, c."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return [n for element in target.elements for n in _flat(element.value)]
+    if isinstance(target, cst.StarredElement):
+        return _flat(target.value)
+    return [target]
 
 
 def _walk(node: cst.CSTNode) -> Iterator[cst.CSTNode]:

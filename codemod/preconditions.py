@@ -27,6 +27,7 @@ __all__ = [
     "MODULE_OBJECTS",
     "OUTER_OBJECTS",
     "COMPILE_FOLLOWS",
+    "ONE_COMPILE",
     "NO_BATCH_CALLS",
     "COMPILE_OBJECTS",
     "ONE_STRATEGY",
@@ -43,6 +44,7 @@ MODULE_OBJECTS: Final = "MGPU109"
 OUTER_OBJECTS: Final = "MGPU118"
 COMPILE_OBJECTS: Final = "MGPU110"
 COMPILE_FOLLOWS: Final = "MGPU202"
+ONE_COMPILE: Final = "MGPU119"
 NO_BATCH_CALLS: Final = "MGPU203"
 OWN_SCOPE_COVERS: Final = "MGPU114"
 DEVICE_SETTINGS_FIRST: Final = "MGPU115"
@@ -84,6 +86,10 @@ PRECONDITIONS: tuple[Precondition, ...] = (
     Precondition(COMPILE_FOLLOWS, "a `compile` of the template (or of the parallel model) follows in the same "
                  "function, or the template is loaded with `load_model`",
                  "compile the model in the function that builds it, after the call"),
+    Precondition(ONE_COMPILE, "the template and the parallel model are not both compiled, or are compiled with "
+                 "the same arguments (after migration they are one model: a later compile would replace the "
+                 "other's optimizer, loss and metrics)",
+                 "compile the model once, with the parallel model's arguments, or migrate by hand"),
     Precondition(OWN_SCOPE_COVERS, "when the call is already inside `with <strategy>.scope():`, that scope also "
                  "covers the template's construction and its `compile` (then that strategy is kept, the call "
                  "dropped, no second strategy added)", "build and compile the model inside that scope"),

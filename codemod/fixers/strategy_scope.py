@@ -35,6 +35,7 @@ from ..preconditions import (
     NO_BATCH_CALLS,
     CALLER_OBJECTS,
     COMPILE_FOLLOWS,
+    ONE_COMPILE,
     COMPILE_OBJECTS,
     DEVICE_SETTINGS_FIRST,
     GPU_COUNT_FIRST,
@@ -212,6 +213,8 @@ def _plan_site(
             f"rerun, or migrate by hand: build and compile `{template}` under one `strategy.scope()` where it "
             "is compiled; the call is left as it is."
         ))
+        return None
+    if target is not None and target != template and _reported_two_compiles(ctx, site, template, target, compiles):
         return None
     block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles, derived)
     region = block.body[start:end + 1]
@@ -1472,3 +1475,27 @@ def _callee_name(func: cst.BaseExpression) -> str:
     if isinstance(func, cst.Name):
         return func.value
     return func.attr.value if isinstance(func, cst.Attribute) else ""
+
+
+def _reported_two_compiles(ctx: FixContext, site: Site, template: str, target: str, compiles: list[cst.Call]) -> bool:
+    """The template and the parallel model compiled with different arguments: two models with their
+    own optimizer, loss and metrics before; one model after the rename, where the later compile wins."""
+    tree = ctx.tree
+    own = [c for c in compiles if tree.code(cst.ensure_type(c.func, cst.Attribute).value) == template]
+    parallel = [c for c in compiles if tree.code(cst.ensure_type(c.func, cst.Attribute).value) == target]
+    if not own or not parallel or len({_arguments_code(tree, c) for c in [*own, *parallel]}) == 1:
+        return False
+    first, other = own[0], parallel[0]
+    ctx.report(first, ONE_COMPILE, (
+        f"`{template}` is compiled here and `{target}` on line "
+        f"{tree.position(other)[0]} with other arguments; after migration they are one model, so the later "
+        f"compile would replace the other's optimizer, loss and metrics. Compile the model once (with "
+        f"`{target}`'s arguments, if the template was compiled only to be saved) and rerun, or migrate by "
+        "hand; the call is left as it is."
+    ))
+    return True
+
+
+def _arguments_code(tree: Tree, call: cst.Call) -> str:
+    """A call's arguments as text, spacing and line breaks aside."""
+    return "".join(tree.code(cst.Call(func=cst.Name("f"), args=call.args)).split())

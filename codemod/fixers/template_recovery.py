@@ -1,4 +1,7 @@
-"""Rewrites `parallel.layers[-2]` / `parallel.get_layer('model_1')` to the model itself.
+"""Rewrites the template looked up in the parallel model (`layers[-2]`, `get_layer(...)`) to the model itself.
+
+`get_layer('model_1')` and `get_layer(model.name)` (the template not bound again since) name the
+template: the wrapper held it as a layer under its own name.
 
 `parallel.layers[-3]` is the template too when the template is seen built with two outputs
 (`Model(inp, [a, b])`): the wrapper ended with one merge layer per output.
@@ -17,7 +20,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from .._tree import Tree, dotted_name, walk_same_scope
-from ..fix_context import FixContext
+from ..fix_context import FixContext, same_scope_targets
 from ..recognise import Site
 
 __all__ = ["CODES", "fix"]
@@ -63,7 +66,9 @@ def fix(ctx: FixContext) -> None:
                     ))
             elif attr == "get_layer" and isinstance(outer, cst.Call) and outer.func is parent:
                 arg = outer.args[0].value if len(outer.args) == 1 else None
-                if isinstance(arg, cst.SimpleString) and _TEMPLATE_LAYER_NAME.match(str(arg.evaluated_value)):
+                if (
+                    isinstance(arg, cst.SimpleString) and _TEMPLATE_LAYER_NAME.match(str(arg.evaluated_value))
+                ) or _is_template_name(tree, site, arg):
                     ctx.plan.nodes[id(outer)] = replacement.deep_clone()
                 else:
                     ctx.report(outer, "MGPU301", (
@@ -72,6 +77,21 @@ def fix(ctx: FixContext) -> None:
                     ))
             elif attr == "_smodel":  # ModelMGPU kept the template here
                 ctx.plan.nodes[id(parent)] = replacement.deep_clone()
+
+
+def _is_template_name(tree: Tree, site: Site, arg: cst.BaseExpression | None) -> bool:
+    """`template.name`, with the template not bound again after the site: the wrapper held the
+    template as its layer of that name."""
+    if site.template is None or not (isinstance(arg, cst.Attribute) and arg.attr.value == "name"):
+        return False
+    template = tree.code(site.template)
+    if tree.code(arg.value) != template:
+        return False
+    scope = tree.enclosing_scope_node(site.call)
+    after = tree.order(site.call)
+    return not any(
+        tree.code(t) == template and tree.order(t) > after for t in same_scope_targets(tree, scope)
+    )
 
 
 def _minus(node: cst.BaseExpression) -> int | None:
