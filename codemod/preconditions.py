@@ -28,6 +28,7 @@ __all__ = [
     "OUTER_OBJECTS",
     "COMPILE_FOLLOWS",
     "ONE_COMPILE",
+    "CALLS_ONLY",
     "NO_BATCH_CALLS",
     "COMPILE_OBJECTS",
     "ONE_STRATEGY",
@@ -45,6 +46,7 @@ OUTER_OBJECTS: Final = "MGPU118"
 COMPILE_OBJECTS: Final = "MGPU110"
 COMPILE_FOLLOWS: Final = "MGPU202"
 ONE_COMPILE: Final = "MGPU119"
+CALLS_ONLY: Final = "MGPU120"
 NO_BATCH_CALLS: Final = "MGPU203"
 OWN_SCOPE_COVERS: Final = "MGPU114"
 DEVICE_SETTINGS_FIRST: Final = "MGPU115"
@@ -60,6 +62,10 @@ class Precondition:
 
 
 PRECONDITIONS: tuple[Precondition, ...] = (
+    Precondition(CALLS_ONLY, "the file uses `multi_gpu_model` only by calling it (not passed, stored or tested "
+                 "as a value, which would keep the removed import after migration)",
+                 "remove that use (after migration a test such as `multi_gpu_model is not None` is always "
+                 "true), then rerun"),
     Precondition(TEMPLATE_BUILT_HERE, "the template is assigned earlier in the function (or module) of the call",
                  "create the strategy where the model is built; build and compile it under its scope"),
     Precondition(TEMPLATE_MOVABLE, "the template is assigned by a call, not by an import, `def` or `class`",

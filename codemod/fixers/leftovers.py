@@ -6,7 +6,9 @@
   import), called the way Keras's function is called: the copy is the user's code;
 - a copied wrapper class / helper defined in this file with no call site here: it still calls
   `multi_gpu_model`, so importing this module fails without multi-gpu-compat;
-- a call of an imported, wrapper-named class or function of this project (`ParallelNet(m, 2)`).
+- a call of an imported, wrapper-named class or function of this project (`ParallelNet(m, 2)`);
+- a call whose `multi_gpu_model` is also bound otherwise (`except ImportError: multi_gpu_model = None`);
+- `multi_gpu_model` used as a value, not called (value_uses.py).
 """
 
 from __future__ import annotations
@@ -18,14 +20,15 @@ import re
 import libcst as cst
 from libcst.metadata import BaseAssignment
 
-from .._tree import dotted_name
+from .._tree import Tree, dotted_name
 from ..fix_context import FixContext
+from ..value_uses import value_uses
 from ..recognise import _HELPER_FUNCTIONS, _WRAPPER_NAMES, MULTI_GPU_MODEL_NAMES, local_helper_definitions
 
 __all__ = ["CODES", "fix"]
 
 # The finding codes this stage reports (MIGRATION.md, "Finding codes").
-CODES: Final = frozenset({"MGPU107", "MGPU108", "MGPU111", "MGPU402"})
+CODES: Final = frozenset({"MGPU107", "MGPU108", "MGPU111", "MGPU402", "MGPU403", "MGPU404"})
 
 _NAME = "multi_gpu_model"
 _KERAS_KEYWORDS = {"model", "gpus", "cpu_merge", "cpu_relocation"}
@@ -68,6 +71,8 @@ def fix(ctx: FixContext) -> None:
             ))
             continue
         if qnames & MULTI_GPU_MODEL_NAMES:
+            if not qnames <= MULTI_GPU_MODEL_NAMES and isinstance(call.func, cst.Name):
+                _report_other_binding(ctx, call, call.func)
             continue
         module = _vendored_module(ctx, call.func)
         if module is None:
@@ -99,6 +104,40 @@ def fix(ctx: FixContext) -> None:
             f"without multi-gpu-compat. {users}"
         ))
     _report_imported_wrappers(ctx, site_calls)
+    for use in value_uses(tree):
+        ctx.report(use, "MGPU404", (
+            f"`{tree.code(use)}` is used here as a value (passed, stored or tested), not called: the codemod "
+            f"rewrites calls only, and this line keeps Keras's removed function, so the file fails on current "
+            f"Keras without multi-gpu-compat. Where the value is called, build and compile the model under "
+            f"`with tf.distribute.MirroredStrategy().scope():` and use the model instead of the result; then "
+            f"remove this use{' (a test of the function is always true once migrated)' if _tested(tree, use) else ''}"
+            f" and rerun."
+        ))
+
+
+def _tested(tree: Tree, use: cst.CSTNode) -> bool:
+    """`multi_gpu_model is not None`, `if multi_gpu_model:`, `multi_gpu_model and n > 1`: the function tested."""
+    parent = tree.parent(use)
+    if isinstance(parent, cst.ComparisonTarget):
+        parent = tree.parent(parent)
+    return isinstance(parent, (cst.Comparison, cst.BooleanOperation, cst.UnaryOperation)) or (
+        isinstance(parent, (cst.If, cst.While, cst.IfExp)) and parent.test is use
+    )
+
+
+def _report_other_binding(ctx: FixContext, call: cst.Call, func: cst.Name) -> None:
+    """`multi_gpu_model` bound by a Keras import and by something else (`except ImportError:
+    multi_gpu_model = None`): which one the call reaches depends on the run, so it is not rewritten."""
+    tree = ctx.tree
+    nodes = [getattr(a, "node", None) for a in _assignments(ctx, func)]
+    others = [n for n in nodes if isinstance(n, cst.CSTNode) and not isinstance(n, (cst.Import, cst.ImportFrom))]
+    where = ", ".join(f"line {tree.position(n)[0]}" for n in others)
+    ctx.report(call, "MGPU403", (
+        f"`{_NAME}` here is Keras's function or the value bound to the name elsewhere ({where or 'another binding'}"
+        f"), depending on the run; the codemod rewrites a call only when a Keras import is the name's only binding. "
+        f"Remove the other binding (a fallback such as `{_NAME} = None`: once migrated the script needs no "
+        f"`{_NAME}`) and rerun, or migrate by hand; the call is left as it is."
+    ))
 
 
 def _report_imported_wrappers(ctx: FixContext, site_calls: set[int]) -> None:

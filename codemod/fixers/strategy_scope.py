@@ -34,6 +34,7 @@ from ..plan import Region
 from ..preconditions import (
     NO_BATCH_CALLS,
     CALLER_OBJECTS,
+    CALLS_ONLY,
     COMPILE_FOLLOWS,
     ONE_COMPILE,
     COMPILE_OBJECTS,
@@ -51,6 +52,7 @@ from ..preconditions import (
     enclosing_strategy_scope,
 )
 from ..recognise import Site
+from ..value_uses import value_uses
 from ..strategy_expression import StrategyCode, dropped_notes, refine, strategy_expression, surely_int
 
 __all__ = ["CODES", "fix"]
@@ -93,8 +95,19 @@ class _Planned:
 def fix(ctx: FixContext) -> None:
     planned: list[_Planned] = []
     uncovered: list[tuple[Site, list[cst.BaseStatement]]] = []  # MGPU118: a site and the objects it could not cover
+    uses = value_uses(ctx.tree)
     for site in ctx.sites:
         if site.problem is not None:
+            continue
+        if uses:
+            line = ctx.tree.position(uses[0])[0]
+            ctx.report(site.call, CALLS_ONLY, (
+                f"`{ctx.tree.code(uses[0])}` is also used as a value on line {line} (`"
+                f"{_short(ctx.tree.code(ctx.tree.statement_of(uses[0]) or uses[0]))}`), not called; the codemod "
+                f"rewrites calls only, so after migration this file would still import Keras's removed function. "
+                f"Remove that use (once the calls are migrated, a test such as `is not None` is always true) and "
+                f"rerun; the call is left as it is."
+            ))
             continue
         ctx.current_site = site
         result = _plan_site(ctx, site, uncovered)
@@ -1499,3 +1512,9 @@ def _reported_two_compiles(ctx: FixContext, site: Site, template: str, target: s
 def _arguments_code(tree: Tree, call: cst.Call) -> str:
     """A call's arguments as text, spacing and line breaks aside."""
     return "".join(tree.code(cst.Call(func=cst.Name("f"), args=call.args)).split())
+
+
+def _short(code: str, limit: int = 60) -> str:
+    """The first line of `code`, cut to `limit` characters."""
+    line = code.strip().splitlines()[0] if code.strip() else ""
+    return line if len(line) <= limit else line[:limit - 3] + "..."
