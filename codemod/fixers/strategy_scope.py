@@ -1499,8 +1499,8 @@ def _reported_two_compiles(ctx: FixContext, site: Site, template: str, target: s
     if not own or not parallel or len({_arguments_code(tree, c) for c in [*own, *parallel]}) == 1:
         return False
     first, other = own[0], parallel[0]
-    ctx.report(first, ONE_COMPILE, (
-        f"`{template}` is compiled here and `{target}` on line "
+    ctx.report(site.call, ONE_COMPILE, (
+        f"`{template}` is compiled on line {tree.position(first)[0]} and `{target}` on line "
         f"{tree.position(other)[0]} with other arguments; after migration they are one model, so the later "
         f"compile would replace the other's optimizer, loss and metrics. Compile the model once (with "
         f"`{target}`'s arguments, if the template was compiled only to be saved) and rerun, or migrate by "
