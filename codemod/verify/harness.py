@@ -36,7 +36,8 @@ def verify(script: str | Path, *, gpus: int = 2, keras_flavour: str = "auto", or
     script = Path(script).resolve()
     source = script.read_text(encoding="utf-8", errors="replace")
     legacy = uses_tf_keras(source) if keras_flavour == "auto" else keras_flavour == "tf_keras"
-    base = Path(workdir) if workdir else Path(tempfile.mkdtemp(prefix="codemod-verify-"))
+    # Absolute: every run starts in its own folder, where a relative path would mean another place.
+    base = Path(workdir).resolve() if workdir else Path(tempfile.mkdtemp(prefix="codemod-verify-"))
     findings: list[str] = []
     modes = list(modes) + (["original"] if original and "original" not in modes else [])
     runs: dict[str, Run] = {}
@@ -66,8 +67,9 @@ def _run_migrated(script: Path, base: Path, *, gpus: int, legacy: bool, timeout:
     target = src / script.name
     changed, findings = _migrate(script, target)
     if not changed:
-        return Run("migrated", error="the codemod left the script unchanged (see its findings "
-                   "below; MIGRATION.md explains each code): nothing to compare"), findings
+        why = ("see the `codemod:` lines above; MIGRATION.md explains each code" if findings
+               else "it found no `multi_gpu_model` call it recognises, and reported nothing")
+        return Run("migrated", error=f"the codemod left the script unchanged ({why}): nothing to compare"), findings
     run = start_run("migrated", target, base / "migrated", gpus=gpus, legacy=legacy, timeout=timeout,
                     original=ORIGINAL_REFERENCE)
     if not run.ok and "multi_gpu_model" in run.error and any("MGPU401" in f for f in findings):

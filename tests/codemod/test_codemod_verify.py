@@ -69,6 +69,24 @@ def test_script_the_codemod_leaves_fails_verification_with_its_finding(name, tmp
     assert code in text
 
 
+def test_script_without_a_site_says_the_codemod_found_none(tmp_path):
+    script = tmp_path / "plain.py"
+    script.write_text("print('no multi-GPU code here')\n")
+    report = harness.verify(script, modes=("migrated",), workdir=tmp_path / "work")
+    text = harness.format_report(report)
+    assert not report.passed and "found no `multi_gpu_model` call it recognises, and reported nothing" in text
+    assert "codemod:" not in text and "above" not in text
+
+
+@needs_tensorflow
+@pytest.mark.slow  # a TensorFlow child: each run starts in its own folder, below the relative one
+def test_relative_workdir_is_taken_from_where_verify_was_started(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    report = harness.verify(SCRIPTS / "keras21_training_utils.py", modes=("single",), workdir="runs")
+    assert report.runs["single"].ok, report.runs["single"].error
+    assert (tmp_path / "runs" / "single" / "stdout.txt").exists()
+
+
 def test_gpus_list_variable_is_migrated_to_a_valid_device_slice():
     result = transform_source((SCRIPTS / "tf_keras_attribute_call.py").read_bytes())
     assert result.changed and not result.failed
