@@ -217,15 +217,7 @@ def _plan_site(
     if _reported_batch_calls(ctx, site, receivers | derived_names):
         return None
     if not compiles and not _loaded(built_by):
-        models = " or ".join(f"`{n}`" for n in [template, *sorted(derived_names)])
-        result = "the call's result" if target is None else f"`{target}`"
-        ctx.report(site.call, COMPILE_FOLLOWS, (
-            f"no `compile` of {models} follows in this function, so the `strategy.scope()` the migration "
-            f"would open here cannot cover it, and a compile outside the scope makes `fit` fail (Keras 3 "
-            f"creates the optimizer in `compile`). Compile {result} in this function after the call and "
-            f"rerun, or migrate by hand: build and compile `{template}` under one `strategy.scope()` where it "
-            "is compiled; the call is left as it is."
-        ))
+        _report_no_compile(ctx, site, scope_node, template, target)
         return None
     if target is not None and target != template and _reported_two_compiles(ctx, site, template, target, compiles):
         return None
@@ -1302,10 +1294,13 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
                     if mine != theirs
                     else f"`{mine}` in both, under different conditions"
                 )
+                templates = {ctx.tree.code(t.site.template) for t in (this, that) if t.site.template is not None}
+                models = (f"the model (`{next(iter(templates))}`)" if len(templates) == 1
+                          else "both models") + (" and build it" if len(templates) == 1 else " and build them")
                 ctx.report(this.site.call, ONE_STRATEGY, (
                     f"this `{this.site.name}` site and the one at line {ctx.tree.position(that.site.call)[0]} "
                     f"share the code the scope would cover but need different strategies ({differ}); create one "
-                    "`tf.distribute.MirroredStrategy` for both models and build them under its scope by hand."
+                    f"`tf.distribute.MirroredStrategy` for {models} under its scope by hand."
                 ))
             continue
         kept.append(item)
@@ -1518,3 +1513,37 @@ def _short(code: str, limit: int = 60) -> str:
     """The first line of `code`, cut to `limit` characters."""
     line = code.strip().splitlines()[0] if code.strip() else ""
     return line if len(line) <= limit else line[:limit - 3] + "..."
+
+
+def _report_no_compile(ctx: FixContext, site: Site, scope_node: cst.CSTNode, template: str,
+                       target: str | None) -> None:
+    """MGPU202, saying what was seen instead of a compile: the model called directly (a custom training
+    loop), or handed to a function (which may compile it: the codemod does not follow calls)."""
+    tree = ctx.tree
+    names = [n for n in (target, template) if n is not None]
+    models = " or ".join(f"`{n}.compile(...)`" for n in names)
+    result = "the call's result" if target is None else f"`{target}`"
+    fix = (f"Compile {result} in this function after the call and rerun, or migrate by hand: build and compile "
+           f"`{template}` under one `strategy.scope()` where it is compiled")
+    seen = ""
+    after = tree.order(site.call)
+    body = scope_node.body if isinstance(scope_node, cst.FunctionDef) else scope_node
+    for call in findall(body, cst.Call):
+        if tree.order(call) <= after or contains(tree, site.call, call):
+            continue
+        line = tree.position(call)[0]
+        if tree.code(call.func) in names:
+            seen = (f" `{tree.code(call.func)}` is called directly on line {line}, as a custom training loop "
+                    "does.")
+            fix = (f"Migrate the loop by hand: build `{template}` and its optimizer under `strategy.scope()` and "
+                   "run each step with `strategy.run` on a distributed dataset (TensorFlow's custom training guide)")
+            break
+        if any(tree.code(a.value) in names for a in call.args) and not isinstance(call.func, cst.Attribute):
+            seen = (f" `{tree.code(call.func)}(...)` on line {line} receives the model and may compile it; the "
+                    "codemod does not follow calls into other functions.")
+            break
+    ctx.report(site.call, COMPILE_FOLLOWS, (
+        f"no {models} follows in this function, so the `strategy.scope()` the migration would open here cannot "
+        f"cover a compile, and a compile outside the scope makes `fit` fail (Keras 3 creates the optimizer in "
+        f"`compile`).{seen} {fix}; the call is left as it is."
+    ))

@@ -421,7 +421,7 @@ def test_model_compiled_by_the_caller_is_reported_and_left():
     result = transform_source(source, "t.py")
     assert result.output == source
     assert [(f.line, f.code) for f in result.findings] == [(9, "MGPU202")]
-    assert "no `compile` of `net` follows in this function" in result.findings[0].message
+    assert "no `net.compile(...)` follows in this function" in result.findings[0].message
     assert "Compile the call's result in this function after the call" in result.findings[0].message
 
 
@@ -469,3 +469,16 @@ def test_module_level_loss_object_alone_does_not_keep_the_site():
             return parallel
     """)
     assert result.changed and result.findings == []
+
+
+def test_no_compile_says_what_was_seen_instead():
+    # A custom training loop calls the model; a helper receives it (and may compile it).
+    head = ("from keras.layers import Dense\nfrom keras.models import Sequential\nfrom keras.utils import "
+            "multi_gpu_model\nnet = Sequential([Dense(1, input_shape=(2,))])\nwide = multi_gpu_model(net, gpus=2)\n")
+    loop = transform_source((head + "for xb in batches:\n    out = wide(xb, training=True)\n").encode(), "t.py")
+    message = next(f.message for f in loop.findings if f.code == "MGPU202")
+    assert "`wide` is called directly on line 7" in message and "strategy.run" in message
+    assert "Compile `wide`" not in message  # a compile is not the fix for a custom loop
+    helper = transform_source((head + "setup(wide, lr=0.1)\nwide.fit(x, y)\n").encode(), "h.py")
+    message = next(f.message for f in helper.findings if f.code == "MGPU202")
+    assert "`setup(...)` on line 6 receives the model and may compile it" in message
