@@ -85,10 +85,11 @@ PRECONDITIONS: tuple[Precondition, ...] = (
     Precondition(COMPILE_OBJECTS, "every optimizer, loss or metric object `compile` receives is created in the "
                  "statements the scope covers (strings and plain functions are not objects)",
                  "create it under the scope, or pass a string such as `'adam'`"),
-    Precondition(NO_BATCH_CALLS, "the model is not used with `train_on_batch`, `test_on_batch` or "
-                 "`predict_on_batch` after the call (under MirroredStrategy Keras 3 gives every replica the whole "
-                 "batch passed to them: 8 inputs predict 16 rows)",
-                 "use `fit` / `evaluate` / `predict` with `batch_size=len(x)` instead, then rerun"),
+    Precondition(NO_BATCH_CALLS, "neither the model nor another model built in the statements the scope covers "
+                 "is used with `train_on_batch`, `test_on_batch` or `predict_on_batch` after the call (under "
+                 "MirroredStrategy Keras 3 gives every replica the whole batch passed to them: 8 inputs predict 16 "
+                 "rows)", "use `fit` / `evaluate` / `predict` with `batch_size=len(x)` instead (or build the other "
+                 "model outside those statements), then rerun"),
     Precondition(COMPILE_FOLLOWS, "a `compile` of the template (or of the parallel model) follows in the same "
                  "function, or the template is loaded with `load_model`",
                  "compile the model in the function that builds it, after the call"),

@@ -8,7 +8,7 @@ template where scope analysis proves it safe, else kept as an alias of it.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -151,13 +151,28 @@ def _drop_sharing_uncovered(
     return kept
 
 
-def _reported_batch_calls(ctx: FixContext, site: Site, receivers: set[str]) -> bool:
+def _reported_batch_calls(ctx: FixContext, site: Site, receivers: set[str],
+                          built_under: Mapping[str, cst.CSTNode] | None = None) -> bool:
     """MGPU203 when the model is used with `*_on_batch` after the call: under the strategy those
-    calls give every replica the whole batch, so the rewrite would train or predict another way."""
+    calls give every replica the whole batch, so the rewrite would train or predict another way.
+    `built_under`: other models the scope would cover (`baseline = Sequential(...)` between the
+    template and its compile), by name, with the statement that builds each."""
     found = on_batch_calls(ctx.tree, site.call, receivers)
     if not found:
         return False
     tree = ctx.tree
+    if built_under:
+        first = found[0]
+        built = tree.position(built_under[first.receiver])[0]
+        ctx.report(site.call, NO_BATCH_CALLS, (
+            f"`{site.name}(...)` left as it is: `{first.receiver}` (line {built}) is built among the statements "
+            f"the `strategy.scope()` would cover, so it would become a distributed model too, and "
+            f"`{first.receiver}.{first.method}(...)` (line {tree.position(first.call)[0]}) would give every "
+            f"replica the whole batch ({EFFECT[first.method]}). Build `{first.receiver}` after the compile of "
+            f"`{tree.code(site.template) if site.template is not None else 'the model'}` (or before its "
+            "construction) and rerun."
+        ))
+        return True
     named = [
         f"`{c.receiver}.{c.method}(...)` (line {tree.position(c.call)[0]}"
         + (f", given the model on line {tree.position(c.through)[0]})" if c.through else ")")
@@ -223,6 +238,12 @@ def _plan_site(
         return None
     block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles, derived)
     region = block.body[start:end + 1]
+    others = {
+        name: statement for statement in region if makes_layers(statement)
+        for name in bound_names(statement) - receivers - derived_names
+    }
+    if others and _reported_batch_calls(ctx, site, set(others), others):
+        return None
     if _reported_module_object(ctx, site, scope_node, list(region)):
         return None
     covered = _cover_objects_built_before(ctx, site, template, block, start, end, uncovered)
