@@ -58,6 +58,11 @@ def run(args: argparse.Namespace) -> int:
     if not Path(args.script).is_file():
         print(f"verify: {args.script}: no such file", file=sys.stderr)
         return 2
+    if args.script.endswith(".ipynb"):
+        print(f"verify: {shown_path(args.script)} is a notebook, and verify runs scripts. Export it first "
+              "(`jupyter nbconvert --to script NOTEBOOK`) and verify the .py; Received: a .ipynb file.",
+              file=sys.stderr)
+        return 2
     if args.json:
         problem = report_problem(args.json, [args.script])
         if problem is not None:

@@ -176,3 +176,10 @@ def test_no_arguments_is_a_usage_error(capsys):
     assert ended.value.code == 2
     err = capsys.readouterr().err
     assert "usage: multi-gpu-codemod migrate" in err and "required: PATH" in err
+
+
+def test_verify_refuses_a_notebook_with_the_export_command(tmp_path, capsys):
+    notebook = tmp_path / "train.ipynb"
+    notebook.write_text('{"cells": [], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}')
+    assert main(["verify", str(notebook)]) == 2
+    assert "jupyter nbconvert --to script" in capsys.readouterr().err
