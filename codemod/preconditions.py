@@ -94,8 +94,8 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "function, or the template is loaded with `load_model`",
                  "compile the model in the function that builds it, after the call"),
     Precondition(ONE_COMPILE, "the template and the parallel model are not both compiled, or are compiled with "
-                 "the same arguments (after migration they are one model: a later compile would replace the "
-                 "other's optimizer, loss and metrics)",
+                 "the same arguments, or the template's own compile serves only before the call (after migration "
+                 "they are one model: a later compile would replace the other's optimizer, loss and metrics)",
                  "compile the model once, with the parallel model's arguments, or migrate by hand"),
     Precondition(OWN_SCOPE_COVERS, "when the call is already inside `with <strategy>.scope():`, that scope also "
                  "covers the template's construction and its `compile` (then that strategy is kept, the call "

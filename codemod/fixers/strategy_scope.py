@@ -1514,6 +1514,8 @@ def _reported_two_compiles(ctx: FixContext, site: Site, template: str, target: s
     parallel = [c for c in compiles if tree.code(cst.ensure_type(c.func, cst.Attribute).value) == target]
     if not own or not parallel or len({_arguments_code(tree, c) for c in [*own, *parallel]}) == 1:
         return False
+    if _template_done_before(tree, site, template, own, parallel):
+        return False
     first, other = own[0], parallel[0]
     ctx.report(site.call, ONE_COMPILE, (
         f"`{template}` is compiled on line {tree.position(first)[0]} and `{target}` on line "
@@ -1568,3 +1570,25 @@ def _report_no_compile(ctx: FixContext, site: Site, scope_node: cst.CSTNode, tem
         f"cover a compile, and a compile outside the scope makes `fit` fail (Keras 3 creates the optimizer in "
         f"`compile`).{seen} {fix}; the call is left as it is."
     ))
+
+
+# What runs on a model's compile state (its optimizer, loss and metrics).
+_USES_COMPILE = frozenset({"fit", "evaluate", "fit_generator", "evaluate_generator", "train_on_batch",
+                           "test_on_batch"})
+
+
+def _template_done_before(tree: Tree, site: Site, template: str, own: list[cst.Call], parallel: list[cst.Call]) -> bool:
+    """The template's own compile served only before the call (`model.compile('sgd')`, `model.fit(...)`
+    to pre-train, then the wrap and `parallel.compile('adam')`): nothing after the parallel model's
+    compile trains or evaluates the template with its own settings, so one model does the same."""
+    site_order = tree.order(site.call)
+    if any(tree.order(c) > site_order for c in own):
+        return False
+    first_parallel = min(tree.order(c) for c in parallel)
+    scope = tree.enclosing_scope_node(site.call)
+    body = scope.body if isinstance(scope, cst.FunctionDef) else scope
+    return not any(
+        isinstance(call.func, cst.Attribute) and call.func.attr.value in _USES_COMPILE
+        and tree.code(call.func.value) == template and tree.order(call) > first_parallel
+        for call in findall(body, cst.Call)
+    )
