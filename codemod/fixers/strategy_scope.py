@@ -50,7 +50,7 @@ from ..preconditions import (
     enclosing_strategy_scope,
 )
 from ..recognise import Site
-from ..strategy_expression import StrategyCode, dropped_notes, refine, strategy_expression, surely_int
+from ..strategy_expression import KeptCondition, StrategyCode, dropped_notes, refine, strategy_expression, surely_int
 
 __all__ = ["CODES", "fix"]
 
@@ -973,16 +973,18 @@ def _assigns_with_call(statement: cst.CSTNode, template: str, tree: Tree) -> boo
 
 
 def _path_guards(tree: Tree, anchor: cst.CSTNode, block0: Block) -> list[str]:
-    guards = []
+    """The conditions of the `if`s that stay around the site: `KeptCondition`s, which the strategy
+    line must not write a second time."""
+    guards: list[str] = []
     previous: cst.CSTNode = anchor
     for ancestor in tree.ancestors(anchor):
         if ancestor is block0:
             break
         if isinstance(ancestor, cst.If):
             if ancestor.body is previous:
-                guards.append(tree.code(ancestor.test))
+                guards.append(KeptCondition(tree.code(ancestor.test)))
             elif ancestor.orelse is previous:
-                guards.append(f"not ({tree.code(ancestor.test)})")
+                guards.append(KeptCondition(f"not ({tree.code(ancestor.test)})"))
         previous = ancestor
     return guards
 
