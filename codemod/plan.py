@@ -114,6 +114,7 @@ class _Applier(cst.CSTTransformer):
         self.unit = "    "  # the module's indentation unit
         self.indents: list[tuple[int, str]] = []  # (id, indent) of the blocks being visited
         self.limit = 100  # added lines stay within 100 columns, or within the file's widest line
+        self.choice_comments: dict[int, list[cst.EmptyLine]] = {}  # region -> comments for its strategy line
         for region in plan.regions:
             self.regions.setdefault(id(region.block), []).append(region)
 
@@ -196,6 +197,11 @@ class _Applier(cst.CSTTransformer):
         region = next(region_iter, None)
         for index, (orig, upd) in enumerate(zip_equal(original.body, updated.body)):
             pieces, comments = self._pieces(orig, upd)
+            if region is not None and region.start <= index <= region.end and _removed_choice(orig, self.plan):
+                # The comments of a removed `if`/`try` that chose the model (`# For more GPUs`) are
+                # about the choice, which the strategy line now makes: they go above it.
+                self.choice_comments.setdefault(id(region), []).extend(c for c in comments if c.comment is not None)
+                comments = []
             if pieces:
                 first_lines = _leading_lines(pieces[0])
                 if first_lines and first_lines[0].comment is None:
@@ -227,6 +233,7 @@ class _Applier(cst.CSTTransformer):
         if body:
             lines = list(_leading_lines(body[0]))
             body[0] = body[0].with_changes(leading_lines=[])
+        lines += self.choice_comments.get(id(region), [])
         lines += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
         # `_wrap` runs while the region's block is the innermost block visited.
         indent = "".join(i for _, i in self.indents) if isinstance(region.block, cst.IndentedBlock) else ""
@@ -253,6 +260,13 @@ class _Applier(cst.CSTTransformer):
             body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine(body=[cst.Pass()])]),
         )
         return [*region.hoisted, strategy, scope]
+
+
+def _removed_choice(statement: cst.BaseStatement, plan: Plan) -> bool:
+    """An `if`/`try` the plan removes: a fallback collapsed into the strategy line."""
+    return isinstance(statement, (cst.If, cst.Try)) and id(statement) in plan.statements and (
+        plan.statements[id(statement)] is None
+    )
 
 
 def _width(line: str) -> int:

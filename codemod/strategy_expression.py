@@ -247,6 +247,8 @@ def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | N
         return "machine"  # a count, or the list of the machine's GPUs as the value of a `len(...)`
     if isinstance(node, (cst.List, cst.Tuple)) and _all_ints(node):
         return "list"
+    if isinstance(node, cst.ListComp):  # `[int(g) for g in args.gpus.split(",")]`: ids
+        return "list"
     if surely_int(node):
         return "count"
     key = code_of(node)

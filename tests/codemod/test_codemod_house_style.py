@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from codemod_fixtures import check_pair, check_unchanged, pairs, unchanged
 from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.notebook import transform_notebook
 
@@ -226,3 +227,32 @@ def test_the_checks_catch_what_a_reviewer_would_send_back():
     assert tangled_strategies("s = tf.distribute.MirroredStrategy(d if isinstance(d, list) else None)\n")
     assert not tangled_strategies('s = tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in ids if i < n])\n')
     assert whitespace_only("if a:\n    b()\n\n    c()\n", "if a:\n    b()\n    \n    c()\n")
+
+
+# Scripts written in the shapes of public 2017-2020 Keras multi-GPU code (fixtures/codemod/house_style),
+# each pinned byte for byte, with the findings a reviewer gets alongside the diff.
+HOUSE_STYLE_FINDINGS = {
+    "cnn_gpu_count_helper.before.py": ["MGPU106"],  # the kept `if` prints, and picks the model in both branches
+    "forward_kinematics_files.before.py": [],
+    "frozen_base_flag.before.py": [],  # `if USE_GPU:` chooses the strategy, once
+    "gpu_ids_flag.before.py": [],  # `gpu_ids = [int(g) for g in ...]` is a list of ids: nothing guessed
+    "nuclei_unet.before.py": [],  # `# For more GPUs` goes above the strategy choice it described
+    "tabbed_static_builder.before.py": ["MGPU106"],
+}
+# A call alone in each branch of an `if` inside the guard (`if K.backend() == 'mxnet':`): reported, untouched.
+HOUSE_STYLE_REPORTED = {"resnet_backend_switch.unchanged.py": ["MGPU103", "MGPU103"]}
+
+
+@pytest.mark.parametrize("before", pairs("house_style"), ids=lambda p: p.name)
+def test_house_style_pairs(before):
+    assert check_pair(before) == HOUSE_STYLE_FINDINGS[before.name]
+
+
+@pytest.mark.parametrize("path", unchanged("house_style"), ids=lambda p: p.name)
+def test_house_style_scripts_left_unchanged_are_reported(path):
+    assert check_unchanged(path) == HOUSE_STYLE_REPORTED[path.name]
+
+
+def test_every_house_style_script_is_listed():
+    assert sorted(p.name for p in pairs("house_style")) == sorted(HOUSE_STYLE_FINDINGS)
+    assert sorted(p.name for p in unchanged("house_style")) == sorted(HOUSE_STYLE_REPORTED)
