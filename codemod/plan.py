@@ -10,6 +10,7 @@ import libcst as cst
 
 from ._tree import Block, zip_equal
 from .layout import realign_call, renamed_in, spans_lines, strategy_statements
+from .same_branches import merged
 from .strategy_expression import refine
 
 if TYPE_CHECKING:
@@ -181,12 +182,32 @@ class _Applier(cst.CSTTransformer):
                 body[0] = _with_leading(body[0], lines)
                 return body, footer
             return [], lines + footer
+        if isinstance(updated, (cst.If, cst.Try)) and self._touched(original):
+            shared = merged(updated)
+            if shared is not None:
+                return shared, []
         return [updated], []
+
+    def _touched(self, statement: cst.BaseStatement) -> bool:
+        """An `if`/`try` with a statement the plan replaces or removes directly in one of its branches."""
+        if not isinstance(statement, (cst.If, cst.Try)):
+            return False
+        suites: list[cst.BaseSuite] = []
+        current: cst.CSTNode | None = statement
+        while isinstance(current, cst.If):
+            suites.append(current.body)
+            current = current.orelse
+        if isinstance(current, cst.Else):
+            suites.append(current.body)
+        if isinstance(statement, cst.Try):
+            suites += [statement.body, *(h.body for h in statement.handlers)]
+        blocks = [suite for suite in suites if isinstance(suite, cst.IndentedBlock)]
+        return any(id(s) in self.plan.statements or id(s) in self.plan.unwrap for block in blocks for s in block.body)
 
     def _rebuild(self, original: Block, updated: Block) -> Block:
         regions = sorted(self.regions.get(id(original), []), key=lambda r: r.start)
         if not regions and not any(
-            id(s) in self.plan.statements or id(s) in self.plan.unwrap or id(s) in self.plan.moved
+            id(s) in self.plan.statements or id(s) in self.plan.unwrap or id(s) in self.plan.moved or self._touched(s)
             for s in original.body
         ):
             return updated

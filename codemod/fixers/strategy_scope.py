@@ -50,6 +50,7 @@ from ..preconditions import (
     enclosing_strategy_scope,
 )
 from ..recognise import Site
+from ..same_branches import dissolves
 from ..strategy_expression import KeptCondition, StrategyCode, dropped_notes, refine, strategy_expression, surely_int
 
 __all__ = ["CODES", "fix"]
@@ -1247,6 +1248,10 @@ def _kept_fallback(tree: Tree, statement: cst.CSTNode, anchor: cst.CSTNode) -> c
         if isinstance(ancestor, (cst.Try, cst.If)):
             branch_other = ancestor.handlers if isinstance(ancestor, cst.Try) else ancestor.orelse
             if branch_other:
+                # Every branch the same once the call reads `parallel = model`: the plan writes
+                # them once and the `if`/`try` goes, so there is nothing left to report.
+                if isinstance(statement, cst.SimpleStatementLine) and dissolves(ancestor, statement):
+                    return None
                 return ancestor
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
             return None
