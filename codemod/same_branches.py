@@ -219,7 +219,8 @@ def _merged_try(statement: cst.Try) -> list[cst.BaseStatement] | None:
 
 def dissolves(kept: cst.If | cst.Try, site: cst.BaseStatement) -> bool:
     """Once `site` (`parallel = multi_gpu_model(model, ...)`) reads `parallel = model`, every branch
-    of `kept` holds the same code, so `merged` writes it once and the `if`/`try` goes."""
+    of `kept` holds it, so `merged` writes it once outside, and the branch written for a plain
+    model (`else:`, `except:`) is left empty: the `if`/`try` no longer chooses anything."""
     if not (isinstance(site, cst.SimpleStatementLine) and len(site.body) == 1):
         return False
     small = site.body[0]
@@ -229,14 +230,28 @@ def dissolves(kept: cst.If | cst.Try, site: cst.BaseStatement) -> bool:
     if not args or _code_of(small.targets[0].target) == _code_of(args[0].value):
         return False  # `model = multi_gpu_model(model)` is removed, not aliased
     alias = site.with_changes(body=[small.with_changes(value=args[0].value)])
-    rewritten = kept.deep_replace(site, alias)
+    call = _code_of(site.with_changes(leading_lines=[]))
+    rewritten = kept.visit(_SameCallAliased(call, alias))  # this site and any copy of it
     if not isinstance(rewritten, (cst.If, cst.Try)):
         return False
     dissolved = rewritten.visit(_CpuBlocksDissolved())  # as the plan dissolves `with tf.device('/cpu:0'):`
     if not isinstance(dissolved, (cst.If, cst.Try)):
         return False
     result = merged(dissolved)
-    return result is not None and not any(isinstance(s, (cst.If, cst.Try)) for s in result)
+    return result is not None and all(_plain_branch_gone(s) for s in result if isinstance(s, (cst.If, cst.Try)))
+
+
+def _plain_branch_gone(statement: cst.If | cst.Try) -> bool:
+    """Nothing is left in the branch written for a plain model (the `else`, the `except`s), so
+    there is no branch to choose between any more."""
+    if isinstance(statement, cst.If):
+        return statement.orelse is None
+    return all(
+        isinstance(h.body, cst.IndentedBlock)
+        and all(isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body)
+                for s in h.body.body)
+        for h in statement.handlers
+    )
 
 
 def _code_of(node: cst.CSTNode) -> str:
@@ -262,3 +277,18 @@ class _CpuBlocksDissolved(cst.CSTTransformer):
             else:
                 body.append(statement)
         return updated_node.with_changes(body=body)
+
+
+class _SameCallAliased(cst.CSTTransformer):
+    """Every statement reading `call` (this site, and the same call in another branch) becomes `alias`."""
+
+    def __init__(self, call: str, alias: cst.SimpleStatementLine) -> None:
+        super().__init__()
+        self.call, self.alias = call, alias
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        if _code_of(updated_node.with_changes(leading_lines=[])) == self.call:
+            return self.alias.with_changes(leading_lines=updated_node.leading_lines)
+        return updated_node

@@ -112,11 +112,25 @@ def test_rewrite(before, after, findings):
 def _kept_if_message(branch_extra: str) -> str:
     source = (
         "import keras\nfrom nets import build\n\n\ndef run(many):\n    net = build()\n    if many:\n"
-        f"{branch_extra}        trainer = keras.utils.multi_gpu_model(net, gpus=2)\n    else:\n        trainer = net\n"
+        f"{branch_extra}        trainer = keras.utils.multi_gpu_model(net, gpus=2)\n    else:\n"
+        "        print('one device')\n        trainer = net\n"
         "    trainer.compile('adam', 'mse')\n"
     ).encode()
     (finding,) = [f for f in transform_source(source).findings if f.code == "MGPU106"]
     return finding.message
+
+
+def test_a_kept_if_left_choosing_nothing_is_not_reported():
+    # `trainer = net` in both branches is written once after the `if`; the `else` is left empty and
+    # goes: the `if` only prints now, there is no branch to keep or remove.
+    source = (
+        b"import keras\nfrom nets import build\n\n\ndef run(many):\n    net = build()\n    if many:\n"
+        b"        print('several')\n        trainer = keras.utils.multi_gpu_model(net, gpus=2)\n    else:\n"
+        b"        trainer = net\n    trainer.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source)
+    assert [f.code for f in result.findings] == []
+    assert b"        if many:\n            print('several')\n        trainer = net\n" in result.output
 
 
 def test_kept_if_gives_its_reason_even_when_it_is_a_print():
