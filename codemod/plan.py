@@ -10,7 +10,7 @@ import libcst as cst
 
 from ._tree import Block, zip_equal
 from .layout import realign_call, renamed_in, spans_lines, strategy_statements
-from .same_branches import merged
+from .same_branches import already_holds, merged
 from .strategy_expression import refine
 
 if TYPE_CHECKING:
@@ -218,6 +218,12 @@ class _Applier(cst.CSTTransformer):
         region = next(region_iter, None)
         for index, (orig, upd) in enumerate(zip_equal(original.body, updated.body)):
             pieces, comments = self._pieces(orig, upd)
+            emitted = buffer if buffer is not None else out
+            if len(pieces) == 1 and isinstance(pieces[0], cst.If) and self._touched(orig) and already_holds(
+                pieces[0], emitted
+            ):
+                # `if c: parallel = model` right after `parallel = model`: it changes nothing.
+                pieces, comments = [], [line for line in _comment_lines(pieces[0]) if line.comment is not None]
             if region is not None and region.start <= index <= region.end and _removed_choice(orig, self.plan):
                 # The comments of a removed `if`/`try` that chose the model (`# For more GPUs`) are
                 # about the choice, which the strategy line now makes: they go above it.

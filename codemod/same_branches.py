@@ -292,3 +292,38 @@ class _SameCallAliased(cst.CSTTransformer):
         if _code_of(updated_node.with_changes(leading_lines=[])) == self.call:
             return self.alias.with_changes(leading_lines=updated_node.leading_lines)
         return updated_node
+
+
+def already_holds(statement: cst.If, earlier: Sequence[cst.BaseStatement]) -> bool:
+    """`if c: parallel = model` (no `else`) where `parallel` already holds `model`: the statement
+    before it in the block binds both (`parallel = model`, `pmodel = model = build()`) and nothing
+    between rebinds either, and `c` calls nothing. The `if` then changes nothing."""
+    if statement.orelse is not None or _calls(statement.test) or not isinstance(statement.body, cst.IndentedBlock):
+        return False
+    pairs = []
+    for line in statement.body.body:
+        if not _alias(line):
+            return False
+        assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Assign)
+        small = line.body[0]
+        pairs.append((_code_of(small.targets[0].target), _code_of(small.value)))
+    names = {name for pair in pairs for name in pair}
+    for previous in reversed(earlier):
+        if not isinstance(previous, cst.SimpleStatementLine):
+            return False
+        assigns = [s for s in previous.body if isinstance(s, (cst.Assign, cst.AugAssign, cst.AnnAssign))]
+        if any(isinstance(s, (cst.Global, cst.Nonlocal, cst.Del)) for s in previous.body):
+            return False
+        bound = {
+            _code_of(t.target) for s in assigns if isinstance(s, cst.Assign) for t in s.targets
+        } | {_code_of(s.target) for s in assigns if not isinstance(s, cst.Assign)}
+        if not bound & names:
+            continue  # `parallel.fit(x, y)`, `model.load_weights(path)`: neither name rebound
+        chain = [s for s in assigns if isinstance(s, cst.Assign)]
+        if len(previous.body) != 1 or len(chain) != 1:
+            return False
+        targets = [_code_of(t.target) for t in chain[0].targets]
+        value = _code_of(chain[0].value)
+        # `a = b` itself, or a chain `a = b = value` binding both to one object
+        return all((t in targets and v in targets) or (targets == [t] and value == v) for t, v in pairs)
+    return False

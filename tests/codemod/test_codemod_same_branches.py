@@ -6,7 +6,7 @@ import pytest
 
 from codemod_fixtures import check_source_pair
 from multi_gpu_codemod import transform_source
-from multi_gpu_codemod.same_branches import merged
+from multi_gpu_codemod.same_branches import already_holds, merged
 
 HEAD = "from keras.utils import multi_gpu_model\n\n"
 STRATEGY = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:gpus])\n'
@@ -86,3 +86,30 @@ def test_an_if_the_rewrite_did_not_touch_is_left_alone():
               "if verbose:\n    print('done')\n    log()\nelse:\n    print('done')\n    log()\n")
     out = transform_source(source.encode()).output.decode()
     assert out.endswith("if verbose:\n    print('done')\n    log()\nelse:\n    print('done')\n    log()\n")
+
+
+@pytest.mark.parametrize("before,after", [
+    pytest.param(
+        HEAD + "gpus = 2\n\n\ndef train(path):\n    pmodel = model = build()\n    if (gpus > 1):\n"
+        "        pmodel = multi_gpu_model(model, gpus=gpus)\n    pmodel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\ngpus = 2\n\n\ndef train(path):\n    " + STRATEGY + "    with strategy.scope():\n"
+        "        pmodel = model = build()\n        pmodel.compile('adam', 'mse')\n",
+        id="chained-assignment-already-holds-the-model",
+    ),
+])
+def test_an_if_that_would_only_repeat_an_alias_goes(before, after):
+    assert check_source_pair(before, after) == []
+
+
+@pytest.mark.parametrize("earlier,holds", [
+    ("p = m\n", True),
+    ("p = m = build()\nfit(p)\nm.load_weights('w')\n", True),
+    ("p = m\nm = other()\n", False),  # rebound between
+    ("p = other\n", False),
+    ("p = m\nwith scope():\n    p = q\n", False),  # a compound statement between: not followed
+])
+def test_already_holds_follows_the_block_back_to_the_binding(earlier, holds):
+    statements = list(cst.parse_module(earlier).body)
+    statement = cst.parse_statement("if n > 1:\n    p = m\n")
+    assert isinstance(statement, cst.If)
+    assert already_holds(statement, statements) is holds
