@@ -1248,8 +1248,8 @@ def _kept_fallback(tree: Tree, statement: cst.CSTNode, anchor: cst.CSTNode) -> c
         if isinstance(ancestor, (cst.Try, cst.If)):
             branch_other = ancestor.handlers if isinstance(ancestor, cst.Try) else ancestor.orelse
             if branch_other:
-                # Every branch the same once the call reads `parallel = model`: the plan writes
-                # them once and the `if`/`try` goes, so there is nothing left to report.
+                # Once the call reads `parallel = model` the plan writes what every branch shares
+                # once, and the branch for a plain model is left empty: no choice left to report.
                 if isinstance(statement, cst.SimpleStatementLine) and dissolves(ancestor, statement):
                     return None
                 return ancestor
