@@ -10,6 +10,8 @@
   Outputs, metadata, key order and the trailing newline are untouched.
 - A `with strategy.scope():` that the rewrite extends over a cell boundary is reopened at the
   top of the later cell (each cell must compile on its own), which is the house style there.
+- A code cell the rewrite leaves without code (it held only the call) is cut out of the JSON
+  text, unless a finding names a later cell (the numbers findings give would shift).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import dataclasses
 import json
 import keyword
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from .core import TransformResult, transform_source
@@ -52,6 +54,7 @@ class _Cell:
     header: str | None  # a Python cell magic line (`%%time`), kept out of the module
     outputs: tuple[int, int] | None = None  # spans of the JSON values of "outputs"
     count: tuple[int, int] | None = None  # and of "execution_count"
+    whole: tuple[int, int] | None = None  # the cell with one separating comma: what removing it cuts
 
 
 def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult:
@@ -85,7 +88,10 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
             f"the rewrite could not be split back into cells ({error}); notebook left unchanged. "
             "Please report this with the notebook; migrate it by hand meanwhile.", path,
         )], failed=True)
-    out = _spliced(text, cells, new_sources)
+    # A cell whose only code was the call (or its fallback) is removed; not when a finding names a
+    # later cell, whose number would then be off by one.
+    last_named = max((f.cell or 0 for f in mapped), default=0)
+    out = _spliced(text, cells, new_sources, removable=lambda cell: cell.index + 1 > last_named)
     output = (_BOM if data.startswith(_BOM) else b"") + out.encode("utf-8")
     json.loads(out)  # the splice keeps valid JSON by construction; make sure
     return TransformResult(data, output, mapped, sites=sites)
@@ -124,11 +130,20 @@ def _joined(cells: list[_Cell]) -> tuple[str, list[tuple[int, int]]]:
     return "\n".join(lines) + "\n", origin
 
 
-def _spliced(text: str, cells: list[_Cell], new_sources: dict[int, str]) -> str:
-    """The notebook's JSON text with the `source` value of every edited cell replaced, nothing else."""
+def _spliced(
+    text: str, cells: list[_Cell], new_sources: dict[int, str], removable: Callable[[_Cell], bool] = lambda _: False
+) -> str:
+    """The notebook's JSON text with the `source` value of every edited cell replaced, nothing else;
+    a `removable` cell the rewrite left without code (it held only the call) is cut out whole."""
     edits = []
+    cut: list[tuple[int, int]] = []
     for cell in cells:
         new_text = new_sources[cell.index]
+        emptied = cell.text.strip() and not new_text.strip()
+        if emptied and cell.whole is not None and removable(cell) and not any(_overlap(cell.whole, c) for c in cut):
+            cut.append(cell.whole)
+            edits.append((cell.whole, ""))
+            continue
         if new_text != cell.text:
             edits.append((cell.span, _encode_source(cell, new_text)))
             if cell.outputs is not None and text[slice(*cell.outputs)].strip() != "[]" and not _outputs_still_true(
@@ -140,6 +155,10 @@ def _spliced(text: str, cells: list[_Cell], new_sources: dict[int, str]) -> str:
     for (start, end), raw in sorted(edits, reverse=True):
         text = text[:start] + raw + text[end:]
     return text
+
+
+def _overlap(one: tuple[int, int], other: tuple[int, int]) -> bool:
+    return one[0] < other[1] and other[0] < one[1]
 
 
 _ADDED_BY_STRATEGY = re.compile(r"^(with \w+\.scope\(\):|else:|\)|.*\.distribute\..*|.*list_logical_devices.*)$")
@@ -285,7 +304,8 @@ def _code_cells(text: str) -> list[_Cell]:
     if "cells" not in top or str(language).lower() not in ("python", "python3", "ipython"):
         return []
     cells = []
-    for index, (s, _e) in enumerate(_array_items(text, top["cells"][0])):
+    items = _array_items(text, top["cells"][0])
+    for index, (s, _e) in enumerate(items):
         members = {k: (vs, ve) for k, vs, ve in _object_members(text, s)}
         kind = json.loads(text[slice(*members["cell_type"])]) if "cell_type" in members else None
         if kind != "code" or "source" not in members:
@@ -297,6 +317,8 @@ def _code_cells(text: str) -> list[_Cell]:
         cell = _mask(index, span, raw, value, joined)
         if cell is not None:
             cell.outputs, cell.count = members.get("outputs"), members.get("execution_count")
+            if len(items) > 1:  # the last cell of a notebook is never removed
+                cell.whole = (items[index - 1][1], _e) if index else (s, items[1][0])
             cells.append(cell)
     return cells
 

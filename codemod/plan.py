@@ -10,6 +10,7 @@ import libcst as cst
 
 from ._tree import Block, zip_equal
 from .layout import realign_call, renamed_in, spans_lines, strategy_statements
+from .same_branches import already_holds, merged
 from .strategy_expression import refine
 
 if TYPE_CHECKING:
@@ -114,6 +115,7 @@ class _Applier(cst.CSTTransformer):
         self.unit = "    "  # the module's indentation unit
         self.indents: list[tuple[int, str]] = []  # (id, indent) of the blocks being visited
         self.limit = 100  # added lines stay within 100 columns, or within the file's widest line
+        self.choice_comments: dict[int, list[cst.EmptyLine]] = {}  # region -> comments for its strategy line
         for region in plan.regions:
             self.regions.setdefault(id(region.block), []).append(region)
 
@@ -180,12 +182,32 @@ class _Applier(cst.CSTTransformer):
                 body[0] = _with_leading(body[0], lines)
                 return body, footer
             return [], lines + footer
+        if isinstance(updated, (cst.If, cst.Try)) and self._touched(original):
+            shared = merged(updated)
+            if shared is not None:
+                return shared, []
         return [updated], []
+
+    def _touched(self, statement: cst.BaseStatement) -> bool:
+        """An `if`/`try` with a statement the plan replaces or removes directly in one of its branches."""
+        if not isinstance(statement, (cst.If, cst.Try)):
+            return False
+        suites: list[cst.BaseSuite] = []
+        current: cst.CSTNode | None = statement
+        while isinstance(current, cst.If):
+            suites.append(current.body)
+            current = current.orelse
+        if isinstance(current, cst.Else):
+            suites.append(current.body)
+        if isinstance(statement, cst.Try):
+            suites += [statement.body, *(h.body for h in statement.handlers)]
+        blocks = [suite for suite in suites if isinstance(suite, cst.IndentedBlock)]
+        return any(id(s) in self.plan.statements or id(s) in self.plan.unwrap for block in blocks for s in block.body)
 
     def _rebuild(self, original: Block, updated: Block) -> Block:
         regions = sorted(self.regions.get(id(original), []), key=lambda r: r.start)
         if not regions and not any(
-            id(s) in self.plan.statements or id(s) in self.plan.unwrap or id(s) in self.plan.moved
+            id(s) in self.plan.statements or id(s) in self.plan.unwrap or id(s) in self.plan.moved or self._touched(s)
             for s in original.body
         ):
             return updated
@@ -196,6 +218,17 @@ class _Applier(cst.CSTTransformer):
         region = next(region_iter, None)
         for index, (orig, upd) in enumerate(zip_equal(original.body, updated.body)):
             pieces, comments = self._pieces(orig, upd)
+            emitted = buffer if buffer is not None else out
+            if len(pieces) == 1 and isinstance(pieces[0], cst.If) and self._touched(orig) and already_holds(
+                pieces[0], emitted
+            ):
+                # `if c: parallel = model` right after `parallel = model`: it changes nothing.
+                pieces, comments = [], [line for line in _comment_lines(pieces[0]) if line.comment is not None]
+            if region is not None and region.start <= index <= region.end and _removed_choice(orig, self.plan):
+                # The comments of a removed `if`/`try` that chose the model (`# For more GPUs`) are
+                # about the choice, which the strategy line now makes: they go above it.
+                self.choice_comments.setdefault(id(region), []).extend(c for c in comments if c.comment is not None)
+                comments = []
             if pieces:
                 first_lines = _leading_lines(pieces[0])
                 if first_lines and first_lines[0].comment is None:
@@ -227,6 +260,7 @@ class _Applier(cst.CSTTransformer):
         if body:
             lines = list(_leading_lines(body[0]))
             body[0] = body[0].with_changes(leading_lines=[])
+        lines += self.choice_comments.get(id(region), [])
         lines += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
         # `_wrap` runs while the region's block is the innermost block visited.
         indent = "".join(i for _, i in self.indents) if isinstance(region.block, cst.IndentedBlock) else ""
@@ -253,6 +287,13 @@ class _Applier(cst.CSTTransformer):
             body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine(body=[cst.Pass()])]),
         )
         return [*region.hoisted, strategy, scope]
+
+
+def _removed_choice(statement: cst.BaseStatement, plan: Plan) -> bool:
+    """An `if`/`try` the plan removes: a fallback collapsed into the strategy line."""
+    return isinstance(statement, (cst.If, cst.Try)) and id(statement) in plan.statements and (
+        plan.statements[id(statement)] is None
+    )
 
 
 def _width(line: str) -> int:

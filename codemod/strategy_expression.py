@@ -10,7 +10,10 @@ The house style (MIGRATION.md, "House style"):
 - a list of GPU ids -> the named devices among those present, with a one-line comment saying why
   they are filtered;
 - a guard (`if n_gpus > 1:` ... `else:`), the script's condition once, choosing the strategy in
-  its branches: `tf.distribute.get_strategy()` (one device, as the plain model ran) in the other.
+  its branches: `tf.distribute.get_strategy()` (one device, as the plain model ran) in the other;
+- a "more than one GPU" guard whose `if` stays in the script (`KeptCondition`) is not written again:
+  the count becomes `max(n, 1)` (unless it is surely at least 1), which selects one device exactly
+  where the condition is false.
 
 The result is a `str` (the multi-device expression, what callers that only want an expression use)
 that also carries the layout: `StrategyCode.branch`, `.comment`, and `.guessed` when the code did not
@@ -31,7 +34,10 @@ from ._tree import code_of
 if TYPE_CHECKING:
     from ._tree import Tree
 
-__all__ = ["Branch", "StrategyCode", "count_or_list", "dropped_notes", "refine", "strategy_expression", "surely_int"]
+__all__ = [
+    "Branch", "KeptCondition", "StrategyCode", "count_or_list", "dropped_notes", "refine", "strategy_expression",
+    "surely_int",
+]
 
 _WHY_DROPPED = {
     "cpu_merge": "MirroredStrategy all-reduces gradients, it merges no outputs",
@@ -55,6 +61,11 @@ class Branch:
     condition: str
     multi_when_true: bool
     single: str
+
+
+class KeptCondition(str):
+    """A guard whose `if` stays in the script (it does more than pick the model): the script
+    already writes that condition, so the strategy line must not write it again."""
 
 
 @dataclass(frozen=True)
@@ -82,8 +93,19 @@ class StrategyCode(str):
     def _key(self) -> tuple[str, Branch | None]:
         return str(self), self.branch
 
+    def _made_from(self) -> tuple[object, ...] | None:
+        if self.inputs is None:
+            return None
+        gpus = None if self.inputs.gpus is None else code_of(self.inputs.gpus)
+        return self.inputs.tf, gpus, tuple(str(g) for g in self.inputs.guards), self.inputs.known_int
+
     def __eq__(self, other: object) -> bool:
         if isinstance(other, StrategyCode):
+            # Made from the same `gpus` under the same conditions: the same strategy, whether a
+            # condition is written in the strategy line or kept in the script's own `if`.
+            made, other_made = self._made_from(), other._made_from()
+            if made is not None and other_made is not None:
+                return made == other_made
             return self._key() == other._key()
         return isinstance(other, str) and self.branch is None and str.__eq__(self, other)
 
@@ -91,17 +113,19 @@ class StrategyCode(str):
         return not self == other
 
     def __hash__(self) -> int:
-        return hash(self._key())
+        # Codes that differ in text can be equal (a condition kept in the script's `if`): one bucket.
+        return hash(StrategyCode)
 
 
 def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[str], *,
-                        known_int: bool = False, kind: str | None = None) -> StrategyCode:
+                        known_int: bool = False, kind: str | None = None, positive: bool = False) -> StrategyCode:
     """The `tf.distribute.MirroredStrategy(...)` for a `gpus` argument.
 
     `guards` are conditions under which the legacy code used the parallel model (a negated one
     is `not (<condition>)`); when they do not hold the old script ran on one device. `kind`, when
     the caller knows it from the module ("machine": every GPU, "count", "list"), overrides what
-    the expression alone says.
+    the expression alone says; `positive` that every value the count can hold is at least 1.
+    A guard that is a `KeptCondition` is written in the script already (its `if` stays).
     """
     inputs = _Inputs(tf, gpus, tuple(guards), known_int)
     comment = guessed = ""
@@ -116,7 +140,14 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
         if kind.startswith("list"):
             multi, comment = _listed(tf, code_of(gpus)), _LISTED_COMMENT
         else:
-            multi = f'{tf}.distribute.MirroredStrategy({tf}.config.list_logical_devices("GPU")[:{_sliced(gpus)}])'
+            # The script's own `if n > 1:` stays: not written again; `[:max(n, 1)]` is one device
+            # where it is false (`[:0]` would be every GPU).
+            kept = [g for g in guards if isinstance(g, KeptCondition) and _more_than_one(gpus, g)]
+            bound = _sliced(gpus)
+            if kept:
+                guards = [g for g in guards if g not in kept]
+                bound = bound if positive or _at_least_one(gpus) else f"max({code_of(gpus)}, 1)"
+            multi = f'{tf}.distribute.MirroredStrategy({tf}.config.list_logical_devices("GPU")[:{bound}])'
         if kind.endswith("?"):
             guessed = _guessed(tf, code_of(gpus), kind)
     branch = _branch(guards, f"{tf}.distribute.get_strategy()")
@@ -147,9 +178,62 @@ def refine(code: str, tree: Tree) -> str:
     inputs = code.inputs
     assert inputs.gpus is not None
     kind = _bound_kind(tree, inputs.gpus, set())
-    if kind is None:
+    positive = kind in (None, "count") and _bound_positive(tree, inputs.gpus)
+    if kind is None and not positive:
         return code
-    return strategy_expression(inputs.tf, inputs.gpus, list(inputs.guards), known_int=inputs.known_int, kind=kind)
+    return strategy_expression(inputs.tf, inputs.gpus, list(inputs.guards), known_int=inputs.known_int, kind=kind,
+                               positive=positive)
+
+
+def _bound_positive(tree: Tree, node: cst.BaseExpression) -> bool:
+    """Every value a name (or `self.attr`) can hold in the module is at least 1 (`n_gpus = 4`)."""
+    if _at_least_one(node):
+        return True
+    if isinstance(node, cst.Name):
+        values = _name_values(tree, node)
+    elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
+        values = _self_attribute_values(tree, node)
+    else:
+        return False
+    return bool(values) and all(v is not None and _at_least_one(v) for v in values)
+
+
+def _at_least_one(node: cst.BaseExpression) -> bool:
+    """A literal count of at least 1, or `len(<text>.split(...))` (a split has at least one part)."""
+    if isinstance(node, cst.Integer):
+        return int(node.evaluated_value) >= 1
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
+        inner = node.args[0].value
+        func = inner.func if isinstance(inner, cst.Call) else None
+        return isinstance(func, cst.Attribute) and func.attr.value == "split"
+    return False
+
+
+_MORE_THAN_ONE = {("GreaterThan", 1), ("GreaterThanEqual", 2)}  # `n > 1`, `n >= 2`
+_AT_MOST_ONE = {("LessThanEqual", 1), ("LessThan", 2)}  # `n <= 1`, `n < 2`
+_MIRRORED = {"GreaterThan": "LessThan", "GreaterThanEqual": "LessThanEqual",
+             "LessThan": "GreaterThan", "LessThanEqual": "GreaterThanEqual"}
+
+
+def _more_than_one(gpus: cst.BaseExpression, guard: str) -> bool:
+    """`guard` says "more than one GPU" of the count `gpus` (`n > 1`, `2 <= n`, `not (n <= 1)`)."""
+    try:
+        node = cst.parse_expression(guard)
+    except cst.ParserSyntaxError:
+        return False
+    wanted = _MORE_THAN_ONE
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        node, wanted = node.expression, _AT_MOST_ONE
+    if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
+        return False
+    left, target = node.left, node.comparisons[0]
+    operator, right = type(target.operator).__name__, target.comparator
+    if isinstance(left, cst.Integer) and not isinstance(right, cst.Integer) and operator in _MIRRORED:  # `1 < n`
+        left, right, operator = right, left, _MIRRORED[operator]
+    text = code_of(gpus)
+    return code_of(left.with_changes(lpar=[], rpar=[])) == text and isinstance(right, cst.Integer) and (
+        (operator, int(right.evaluated_value)) in wanted
+    )
 
 
 def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | None:
@@ -162,6 +246,8 @@ def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | N
     if _machine_count(node) or _machine_query(node):
         return "machine"  # a count, or the list of the machine's GPUs as the value of a `len(...)`
     if isinstance(node, (cst.List, cst.Tuple)) and _all_ints(node):
+        return "list"
+    if isinstance(node, cst.ListComp):  # `[int(g) for g in args.gpus.split(",")]`: ids
         return "list"
     if surely_int(node):
         return "count"

@@ -127,6 +127,7 @@ def _devices(tf: str, name: str, devices: cst.BaseExpression) -> tuple[str | Non
 def fix(ctx: FixContext) -> None:
     tree = ctx.tree
     found = False
+    lines: list[str] | None = None  # the source's lines, read once a call is replaced
     for call in tree.all(cst.Call):
         assert isinstance(call, cst.Call)
         if strategy_kind(tree, call) is None:
@@ -147,9 +148,34 @@ def fix(ctx: FixContext) -> None:
         if expression is None:
             ctx.report(call, "MGPU601", problem)
         else:
-            ctx.plan.nodes[id(call)] = cst.parse_expression(expression)
+            if lines is None:
+                lines = tree.module.code.splitlines()
+            ctx.plan.nodes[id(call)] = cst.parse_expression(_laid_out(tree, call, expression, lines))
     if found:
         _drop_contrib_imports(ctx)
+
+
+def _laid_out(tree: Tree, call: cst.Call, expression: str, lines: list[str]) -> str:
+    """`expression` as it replaces `call` in place: on the call's line when that line stays within
+    100 columns (or the file's widest line), else with its one argument on a line of its own
+    (black's shape; libcst keeps continuation lines relative to the statement's block)."""
+    limit = max([100, *(_width(line) for line in lines)])
+    line, column = tree.position(call)
+    original = tree.code(call)
+    text = lines[line - 1] if line <= len(lines) else ""
+    before = text[:column - 1]
+    after = "" if "\n" in original else text[column - 1 + len(original):]
+    if _width(before + expression + after) <= limit:
+        return expression
+    node = cst.parse_expression(expression)
+    if not (isinstance(node, cst.Call) and len(node.args) == 1 and node.args[0].keyword is None):
+        return expression
+    unit = tree.module.default_indent
+    return f"{code_of(node.func)}(\n{unit}{code_of(node.args[0].value)}\n)"
+
+
+def _width(line: str) -> int:
+    return len(line.expandtabs(4))
 
 
 def _feeds_estimator(tree: Tree, call: cst.Call) -> cst.Call | None:

@@ -52,8 +52,9 @@ from ..preconditions import (
     enclosing_strategy_scope,
 )
 from ..recognise import Site
+from ..same_branches import dissolves
+from ..strategy_expression import KeptCondition, StrategyCode, dropped_notes, refine, strategy_expression, surely_int
 from ..value_uses import value_uses
-from ..strategy_expression import StrategyCode, dropped_notes, refine, strategy_expression, surely_int
 
 __all__ = ["CODES", "fix"]
 
@@ -1002,16 +1003,18 @@ def _assigns_with_call(statement: cst.CSTNode, template: str, tree: Tree) -> boo
 
 
 def _path_guards(tree: Tree, anchor: cst.CSTNode, block0: Block) -> list[str]:
-    guards = []
+    """The conditions of the `if`s that stay around the site: `KeptCondition`s, which the strategy
+    line must not write a second time."""
+    guards: list[str] = []
     previous: cst.CSTNode = anchor
     for ancestor in tree.ancestors(anchor):
         if ancestor is block0:
             break
         if isinstance(ancestor, cst.If):
             if ancestor.body is previous:
-                guards.append(tree.code(ancestor.test))
+                guards.append(KeptCondition(tree.code(ancestor.test)))
             elif ancestor.orelse is previous:
-                guards.append(f"not ({tree.code(ancestor.test)})")
+                guards.append(KeptCondition(f"not ({tree.code(ancestor.test)})"))
         previous = ancestor
     return guards
 
@@ -1274,6 +1277,10 @@ def _kept_fallback(tree: Tree, statement: cst.CSTNode, anchor: cst.CSTNode) -> c
         if isinstance(ancestor, (cst.Try, cst.If)):
             branch_other = ancestor.handlers if isinstance(ancestor, cst.Try) else ancestor.orelse
             if branch_other:
+                # Once the call reads `parallel = model` the plan writes what every branch shares
+                # once, and the branch for a plain model is left empty: no choice left to report.
+                if isinstance(statement, cst.SimpleStatementLine) and dissolves(ancestor, statement):
+                    return None
                 return ancestor
         if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Module)):
             return None

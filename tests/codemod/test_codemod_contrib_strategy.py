@@ -32,3 +32,53 @@ def test_current_strategy_without_num_gpus_is_left_alone():
 @pytest.mark.slow
 def test_migrated_contrib_script_runs_on_two_simulated_gpus(tmp_path):
     run_on_two_simulated_gpus(ROOT / "contrib_strategy" / "num_gpus.before.py", tmp_path)
+
+
+# A replacement that would take its line past 100 columns has its one argument on a line of its own
+# (black's shape), relative to the statement's block (two-space files keep two spaces); a short one
+# stays on the line, with what followed the call.
+LAID_OUT = [
+    pytest.param(
+        "import tensorflow as tf\n\n\n"
+        "class Trainer:\n"
+        "    def strategy(self, n):\n"
+        "        if n:\n"
+        '            self.mirrored = tf.contrib.distribute.MirroredStrategy(devices=["/gpu:0", "/gpu:1"])\n',
+        "import tensorflow as tf\n\n\n"
+        "class Trainer:\n"
+        "    def strategy(self, n):\n"
+        "        if n:\n"
+        "            self.mirrored = tf.distribute.MirroredStrategy(\n"
+        '                [f"/gpu:{i}" for i in [0, 1] if i < len(tf.config.list_logical_devices("GPU"))]\n'
+        "            )\n",
+        id="devices-wrapped",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n\n"
+        "def make(settings):\n"
+        "  config = tf.estimator.RunConfig(save_summary_steps=10)\n"
+        "  return tf.contrib.distribute.MirroredStrategy(num_gpus=settings.gpus_per_worker), config\n",
+        "import tensorflow as tf\n\n"
+        "def make(settings):\n"
+        "  config = tf.estimator.RunConfig(save_summary_steps=10)\n"
+        "  return tf.distribute.MirroredStrategy(\n"
+        '    tf.config.list_logical_devices("GPU")[:settings.gpus_per_worker]\n'
+        "  ), config\n",
+        id="count-wrapped-two-spaces",
+    ),
+    pytest.param(
+        "import tensorflow as tf\n"
+        "strategy = tf.contrib.distribute.MirroredStrategy(num_gpus=4)  # four towers\n",
+        "import tensorflow as tf\n"
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:4])  # four towers\n',
+        id="fits-on-its-line",
+    ),
+]
+
+
+@pytest.mark.parametrize("before,after", LAID_OUT)
+def test_replacement_stays_within_the_line_limit(before, after):
+    result = transform_source(before.encode())
+    assert result.output.decode() == after
+    assert all(len(line) <= 100 for line in after.splitlines())
+    assert transform_source(result.output).output == result.output

@@ -61,10 +61,12 @@ def test_no_user_statement_is_dropped(before):
 
 def test_kept_structure_chooses_the_strategy_with_the_scripts_condition():
     out = (ROOT / "fallbacks" / "kept_guard_in_count.after.py").read_text()
-    # G = 0 (the CPU) and G = 1 run on one device, as the old script did; G = 2, on two GPUs.
-    assert [strategy_devices(out, 4, G=g) for g in (0, 1, 2)] == ["one device", "one device", ["/gpu:0", "/gpu:1"]]
-    # The condition is written once, as the script wrote it, never negated.
-    assert out.count("G <= 1") == 2 and "not (" not in out  # the kept `if` and the strategy choice
+    # G = 0 and G = 1 run on one device (the first GPU, TensorFlow's default one), as the old script
+    # did; G = 2, on two GPUs; on a machine without GPUs, on TensorFlow's default device (the CPU).
+    assert [strategy_devices(out, 4, G=g) for g in (0, 1, 2)] == [["/gpu:0"], ["/gpu:0"], ["/gpu:0", "/gpu:1"]]
+    assert strategy_devices(out, 0, G=0) is None
+    # The condition is written once, in the script's own kept `if`: never copied, never negated.
+    assert out.count("G <= 1") == 1 and "not (" not in out
 
 
 @pytest.mark.parametrize("name,code", [("elif_two_sites.unchanged.py", "MGPU103"),
@@ -110,11 +112,25 @@ def test_rewrite(before, after, findings):
 def _kept_if_message(branch_extra: str) -> str:
     source = (
         "import keras\nfrom nets import build\n\n\ndef run(many):\n    net = build()\n    if many:\n"
-        f"{branch_extra}        trainer = keras.utils.multi_gpu_model(net, gpus=2)\n    else:\n        trainer = net\n"
+        f"{branch_extra}        trainer = keras.utils.multi_gpu_model(net, gpus=2)\n    else:\n"
+        "        print('one device')\n        trainer = net\n"
         "    trainer.compile('adam', 'mse')\n"
     ).encode()
     (finding,) = [f for f in transform_source(source).findings if f.code == "MGPU106"]
     return finding.message
+
+
+def test_a_kept_if_left_choosing_nothing_is_not_reported():
+    # `trainer = net` in both branches is written once after the `if`; the `else` is left empty and
+    # goes: the `if` only prints now, there is no branch to keep or remove.
+    source = (
+        b"import keras\nfrom nets import build\n\n\ndef run(many):\n    net = build()\n    if many:\n"
+        b"        print('several')\n        trainer = keras.utils.multi_gpu_model(net, gpus=2)\n    else:\n"
+        b"        trainer = net\n    trainer.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source)
+    assert [f.code for f in result.findings] == []
+    assert b"        if many:\n            print('several')\n        trainer = net\n" in result.output
 
 
 def test_kept_if_gives_its_reason_even_when_it_is_a_print():

@@ -141,16 +141,32 @@ def test_notebook_without_tensorflow_import_gets_it_in_its_first_code_cell():
     assert [f.format().split(": ")[0] for f in result.findings] == ["nb.ipynb:cell 4:line 2:col 12"]
 
 
-def test_a_cell_holding_only_the_call_is_emptied_not_left_with_a_bare_with():
+def test_a_cell_holding_only_the_call_is_removed_not_left_empty_or_with_a_bare_with():
     before = (ROOT / "notebooks" / "call_alone_in_cell.before.ipynb").read_bytes()
     after = (ROOT / "notebooks" / "call_alone_in_cell.after.ipynb").read_bytes()
     result = transform_notebook(before, "nb.ipynb")
     assert not result.failed and result.output == after and result.findings == []
     assert transform_notebook(after, "nb.ipynb").output == after
     cells = ["".join(c["source"]) for c in _cells(after)]
-    assert cells[2] == ""  # held only `parallel = multi_gpu_model(model, gpus=2)`
-    assert cells[4] == "with strategy.scope():\n    # one optimizer per run\n    model.compile('adam', 'mse')"
-    assert cells[5] == "model.fit(x, y)"
+    old = ["".join(c["source"]) for c in _cells(before)]
+    assert old[2] == "parallel = multi_gpu_model(model, gpus=2)" and len(cells) == len(old) - 1
+    assert "" not in cells
+    assert cells[3] == "with strategy.scope():\n    # one optimizer per run\n    model.compile('adam', 'mse')"
+    assert cells[4] == "model.fit(x, y)"
+
+
+def test_an_emptied_cell_stays_when_a_finding_names_a_later_cell():
+    # Findings give cell numbers of the notebook as it was: removing a cell before one would shift them.
+    sources = [
+        "from keras.utils import multi_gpu_model\nmodel = build()\n",
+        "parallel = multi_gpu_model(model, gpus=2)\n",
+        "parallel.compile('adam', 'mse')\n",
+        "other = multi_gpu_model(template_from_elsewhere, gpus=2)\nother.compile('adam', 'mse')\n",
+    ]
+    result = transform_notebook(_notebook(sources), "nb.ipynb")
+    assert [f.cell for f in result.findings] == [4]
+    cells = ["".join(c["source"]) for c in _cells(result.output)]
+    assert len(cells) == 4 and cells[1] == ""
 
 
 def _migrated_cells(sources: list[str]) -> list[str]:
@@ -191,7 +207,7 @@ def test_a_cell_magic_left_without_code_is_dropped_with_it():
         "%%time\nparallel = multi_gpu_model(model, gpus=2)\n",
         "parallel.compile('adam', 'mse')\n",
     ])
-    assert cells[1] == ""
+    assert len(cells) == 2 and cells[1].startswith("with strategy.scope():\n")  # the `%%time` cell is gone
 
 
 def _code_sources(data: bytes) -> list[str]:
@@ -238,7 +254,9 @@ def test_a_guard_and_a_list_of_ids_take_their_house_forms_in_a_notebook():
     # The guard's cell chose the model; its condition now chooses the strategy, once.
     assert sources[1].startswith("if N_GPUS > 1:\n    strategy = tf.distribute.MirroredStrategy(")
     assert "else:\n    strategy = tf.distribute.get_strategy()\nwith strategy.scope():\n" in sources[1]
-    assert sources[2] == "" and sources[3] == "with strategy.scope():\n    model.compile('adam', 'mse')"
+    # The guard's own cell held nothing else: it is removed, not left empty.
+    assert len(sources) == len(_code_sources(before)) - 1
+    assert sources[2] == "with strategy.scope():\n    model.compile('adam', 'mse')"
     # `GPU_IDS = [0, 1]`: the ids, with the one comment line saying why they are filtered.
-    assert sources[4].startswith("# The listed GPUs this machine has")
+    assert sources[3].startswith("# The listed GPUs this machine has")
     assert all(len(line) <= 100 for source in sources for line in source.splitlines())

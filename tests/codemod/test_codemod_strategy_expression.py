@@ -2,6 +2,7 @@
 
 import ast
 import json
+import re
 import subprocess
 import sys
 import textwrap
@@ -13,7 +14,7 @@ from child_process import child_env, simulated_gpus_env
 from codemod_fixtures import ROOT, check_pair, check_source_pair, check_unchanged, needs_tensorflow, pairs
 from codemod_fixtures import strategy_devices, unchanged
 from multi_gpu_codemod import transform_source
-from multi_gpu_codemod.strategy_expression import StrategyCode, count_or_list, strategy_expression
+from multi_gpu_codemod.strategy_expression import KeptCondition, StrategyCode, count_or_list, strategy_expression
 
 LOGICAL = 'tf.config.list_logical_devices("GPU")'
 
@@ -127,6 +128,30 @@ def test_a_guard_chooses_the_strategy_with_the_scripts_condition_once():
     # Several guards: each as written, parenthesised only where `and` would change it.
     both = _expression("G", ["G > 1", "a or b"])
     assert both.branch is not None and both.branch.condition == "G > 1 and (a or b)"
+
+
+@pytest.mark.parametrize("guard", ["n > 1", "n >= 2", "1 < n", "2 <= n", "not (n <= 1)", "not (n < 2)"])
+def test_a_kept_more_than_one_gpu_condition_is_not_written_again(guard):
+    # The script's own `if` stays around the site: its condition is not copied into the strategy
+    # code; `max(n, 1)` selects one device exactly where the condition is false (`[:0]` is every GPU).
+    code = _expression("n", [KeptCondition(guard)])
+    assert code == f"tf.distribute.MirroredStrategy({LOGICAL}[:max(n, 1)])" and code.branch is None
+    # A count that is surely at least one needs no `max`.
+    positive = strategy_expression("tf", cst.parse_expression("n"), [KeptCondition(guard)], positive=True)
+    assert positive == f"tf.distribute.MirroredStrategy({LOGICAL}[:n])"
+    split = _expression("len(a.split(','))", [KeptCondition(re.sub(r"\bn\b", "len(a.split(','))", guard))])
+    assert split == f"tf.distribute.MirroredStrategy({LOGICAL}[:len(a.split(','))])"
+
+
+def test_a_kept_condition_that_is_not_a_gpu_count_stays_a_branch():
+    code = _expression("n", [KeptCondition("args.multi_gpu")])
+    assert code.branch is not None and code.branch.condition == "args.multi_gpu"
+
+
+def test_a_kept_condition_and_the_same_written_one_are_one_strategy():
+    # Two sites under `if gpus > 1:`, one collapsed, one inside a kept `if`: they share one strategy.
+    assert _expression("gpus", ["gpus > 1"]) == _expression("gpus", [KeptCondition("gpus > 1")])
+    assert _expression("gpus", ["gpus > 1"]) != _expression("gpus", [KeptCondition("gpus > 2")])
 
 
 def test_two_codes_differing_in_their_guard_are_different_strategies():

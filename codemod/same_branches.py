@@ -1,0 +1,329 @@
+"""An `if`/`else` or `try`/`except` the rewrite left with the same statements in every branch.
+
+After migration `parallel = multi_gpu_model(model, n)` in one branch and `parallel = model` in
+the other read the same, so a kept fallback often ends up as
+
+    if gpus > 1:                          if gpus > 1:
+        parallel = model                      saver = ParallelSaver()
+        saver = ParallelSaver()     ->    else:
+    else:                                     saver = ModelCheckpoint(path)
+        parallel = model                  parallel = model    (before the `if`, where it ran)
+        saver = ModelCheckpoint(path)
+
+Statements every branch shares are written once, where every path ran them:
+
+- the same first statements of every branch of a complete `if`/`elif`/`else` go before it,
+  when the conditions call nothing and read nothing they bind;
+- the same last statements of every branch go after it (a `try` with no `else`/`finally`:
+  only plain aliases `a = b`, which cannot raise where the try body got that far);
+- an `else` left empty goes; an `if` left with every branch empty goes (conditions calling
+  nothing); an `except` left empty gets `pass`. An `if` whose first branch would be left empty
+  while another is not is left as it is (that would need a negated condition).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+
+__all__ = ["merged"]
+
+_MODULE = cst.Module([])
+
+
+def _code(statement: cst.BaseStatement) -> str:
+    """The statement with its comment lines (blank lines aside): shared only if both are the same."""
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    comments = [line for line in statement.leading_lines if line.comment is not None]
+    return _MODULE.code_for_node(statement.with_changes(leading_lines=comments)).strip()
+
+
+def _comments(nodes: Sequence[cst.CSTNode]) -> set[str]:
+    return {n.value for node in nodes for n in _walk(node) if isinstance(n, cst.Comment)}
+
+
+def merged(statement: cst.If | cst.Try) -> list[cst.BaseStatement] | None:
+    """`[before..., statement', after...]` (or the shared statements alone), or None when no
+    statement is shared by every branch, or when writing them once would drop a comment."""
+    result = _merged_if(statement) if isinstance(statement, cst.If) else _merged_try(statement)
+    if result is None or not _comments([statement]) <= _comments(result):
+        return None
+    return result
+
+
+def _bodies_of_if(statement: cst.If) -> list[list[cst.BaseStatement]] | None:
+    """Each branch's statements, for a chain that ends in `else:` (every path runs one branch)."""
+    bodies = []
+    current: cst.If | cst.Else | None = statement
+    while isinstance(current, cst.If):
+        if not isinstance(current.body, cst.IndentedBlock):
+            return None
+        bodies.append(list(current.body.body))
+        current = current.orelse
+    if not isinstance(current, cst.Else) or not isinstance(current.body, cst.IndentedBlock):
+        return None
+    bodies.append(list(current.body.body))
+    return bodies
+
+
+def _conditions(statement: cst.If) -> list[cst.BaseExpression]:
+    found = []
+    current: cst.If | cst.Else | None = statement
+    while isinstance(current, cst.If):
+        found.append(current.test)
+        current = current.orelse
+    return found
+
+
+def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+def _calls(node: cst.CSTNode) -> bool:
+    return any(isinstance(n, (cst.Call, cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)) for n in _walk(node))
+
+
+def _names(node: cst.CSTNode) -> set[str]:
+    return {n.value for n in _walk(node) if isinstance(n, cst.Name)}
+
+
+def _bound(statement: cst.BaseStatement) -> set[str] | None:
+    """Names a simple statement binds; None for a compound one (not moved before a condition)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    names: set[str] = set()
+    for small in statement.body:
+        if isinstance(small, cst.Assign):
+            for target in small.targets:
+                names |= _names(target.target)
+        elif isinstance(small, (cst.AnnAssign, cst.AugAssign)):
+            names |= _names(small.target)
+    return names
+
+
+def _alias(statement: cst.BaseStatement) -> bool:
+    """`a = b`, `self.a = b`: binds a name to what another holds (no call, cannot fail half-way)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    small = statement.body[0]
+    return (
+        isinstance(small, cst.Assign)
+        and len(small.targets) == 1
+        and isinstance(small.value, (cst.Name, cst.Attribute))
+        and not _calls(small)
+    )
+
+
+def _shared_head(bodies: Sequence[Sequence[cst.BaseStatement]]) -> int:
+    count = 0
+    while all(len(b) > count for b in bodies) and len({_code(b[count]) for b in bodies}) == 1:
+        count += 1
+    return count
+
+
+def _shared_tail(bodies: Sequence[Sequence[cst.BaseStatement]], start: int) -> int:
+    count = 0
+    while all(len(b) - start > count for b in bodies) and len({_code(b[len(b) - 1 - count]) for b in bodies}) == 1:
+        count += 1
+    return count
+
+
+def _without_blank_lead(statement: cst.BaseStatement) -> cst.BaseStatement:
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    lines = list(statement.leading_lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return statement.with_changes(leading_lines=lines)
+
+
+def _merged_if(statement: cst.If) -> list[cst.BaseStatement] | None:
+    bodies = _bodies_of_if(statement)
+    conditions = _conditions(statement)
+    if bodies is None or any(_calls(c) for c in conditions):
+        return None
+    read = set().union(*(_names(c) for c in conditions))
+    head = 0
+    for index in range(_shared_head(bodies)):
+        bound = _bound(bodies[0][index])
+        if bound is None or bound & read:
+            break
+        head = index + 1
+    tail = _shared_tail(bodies, head)
+    if not head and not tail:
+        return None
+    rest = [b[head:len(b) - tail] for b in bodies]
+    before = list(bodies[0][:head])
+    after = [_without_blank_lead(s) for s in bodies[0][len(bodies[0]) - tail:]]
+    lines = list(statement.leading_lines)
+    if all(not r for r in rest):
+        shared = before + after
+        first = shared[0]
+        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+        shared[0] = first.with_changes(leading_lines=[*lines, *(x for x in first.leading_lines if x.comment)])
+        return shared
+    if not rest[0]:
+        return None  # `if c:` left empty: only a negated condition would say what remains
+    if any(not r for r in rest[1:-1]):
+        return None  # an `elif` left empty
+    rebuilt = _rebuilt_if(statement, rest)
+    if before:
+        first = before[0]
+        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+        before[0] = first.with_changes(leading_lines=[*lines, *(x for x in first.leading_lines if x.comment)])
+        rebuilt = rebuilt.with_changes(leading_lines=[])
+    return [*before, rebuilt, *after]
+
+
+def _rebuilt_if(statement: cst.If, rest: list[list[cst.BaseStatement]]) -> cst.If:
+    """The chain with each branch holding `rest[i]`; an empty last `else` dropped."""
+    def rebuild(node: cst.If, index: int) -> cst.If:
+        body = node.body.with_changes(body=[_without_blank_lead(rest[index][0]), *rest[index][1:]])
+        orelse = node.orelse
+        if isinstance(orelse, cst.If):
+            return node.with_changes(body=body, orelse=rebuild(orelse, index + 1))
+        assert isinstance(orelse, cst.Else)
+        last = rest[index + 1]
+        if not last:
+            return node.with_changes(body=body, orelse=None)
+        else_body = orelse.body.with_changes(body=[_without_blank_lead(last[0]), *last[1:]])
+        return node.with_changes(body=body, orelse=orelse.with_changes(body=else_body))
+    return rebuild(statement, 0)
+
+
+def _merged_try(statement: cst.Try) -> list[cst.BaseStatement] | None:
+    if statement.orelse is not None or statement.finalbody is not None or not statement.handlers:
+        return None
+    suites = [statement.body, *(h.body for h in statement.handlers)]
+    if not all(isinstance(s, cst.IndentedBlock) for s in suites):
+        return None
+    bodies = [list(s.body) for s in suites if isinstance(s, cst.IndentedBlock)]
+    tail = 0
+    while tail < _shared_tail(bodies, 0) and _alias(bodies[0][len(bodies[0]) - 1 - tail]):
+        tail += 1
+    if not tail or len(bodies[0]) == tail:
+        return None  # nothing shared, or the try body would be left empty
+    after = [_without_blank_lead(s) for s in bodies[0][len(bodies[0]) - tail:]]
+    body = statement.body.with_changes(body=bodies[0][:len(bodies[0]) - tail])
+    handlers = []
+    for handler, kept in zip(statement.handlers, bodies[1:]):
+        kept = kept[:len(kept) - tail] or [cst.SimpleStatementLine(body=[cst.Pass()])]
+        handlers.append(handler.with_changes(body=handler.body.with_changes(body=kept)))
+    return [statement.with_changes(body=body, handlers=handlers), *after]
+
+
+def dissolves(kept: cst.If | cst.Try, site: cst.BaseStatement) -> bool:
+    """Once `site` (`parallel = multi_gpu_model(model, ...)`) reads `parallel = model`, every branch
+    of `kept` holds it, so `merged` writes it once outside, and the branch written for a plain
+    model (`else:`, `except:`) is left empty: the `if`/`try` no longer chooses anything."""
+    if not (isinstance(site, cst.SimpleStatementLine) and len(site.body) == 1):
+        return False
+    small = site.body[0]
+    if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call)):
+        return False
+    args = [a for a in small.value.args if a.keyword is None]
+    if not args or _code_of(small.targets[0].target) == _code_of(args[0].value):
+        return False  # `model = multi_gpu_model(model)` is removed, not aliased
+    alias = site.with_changes(body=[small.with_changes(value=args[0].value)])
+    call = _code_of(site.with_changes(leading_lines=[]))
+    rewritten = kept.visit(_SameCallAliased(call, alias))  # this site and any copy of it
+    if not isinstance(rewritten, (cst.If, cst.Try)):
+        return False
+    dissolved = rewritten.visit(_CpuBlocksDissolved())  # as the plan dissolves `with tf.device('/cpu:0'):`
+    if not isinstance(dissolved, (cst.If, cst.Try)):
+        return False
+    result = merged(dissolved)
+    return result is not None and all(_plain_branch_gone(s) for s in result if isinstance(s, (cst.If, cst.Try)))
+
+
+def _plain_branch_gone(statement: cst.If | cst.Try) -> bool:
+    """Nothing is left in the branch written for a plain model (the `else`, the `except`s), so
+    there is no branch to choose between any more."""
+    if isinstance(statement, cst.If):
+        return statement.orelse is None
+    return all(
+        isinstance(h.body, cst.IndentedBlock)
+        and all(isinstance(s, cst.SimpleStatementLine) and all(isinstance(x, cst.Pass) for x in s.body)
+                for s in h.body.body)
+        for h in statement.handlers
+    )
+
+
+def _code_of(node: cst.CSTNode) -> str:
+    return _MODULE.code_for_node(node).strip()
+
+
+class _CpuBlocksDissolved(cst.CSTTransformer):
+    """`with tf.device('/cpu:0'):` blocks replaced by their statements."""
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        body: list[cst.BaseStatement] = []
+        for statement in updated_node.body:
+            if (
+                isinstance(statement, cst.With)
+                and len(statement.items) == 1
+                and isinstance(statement.body, cst.IndentedBlock)
+                and _code_of(statement.items[0].item).split("(")[0].endswith("device")
+                and "cpu" in _code_of(statement.items[0].item).lower()
+            ):
+                body.extend(statement.body.body)
+            else:
+                body.append(statement)
+        return updated_node.with_changes(body=body)
+
+
+class _SameCallAliased(cst.CSTTransformer):
+    """Every statement reading `call` (this site, and the same call in another branch) becomes `alias`."""
+
+    def __init__(self, call: str, alias: cst.SimpleStatementLine) -> None:
+        super().__init__()
+        self.call, self.alias = call, alias
+
+    def leave_SimpleStatementLine(
+        self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        if _code_of(updated_node.with_changes(leading_lines=[])) == self.call:
+            return self.alias.with_changes(leading_lines=updated_node.leading_lines)
+        return updated_node
+
+
+def already_holds(statement: cst.If, earlier: Sequence[cst.BaseStatement]) -> bool:
+    """`if c: parallel = model` (no `else`) where `parallel` already holds `model`: the statement
+    before it in the block binds both (`parallel = model`, `pmodel = model = build()`) and nothing
+    between rebinds either, and `c` calls nothing. The `if` then changes nothing."""
+    if statement.orelse is not None or _calls(statement.test) or not isinstance(statement.body, cst.IndentedBlock):
+        return False
+    pairs = []
+    for line in statement.body.body:
+        if not _alias(line):
+            return False
+        assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Assign)
+        small = line.body[0]
+        pairs.append((_code_of(small.targets[0].target), _code_of(small.value)))
+    names = {name for pair in pairs for name in pair}
+    for previous in reversed(earlier):
+        if not isinstance(previous, cst.SimpleStatementLine):
+            return False
+        assigns = [s for s in previous.body if isinstance(s, (cst.Assign, cst.AugAssign, cst.AnnAssign))]
+        if any(isinstance(s, (cst.Global, cst.Nonlocal, cst.Del)) for s in previous.body):
+            return False
+        bound = {
+            _code_of(t.target) for s in assigns if isinstance(s, cst.Assign) for t in s.targets
+        } | {_code_of(s.target) for s in assigns if not isinstance(s, cst.Assign)}
+        if not bound & names:
+            continue  # `parallel.fit(x, y)`, `model.load_weights(path)`: neither name rebound
+        chain = [s for s in assigns if isinstance(s, cst.Assign)]
+        if len(previous.body) != 1 or len(chain) != 1:
+            return False
+        targets = [_code_of(t.target) for t in chain[0].targets]
+        value = _code_of(chain[0].value)
+        # `a = b` itself, or a chain `a = b = value` binding both to one object
+        return all((t in targets and v in targets) or (targets == [t] and value == v) for t, v in pairs)
+    return False
