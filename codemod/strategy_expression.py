@@ -259,10 +259,48 @@ def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | N
         values = _name_values(tree, node)
     elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         values = _self_attribute_values(tree, node)
+    elif isinstance(node, cst.Attribute):  # `args.gpus`: the argparse option of that name says
+        return _option_kind(tree, node.attr.value)
     else:
         return None
     kinds = {_bound_kind(tree, value, seen) if value is not None else None for value in values or [None]}
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def _option_kind(tree: Tree, option: str) -> str | None:
+    """"list" for an argparse option taking several values (`nargs`, `action="append"`), "count" for
+    one declared `type=int` alone; None when no `add_argument` of this file declares it, or they disagree."""
+    kinds = set()
+    for call in tree.all(cst.Call):
+        assert isinstance(call, cst.Call)
+        if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
+            continue
+        keywords = {a.keyword.value: a.value for a in call.args if a.keyword is not None}
+        if _option_dest(call, keywords) != option:
+            continue
+        nargs, action, kind = keywords.get("nargs"), keywords.get("action"), keywords.get("type")
+        # Any `nargs` but "?" gives a list (`nargs=1` too); so do the appending actions.
+        several = (nargs is not None and not (isinstance(nargs, cst.SimpleString) and nargs.evaluated_value == "?")) or (
+            isinstance(action, cst.SimpleString) and action.evaluated_value in ("append", "extend"))
+        if several:
+            kinds.add("list")
+        elif nargs is None and action is None and isinstance(kind, cst.Name) and kind.value == "int":
+            kinds.add("count")
+        else:
+            kinds.add(None)
+    return kinds.pop() if len(kinds) == 1 else None
+
+
+def _option_dest(call: cst.Call, keywords: dict[str, cst.BaseExpression]) -> str | None:
+    """The attribute an `add_argument` call sets: `dest=`, else its first long flag, else its name."""
+    dest = keywords.get("dest")
+    if isinstance(dest, cst.SimpleString) and isinstance(dest.evaluated_value, str):
+        return dest.evaluated_value
+    names = [a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
+    texts = [n for n in names if isinstance(n, str)]
+    longs = [n for n in texts if n.startswith("--")]
+    chosen = (longs or texts or [None])[0]
+    return chosen.lstrip("-").replace("-", "_") if chosen is not None else None
 
 
 def _name_values(tree: Tree, node: cst.Name) -> list[cst.BaseExpression | None]:

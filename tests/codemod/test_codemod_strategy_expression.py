@@ -324,3 +324,30 @@ def test_the_module_decides_what_a_name_holds():
     assert "for i in gpus if i <" in functions["called_with_ids"]
     # `self.n_gpus` holds what `__init__` stores: its `n_gpus=2` default, or the `n_gpus=4` a call passes.
     assert f"    {LOGICAL}[:self.n_gpus]\n" in out
+
+
+_ARGPARSE = (
+    "import argparse\nfrom keras.layers import Dense\nfrom keras.models import Sequential\n"
+    "from keras.utils import multi_gpu_model\n\nparser = argparse.ArgumentParser()\n"
+    "parser.add_argument({declaration})\nargs = parser.parse_args()\n"
+    "net = Sequential([Dense(2, input_shape=(3,))])\nwide = multi_gpu_model(net, gpus={gpus})\n"
+    "wide.compile('sgd', 'mse')\n"
+)
+
+
+@pytest.mark.parametrize("declaration, gpus, kind", [
+    ("'--gpus', type=int, nargs='+', default=[0, 1]", "args.gpus", "list"),
+    ("'--gpu-ids', type=int, nargs='*'", "args.gpu_ids", "list"),
+    ("'--gpus', type=int, nargs=1", "args.gpus", "list"),
+    ("'--gpu', dest='devices', type=int, action='append'", "args.devices", "list"),
+    ("'--gpus', type=int, default=2", "args.gpus", "count"),
+])
+def test_an_argparse_option_says_count_or_list(declaration, gpus, kind):
+    source = _ARGPARSE.format(declaration=declaration, gpus=gpus)
+    result = transform_source(source.encode(), "train.py")
+    out = result.output.decode()
+    assert "MGPU117" not in [f.code for f in result.findings]  # decided from the declaration, not guessed
+    if kind == "list":
+        assert f"for i in {gpus} if i <" in out
+    else:
+        assert f"{LOGICAL}[:{gpus}])" in out
