@@ -19,7 +19,7 @@ import libcst as cst
 
 from ._tree import Tree
 
-__all__ = ["Fallback", "collapse"]
+__all__ = ["Fallback", "collapse", "droppable"]
 
 _FALLBACK_ERRORS = {"ValueError", "Exception", "BaseException"}
 
@@ -44,7 +44,7 @@ def _is_fallback_alias(statement: cst.CSTNode, target: str, template: str, tree:
     )
 
 
-def _droppable(statement: cst.CSTNode) -> bool:
+def droppable(statement: cst.CSTNode) -> bool:
     """`pass` or a local `from ... import multi_gpu_model`: the only statements a collapse may drop."""
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
@@ -63,14 +63,14 @@ def _droppable(statement: cst.CSTNode) -> bool:
 def _only(body: cst.CSTNode | None, anchor: cst.BaseStatement) -> bool:
     """The block holds `anchor` plus `pass` / the local `multi_gpu_model` import only."""
     return isinstance(body, cst.IndentedBlock) and any(s is anchor for s in body.body) and all(
-        s is anchor or _droppable(s) for s in body.body
+        s is anchor or droppable(s) for s in body.body
     )
 
 
 def _fallback_branch_ok(body: cst.BaseSuite, target: str, template: str, tree: Tree) -> bool:
     if not isinstance(body, cst.IndentedBlock):
         return False
-    statements = [s for s in body.body if not _droppable(s)]
+    statements = [s for s in body.body if not droppable(s)]
     if target == template:
         return not statements or (len(statements) == 1 and _is_fallback_alias(statements[0], target, template, tree))
     return len(statements) == 1 and _is_fallback_alias(statements[0], target, template, tree)

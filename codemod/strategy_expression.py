@@ -280,8 +280,9 @@ def _option_kind(tree: Tree, option: str) -> str | None:
             continue
         nargs, action, kind = keywords.get("nargs"), keywords.get("action"), keywords.get("type")
         # Any `nargs` but "?" gives a list (`nargs=1` too); so do the appending actions.
-        several = (nargs is not None and not (isinstance(nargs, cst.SimpleString) and nargs.evaluated_value == "?")) or (
-            isinstance(action, cst.SimpleString) and action.evaluated_value in ("append", "extend"))
+        optional = isinstance(nargs, cst.SimpleString) and nargs.evaluated_value == "?"
+        appends = isinstance(action, cst.SimpleString) and action.evaluated_value in ("append", "extend")
+        several = (nargs is not None and not optional) or appends
         if several:
             kinds.add("list")
         elif nargs is None and action is None and isinstance(kind, cst.Name) and kind.value == "int":

@@ -1418,7 +1418,8 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
     None when the call's branch builds the model too (both branches are kept as they are)."""
     kind = "if" if isinstance(kept, cst.If) else "try"
     branch = next(a for a in tree.ancestors(site.call) if isinstance(a, cst.IndentedBlock))
-    besides = [s for s in branch.body if s is not site.statement]
+    # The call's own local import goes with the rewrite: it is no work of the branch.
+    besides = [s for s in branch.body if s is not site.statement and not fallbacks.droppable(s)]
     others = [
         s for s in besides
         if not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
@@ -1441,11 +1442,23 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
     else:
         plain = f"the `if` branch (line {tree.position(kept)[0]})"
     shown = others or besides  # a branch that only adds a `print` is still not a plain fallback
-    held = f" (its branch with the call also runs {_quoted(tree, shown[0])})" if shown else ""
+    if isinstance(kept, cst.Try):
+        handler = kept.handlers[0] if kept.handlers else None
+        caught = tree.code(handler.type) if handler is not None and handler.type is not None else "every error"
+        return (
+            f"{head}: its `except` branch (line {tree.position(handler or kept)[0]}) handled `{caught}` from "
+            f"`{site.name}`, which raised it without enough GPUs; the migrated code raises nothing there "
+            f"(MirroredStrategy runs on the devices it finds), so that branch now runs only if the rest of the "
+            f"`try` body raises. Keep the `try` body and remove the `except` branch, unless that rest can raise it."
+        )
+    if not shown:
+        return None  # the `if` only picked the model, and still decides what its other branch runs
     return (
-        f"{head}{held}. After migration `{template}` is the model in every branch; {plain} was written for "
-        f"a plain model, so keep that branch's code and remove the `{kind}` with the branch written for the "
-        "old wrapper."
+        f"{head}: its branch with the call also runs {_quoted(tree, shown[0])}, left as it was. After "
+        f"migration `{template}` is the model in every branch: if that code was written for the old wrapper "
+        f"(a checkpoint of the parallel model), keep the code of {plain} and remove the `{kind}`; if it is still "
+        f"wanted with the strategy (scaling the batch size or learning rate by the GPU count is), leave the "
+        f"`{kind}` as it is."
     )
 
 

@@ -136,19 +136,37 @@ def test_a_kept_if_left_choosing_nothing_is_not_reported():
 def test_kept_if_gives_its_reason_even_when_it_is_a_print():
     message = _kept_if_message("        print('building the multi GPU copy')\n")
     assert message == (
-        'kept this `if` around `multi_gpu_model`: it is not a plain fallback (its branch with the call also runs'
-        " `print('building the multi GPU copy')` (line 8)). After migration `net` is the model in every branch; the"
-        " `else`/`elif` branch (line 10) was written for a plain model, so keep that branch's code and remove the"
-        ' `if` with the branch written for the old wrapper.'
+        "kept this `if` around `multi_gpu_model`: it is not a plain fallback: its branch with the call also runs"
+        " `print('building the multi GPU copy')` (line 8), left as it was. After migration `net` is the model in"
+        " every branch: if that code was written for the old wrapper (a checkpoint of the parallel model), keep the"
+        " code of the `else`/`elif` branch (line 10) and remove the `if`; if it is still wanted with the strategy"
+        " (scaling the batch size or learning rate by the GPU count is), leave the `if` as it is."
     )
 
 
 def test_kept_if_never_quotes_a_call_cut_in_half():
     message = _kept_if_message("        log_settings(gpus=2,\n                     copies=True)\n")
     # a call cut in half is named by its line, never quoted
-    assert message == (
-        'kept this `if` around `multi_gpu_model`: it is not a plain fallback (its branch with the call also runs the'
-        ' statement on line 8). After migration `net` is the model in every branch; the `else`/`elif` branch (line'
-        " 11) was written for a plain model, so keep that branch's code and remove the `if` with the branch written"
-        ' for the old wrapper.'
+    assert "its branch with the call also runs the statement on line 8, left as it was" in message
+
+
+def test_kept_try_says_its_except_branch_no_longer_catches_the_calls_error():
+    source = (
+        b"import sys\nfrom keras.utils import multi_gpu_model\nfrom nets import build\n\nnet = build()\ntry:\n"
+        b"    trainer = multi_gpu_model(net, gpus=2)\nexcept ValueError as err:\n    print('needs 2 GPUs', err)\n"
+        b"    sys.exit(1)\ntrainer.compile('adam', 'mse')\n"
     )
+    (finding,) = [f for f in transform_source(source).findings if f.code == "MGPU106"]
+    assert "its `except` branch (line 8) handled `ValueError`" in finding.message
+    assert "Keep the `try` body and remove the `except` branch" in finding.message
+    assert "keep the code of" not in finding.message  # never: keep the branch that exits
+
+
+def test_an_if_whose_call_branch_held_only_the_local_import_is_not_reported():
+    source = (
+        b"from nets import build\n\n\ndef train(gpus=2):\n    net = build()\n    if gpus >= 2:\n"
+        b"        from keras.utils import multi_gpu_model\n        fit_me = multi_gpu_model(net, gpus=gpus)\n"
+        b"    else:\n        print('one device')\n        fit_me = net\n    fit_me.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source)
+    assert result.changed and "MGPU106" not in [f.code for f in result.findings]
