@@ -3,10 +3,10 @@
 The shim needs parts of Keras 3 that live under `keras.src` and change between
 releases (3.3 to 3.15 are tested). They are reached here and only here: where an
 internal moved or appeared, it is found by feature detection; where Keras behaves
-differently, what the installed release has decides. Importing this module is the
-first-use check (`_support.check`): an untested version warns once, and a
-missing internal raises `UnsupportedVersionError` naming it and the tested range,
-never an ImportError from a private module.
+differently, what the installed release has decides. A missing internal raises
+`UnsupportedVersionError` naming it and the tested range, never an ImportError from a
+private module. Importing this module changes nothing in Keras: the start-up routine
+(`startup.run(keras3=True)`) calls `check_required` and `install_fixes`.
 
 Kept here:
 - `TensorFlowTrainer` (the methods the parallel model fixes) and `Functional`
@@ -32,13 +32,11 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
+import keras
+import numpy as np
+import tensorflow as tf
+
 from . import _patching, _support, _tf_internals
-
-_support.check("keras3")
-
-import keras  # noqa: E402  (after the check: a missing Keras gets its clear message)
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 __all__ = [
     "Functional",
@@ -47,6 +45,8 @@ __all__ = [
     "pythonify_logs",
     "trainer_module",
     "missing_internals",
+    "check_required",
+    "install_fixes",
 ]
 
 
@@ -106,13 +106,12 @@ def missing_internals() -> list[str]:
     return missing
 
 
-def _check_required() -> None:
+def check_required() -> None:
+    """Raises `UnsupportedVersionError` naming every required internal this Keras lacks."""
     missing = missing_internals()
     if missing:
         raise _support.missing_internal("keras3", ", ".join(f"`{m}`" for m in missing))
 
-
-_check_required()
 
 # Keras 3.5+ averages the first distributed batch to learn shapes (the shim fixes it);
 # earlier releases build the model without looking at a batch, so there is nothing to fix.
@@ -266,9 +265,8 @@ def rebind_optimizer(optimizer: Any, strategy: Any) -> None:
 # distributes (the parallel model and its template), the optimizer step averages the
 # replicas' gradients first, which equals the single-device step over the global batch,
 # as with the original `multi_gpu_model`. Keras 3.8 scales the loss: nothing to fix.
-_GRADIENTS_NEED_AVERAGING = not hasattr(
-    importlib.import_module("keras.src.losses.loss"), "scale_loss_for_distribution"
-)
+def gradients_need_averaging() -> bool:
+    return not hasattr(importlib.import_module("keras.src.losses.loss"), "scale_loss_for_distribution")
 
 
 def _served_by_shim(strategy: Any) -> bool:
@@ -321,8 +319,10 @@ def _install_gradient_averaging() -> None:
     optimizer_class._backend_update_step = _backend_update_step
 
 
-if _GRADIENTS_NEED_AVERAGING:
-    _install_gradient_averaging()
+def install_fixes() -> None:
+    """The Keras 3 fixes that patch Keras itself (idempotent): Keras 3.3-3.7's optimizer step."""
+    if gradients_need_averaging():
+        _install_gradient_averaging()
 
 
 def distribute_strategy_of(value: Any) -> Any:

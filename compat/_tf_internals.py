@@ -3,9 +3,9 @@
 Multi-worker training must configure TensorFlow's eager context before it is first
 initialised and give MultiWorkerMirroredStrategy simulated devices; both need
 `tensorflow.python` modules that TensorFlow does not export. They are reached here
-and only here. Importing this module is the first-use check
-(`_support.check`): an untested TensorFlow warns once, a missing internal
-raises `UnsupportedVersionError` naming it, never an ImportError from a private module.
+and only here. A missing internal raises `UnsupportedVersionError` naming it, never an
+ImportError from a private module; importing this module changes nothing (the version
+check is the start-up routine's, `startup.run`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _support
-
-_support.check(_support.current_backend())
+from . import _stack, _support
 
 __all__ = [
     "eager_context",
@@ -49,7 +47,7 @@ def _module(key: str) -> Any:
     try:
         return importlib.import_module(name)
     except ImportError as err:
-        raise _support.missing_internal(_support.current_backend(), f"`{name}`", str(err)) from None
+        raise _support.missing_internal(_stack.backend(), f"`{name}`", str(err)) from None
 
 
 def _lookup(key: str, dotted: str) -> Any:
@@ -75,7 +73,7 @@ def _require(key: str, dotted: str) -> Any:
         return _lookup(key, dotted)
     except AttributeError:
         raise _support.missing_internal(
-            _support.current_backend(), f"`{_MODULES[key]}.{dotted}`"
+            _stack.backend(), f"`{_MODULES[key]}.{dotted}`"
         ) from None
 
 
@@ -129,5 +127,5 @@ def distribute_strategy_of(value: Any) -> Any:
         return value._distribute_strategy
     except AttributeError:
         raise _support.missing_internal(
-            _support.current_backend(), f"`{type(value).__name__}._distribute_strategy`"
+            _stack.backend(), f"`{type(value).__name__}._distribute_strategy`"
         ) from None

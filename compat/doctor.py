@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import warnings
 from importlib import metadata
 
-from . import _support, backend, import_hook, simulation
+from . import _settings, _stack, _support, backend, import_hook, simulation
 
 
 def _version(distribution: str) -> str:
@@ -18,6 +19,12 @@ def _version(distribution: str) -> str:
 
 
 def _serves(path: str) -> str:
+    top = path.partition(".")[0]
+    try:
+        if importlib.util.find_spec(top) is None:
+            return f"{top} not installed"
+    except (ImportError, ValueError):
+        return f"{top} not installed"
     try:
         module = importlib.import_module(path)
         return "ok" if callable(getattr(module, "multi_gpu_model", None)) else "missing"
@@ -61,13 +68,14 @@ def main(argv: list[str]) -> int:
         return 1
     hook_active = import_hook.is_installed()
     disabled = import_hook.disabled()
+    stack = _stack.current()
     lines = [
         f"multi-gpu-compat {_version('multi-gpu-compat')} (python {sys.version.split()[0]})",
-        f"backend: {'tf_keras (TF_USE_LEGACY_KERAS=1)' if backend.uses_legacy_keras() else 'Keras 3'}",
-        f"tensorflow: {_support.tensorflow_version() or 'not installed'}",
+        f"backend: {stack.describe()}",
+        f"tensorflow: {stack.tensorflow or 'not installed'}",
         f"keras: {_version('keras')}, tf_keras: {_version('tf-keras')}",
     ]
-    status = _support.status()
+    status = _support.status(stack.backend)
     lines.append(f"support: {status.message}")
     if status.state != "not installed":
         lines.append(f"private internals: {_internals_report(status.backend)}")
@@ -80,7 +88,7 @@ def main(argv: list[str]) -> int:
         lines.append(f"gpus: {gpus} {kind} ({', '.join(_devices.available_devices())})")
     except Exception as err:
         lines.append(f"gpus: cannot list devices: {err}")
-    state = "active" if hook_active else ("disabled by " + import_hook.DISABLE_VAR if disabled else (
+    state = "active" if hook_active else ("disabled by " + _settings.DISABLE if disabled else (
         "not installed (this interpreter skipped the .pth start-up file: `python -S`, `pip install --target`; "
         "call `multi_gpu_compat.activate()` in the script)"))
     lines.append(f"import hook: {state}")

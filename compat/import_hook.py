@@ -16,15 +16,17 @@ say so (`_explainer.py`); it changes nothing in TensorFlow or Keras.
 
 from __future__ import annotations
 
-# Only modules Python has already loaded at start-up are imported here (no
-# importlib.abc, no typing): this module runs in every interpreter start.
+# Only modules Python has already loaded at start-up are imported here (no importlib.abc,
+# no typing): this module is loaded on the first import of tensorflow, keras or tf_keras,
+# and its cost is paid by every script that imports them.
 import _thread
 import importlib
 import importlib.machinery
-import os
 import sys
 import types
 import warnings
+
+from . import _hook_state, _settings
 TYPE_CHECKING = False  # not `from typing import`: typing costs ~10 ms at start-up
 
 if TYPE_CHECKING:
@@ -34,10 +36,7 @@ if TYPE_CHECKING:
 else:
     _Loader = object  # importlib.abc costs start-up time; loaders need no base class
 
-DISABLE_VAR = "MULTI_GPU_COMPAT_DISABLE"
-# Only these switch the hook off; multi_gpu_compat.pth parses the variable the same way.
-_TRUE_VALUES = ("1", "true", "yes", "on")
-_FALSE_VALUES = ("", "0", "false", "no", "off")
+DISABLE_VAR = _settings.DISABLE
 
 # Real modules that get a `multi_gpu_model` attribute after they are imported.
 PATCHED_MODULES = (
@@ -109,9 +108,9 @@ def _patch(module: types.ModuleType) -> None:
 
 
 def _after_tensorflow(module: types.ModuleType) -> None:
-    from . import simulation
+    from . import startup
 
-    simulation.simulate_from_environment()
+    startup.run()
 
 
 _AFTER_IMPORT: dict[str, Callable[[types.ModuleType], None]] = {
@@ -243,6 +242,8 @@ class _VirtualLoader(_Loader):
 class _Finder:
     """Finds the watched modules through the other finders and wraps their loaders."""
 
+    _multi_gpu_compat_hook = True  # _hook_state.MARK
+
     def __init__(self) -> None:
         # Names this thread is looking up through the other finders. Per thread: a library probing
         # `find_spec` in another thread must not make this thread's import skip the hook.
@@ -295,14 +296,12 @@ def _installed() -> _Finder | None:
 
 def is_installed() -> bool:
     """True when the hook serves the legacy import paths in this process."""
-    return _installed() is not None or any(
-        getattr(f, "__name__", "") == "_MultiGpuCompatStartup" for f in sys.meta_path
-    )
+    return _hook_state.installed()
 
 
 def disabled() -> bool:
     """True when `MULTI_GPU_COMPAT_DISABLE` asks for the hook to be off (`1`, `true`, `yes`, `on`)."""
-    return os.environ.get(DISABLE_VAR, "").strip().lower() in _TRUE_VALUES
+    return _settings.disabled()
 
 
 # Threads may import TensorFlow concurrently at start-up (a library probing for Keras in a
@@ -348,8 +347,8 @@ def _install_locked() -> _Finder | None:
     finder = _installed()
     if finder is not None:
         return finder
-    value = os.environ.get(DISABLE_VAR, "")
-    if value.strip().lower() not in _FALSE_VALUES:
+    value = _settings.unclear_disable_value()
+    if value is not None:
         warnings.warn(
             f"{DISABLE_VAR}={value!r} is neither true (1, true, yes, on) nor false (0, false, "
             f"no, off), so multi-gpu-compat stays on. Set {DISABLE_VAR}=1 to switch it off.",

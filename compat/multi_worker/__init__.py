@@ -10,8 +10,8 @@ spanning every worker; `gpus` keeps meaning GPUs per worker.
   a worker whose cluster does not come up in time.
 - `_early_creation`: MWMS must configure TensorFlow before its context is first
   initialised, which a legacy script does (building its model) before it calls
-  `multi_gpu_model`; installed when `multi_gpu_compat.multi_gpu` is imported, i.e. as
-  soon as the script imports `keras.utils`, `tf_keras.utils` or `multi_gpu_compat`.
+  `multi_gpu_model`; installed by the start-up routine (`startup.run`) as soon as
+  TensorFlow is imported.
 - `_worker_devices`: in simulation mode, MWMS runs over `MULTI_GPU_COMPAT_SIMULATE_GPUS`
   devices per worker (it would ignore logical CPU devices); `gpus` is checked against them.
 - `_keras3_reduce`: Keras 3's `fit` / `evaluate` reduce scalar logs in a way that
@@ -59,6 +59,3 @@ __all__ = [
     "check_gpus",
     "devices_per_worker",
 ]
-
-# The name the Keras 3 reduce fix had when this package was a single module.
-_patch_keras3_reduce = patch_reduce_per_replica

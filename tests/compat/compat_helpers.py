@@ -21,11 +21,11 @@ SITE_PACKAGES = sysconfig.get_paths()["purelib"]
 
 def keras3_older_than(version: tuple[int, int]) -> bool:
     """True when this run serves Keras 3 older than `version` (behaviour that release lacks)."""
-    from multi_gpu_compat import _support, backend
+    from multi_gpu_compat import _stack
 
-    if backend.uses_legacy_keras():
+    if _stack.backend() != _stack.KERAS3:
         return False
-    found = _support.parse_version(_support.keras_version() or "0")
+    found = _stack.parse_version(_stack.keras_version() or "0")
     return found[:1] == (3,) and found[:2] < version
 
 

@@ -397,7 +397,7 @@ def test_keras3_reduce_fix_applies_only_to_multi_worker_strategies(legacy_keras:
     import tensorflow as tf
     from keras.src.backend.tensorflow import trainer
 
-    multi_worker._patch_keras3_reduce()
+    multi_worker.patch_reduce_per_replica()
     calls = []
 
     class Ours:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import multi_gpu_compat as compat
-from multi_gpu_compat import _support, doctor, notices
+from multi_gpu_compat import _stack, _support, doctor, notices, startup
 from compat_helpers import data, mlp, replica_values, run
 
 
@@ -28,8 +28,8 @@ def keras3_only(legacy_keras):
 
 
 def _fake_versions(monkeypatch, keras: str | None, tensorflow: str | None) -> None:
-    monkeypatch.setattr(_support, "keras_version", lambda: keras)
-    monkeypatch.setattr(_support, "tensorflow_version", lambda: tensorflow)
+    monkeypatch.setattr(_stack, "keras_version", lambda: keras)
+    monkeypatch.setattr(_stack, "tensorflow_version", lambda: tensorflow)
 
 
 def _load_fresh_copy(name: str):
@@ -49,13 +49,13 @@ def _load_fresh_copy(name: str):
      ("2.15.0.post1", (2, 15, 0)), ("3.8", (3, 8)), ("nightly", ())],
 )
 def test_parse_version(text, expected):
-    assert _support.parse_version(text) == expected
+    assert _stack.parse_version(text) == expected
 
 
 def test_installed_environment_is_supported():
     status = _support.status()
     assert status.state == "supported", status.message
-    assert status.tensorflow == _support.tensorflow_version()
+    assert status.tensorflow == _stack.tensorflow_version()
     assert status.keras in status.message and status.tensorflow in status.message
 
 
@@ -96,7 +96,7 @@ def test_missing_tensorflow_says_what_to_install(monkeypatch):
 def test_keras2_backend_is_tensorflow_2_12_to_2_15(monkeypatch):
     _fake_versions(monkeypatch, keras="2.15.0", tensorflow="2.15.1")
     monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
-    assert _support.current_backend() == "keras2"
+    assert _stack.backend() == "keras2"
     assert _support.status().state == "supported"
     _fake_versions(monkeypatch, keras="2.11.0", tensorflow="2.11.1")
     assert _support.status().state == "untested older version"
@@ -152,7 +152,7 @@ def test_tested_keras_without_an_internal_is_reported_as_our_bug(keras3_only, mo
 
     monkeypatch.setattr(TensorFlowTrainer, "_flatten_metrics_in_order", None)  # inherited: shadow it
     with pytest.raises(_support.UnsupportedVersionError, match="_flatten_metrics_in_order.*bug in multi-gpu-compat"):
-        _load_fresh_copy("_keras3_internals")
+        startup.run(keras3=True)
 
 
 @pytest.mark.slow  # trains
@@ -202,7 +202,7 @@ def test_doctor_reports_supported_environment():
     lines = _doctor_output().splitlines()
     support = next(line for line in lines if line.startswith("support: "))
     assert support.startswith("support: supported: ")
-    assert f"TensorFlow {_support.tensorflow_version()}" in support and "(tested: " in support
+    assert f"TensorFlow {_stack.tensorflow_version()}" in support and "(tested: " in support
     assert "private internals: all resolve" in lines
 
 
@@ -228,5 +228,58 @@ def test_missing_keras_package_says_what_to_install(monkeypatch):
     assert "Keras not installed: install it next to TensorFlow 2.18.1 with pip install keras." in (
         _support.status("keras3").message
     )
-    monkeypatch.setattr(_support, "tf_keras_version", lambda: None)
+    monkeypatch.setattr(_stack, "tf_keras_version", lambda: None)
     assert 'pip install "tf-keras==2.18.*"' in _support.status("tf_keras").message
+
+
+# --- the version warning, on every backend ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "backend_name, legacy, keras, tf_keras, tensorflow, found",
+    [
+        ("keras3", None, "3.99.0", None, "2.21.0", "Keras 3.99.0 with TensorFlow 2.21.0"),
+        ("tf_keras", "1", "3.15.0", "2.99.0", "2.21.0", "tf_keras 2.99.0 with TensorFlow 2.21.0"),
+        ("keras2", None, "2.16.0", None, "2.16.1", "TensorFlow 2.16.1 with its built-in Keras 2.16.0"),
+        ("keras2", None, "2.11.0", None, "2.11.1", "TensorFlow 2.11.1 with its built-in Keras 2.11.0"),
+    ],
+)
+def test_startup_warns_once_on_an_untested_version_of_every_backend(
+    monkeypatch, fresh_notices, backend_name, legacy, keras, tf_keras, tensorflow, found
+):
+    if legacy is None:
+        monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
+    else:
+        monkeypatch.setenv("TF_USE_LEGACY_KERAS", legacy)
+    _fake_versions(monkeypatch, keras=keras, tensorflow=tensorflow)
+    monkeypatch.setattr(_stack, "tf_keras_version", lambda: tf_keras)
+    assert _stack.backend() == backend_name
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        startup.run()
+        startup.run()
+    shim = [str(w.message) for w in caught if issubclass(w.category, notices.MultiGPUCompatWarning)]
+    assert len(shim) == 1, shim
+    assert "multi-gpu-compat: untested" in shim[0] and found in shim[0]
+
+
+def test_startup_on_a_tested_stack_says_nothing(fresh_notices):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        startup.run()
+    assert [w for w in caught if issubclass(w.category, notices.MultiGPUCompatWarning)] == []
+
+
+def test_multi_gpu_model_warns_on_an_untested_version_of_the_serving_keras(monkeypatch, fresh_notices, keras_module):
+    # The serving package's own version is what is judged: keras, tf_keras, or (for the built-in
+    # Keras 2, which ships with it) TensorFlow's.
+    import tensorflow as tf
+
+    serving = tf if _stack.backend() == _stack.KERAS2 else keras_module
+    major = _stack.parse_version(serving.__version__)[0]
+    monkeypatch.setattr(serving, "__version__", f"{major}.99.0")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compat.multi_gpu_model(mlp(keras_module, name="untested_probe"), gpus=2)
+    shim = [str(w.message) for w in caught if issubclass(w.category, notices.MultiGPUCompatWarning)]
+    assert any("untested newer version" in m and f"{major}.99.0" in m for m in shim), shim
