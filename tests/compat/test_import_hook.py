@@ -184,7 +184,7 @@ def test_built_wheel_ships_working_startup_hook(tmp_path):
     # `codemod` installs a top-level `codemod` package; `compat` is a common module name).
     tops = {name.split("/", 1)[0] for name in names}
     assert tops == {"multi_gpu_compat", "multi_gpu_codemod", "multi_gpu_compat.pth",
-                    "multi_gpu_compat-0.1.0.dist-info"}, tops
+                    "multi_gpu_compat_startup.py", "multi_gpu_compat-0.1.0.dist-info"}, tops
     # A fresh venv that sees the dependencies (TensorFlow, Keras) but not this checkout.
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=180)
