@@ -7,6 +7,8 @@ import importlib.util
 import sys
 import warnings
 from importlib import metadata
+from types import ModuleType
+from typing import Any
 
 from . import _settings, _stack, _support, backend, import_hook, simulation
 
@@ -32,22 +34,34 @@ def _serves(path: str) -> str:
         return f"fails: {type(err).__name__}: {err}"
 
 
-def _internals_report(backend_name: str) -> str:
-    """Whether every private Keras / TensorFlow internal the shim uses resolves here."""
-    modules = [f"{__package__}._tf_internals"]
-    if backend_name == "keras3":
-        modules.insert(0, f"{__package__}._keras3_internals")
+def _internals_report(backend_name: str) -> list[str]:
+    """Whether every private Keras / TensorFlow internal the shim uses resolves here, and the list."""
+    from . import _internals
+
+    stacks = [_internals.TENSORFLOW, _internals.KERAS3 if backend_name == _stack.KERAS3 else _internals.KERAS2]
     missing: list[str] = []
+    listed: list[str] = []
     try:
         with warnings.catch_warnings():  # the support line already says "untested"
             warnings.simplefilter("ignore")
-            for name in modules:
-                missing += importlib.import_module(name).missing_internals()
+            for stack in stacks:
+                missing += _internals.missing(stack)
+                listed += [f"  {_internal_line(_internals, i)}" for i in _internals.for_stack(stack)]
     except Exception as err:  # report, never crash the doctor
-        return f"fail: {err}"
-    if missing:
-        return "missing " + ", ".join(missing)
-    return "all resolve"
+        return [f"private internals: fail: {err}"]
+    summary = "missing " + ", ".join(missing) if missing else "all resolve"
+    return [f"private internals: {summary}", *listed]
+
+
+def _internal_line(registry: ModuleType, internal: Any) -> str:
+    if internal.live:
+        return f"{internal}: on live {internal.live} objects (checked by the tests)"
+    try:
+        found = registry.resolve(internal)
+    except (ImportError, AttributeError):
+        found = None
+    state = "ok" if found is not None else ("absent (optional)" if internal.optional else "MISSING")
+    return f"{internal}: {state}"
 
 
 _USAGE = "usage: multi-gpu-compat doctor"
@@ -78,7 +92,7 @@ def main(argv: list[str]) -> int:
     status = _support.status(stack.backend)
     lines.append(f"support: {status.message}")
     if status.state != "not installed":
-        lines.append(f"private internals: {_internals_report(status.backend)}")
+        lines += _internals_report(status.backend)
     try:
         from . import _devices
 

@@ -134,10 +134,11 @@ def _serving_strategy(gpus: Any, gpu_ids: Sequence[int], cluster_strategy: Any, 
 def _backend_for(model: Any) -> ModuleType:
     """The module that distributes `model`: `_tf_keras` for Keras 2 models, else `_keras3`."""
     if backend.is_keras2_model(model):
+        startup.run(backend="keras2")  # Keras 2's private internals resolve, before its backend is imported
         from . import _tf_keras
 
         return _tf_keras
-    startup.run(keras3=True)  # Keras 3's check and fixes, before its backend is imported
+    startup.run(backend="keras3")  # Keras 3's check and fixes, before its backend is imported
     from . import _keras3
 
     return _keras3

@@ -19,13 +19,15 @@ Each step is idempotent, so calling `run` again costs a few environment reads:
 3. The version check for the stack in use (`_stack`: Keras 3, tf_keras or the built-in
    Keras 2): an untested TensorFlow or Keras warns once per process.
 
-`run(keras3=True)`, called by `multi_gpu_model` before it first distributes a Keras 3 model,
-adds the step that imports Keras (the hook must not: plain TensorFlow scripts would pay for it):
+`run(backend=...)`, called by `multi_gpu_model` before it distributes a model, adds the step
+for that model's Keras, which imports it (the hook must not: plain TensorFlow scripts would
+pay for it):
 
-4. Keras 3: says what to install if Keras is missing, checks that every private internal the
-   shim uses resolves (`_internals`), and applies the Keras 3 fixes that are global (Keras
-   3.3-3.7's optimizer step, which must average the replicas' gradients on shim-served
-   strategies).
+4. Keras 3 (`"keras3"`): says what to install if Keras is missing, checks that every private
+   Keras 3 internal the shim uses resolves (`_internals`), and applies the Keras 3 fixes that
+   are global (Keras 3.3-3.7's optimizer step, which must average the replicas' gradients on
+   shim-served strategies).
+   Keras 2 (`"keras2"`: tf_keras, or the built-in Keras 2): checks its private internals.
 """
 
 from __future__ import annotations
@@ -37,14 +39,21 @@ from . import _settings
 _lock = threading.RLock()  # two threads starting at once set up once
 
 
-def run(*, keras3: bool = False) -> None:
-    """Runs the start-up steps (see the module's docstring); safe to call again, from any thread."""
+def run(*, backend: str | None = None) -> None:
+    """Runs the start-up steps (see the module's docstring); safe to call again, from any thread.
+
+    Args:
+        backend: "keras3" or "keras2" before a model of that Keras is distributed; None at
+            TensorFlow's import and at the top of `multi_gpu_model`.
+    """
     with _lock:
         _simulated_devices()
         _multi_worker_early_creation()
         _version_check()
-        if keras3:
+        if backend == "keras3":
             _keras3_setup()
+        elif backend == "keras2":
+            _keras2_setup()
 
 
 def _simulated_devices() -> None:
@@ -78,3 +87,9 @@ def _keras3_setup() -> None:
 
     _keras3_internals.check_required()
     _keras3_internals.install_fixes()
+
+
+def _keras2_setup() -> None:
+    from . import _internals
+
+    _internals.check(_internals.KERAS2)

@@ -39,8 +39,13 @@ def test_report_names_the_backend_devices_and_support(capsys):
     assert lines[2] == f"tensorflow: {tensorflow}"
     assert lines[4].startswith("support: supported: ")
     assert lines[5] == "private internals: all resolve"
+    # Then every internal, one per line: resolved, or set on live objects.
+    internals = lines[6:lines.index(next(line for line in lines if line.startswith("gpus: ")))]
+    assert internals and all(line.startswith("  ") for line in internals)
+    assert all(line.endswith((": ok", ": absent (optional)", "(checked by the tests)")) for line in internals)
+    assert any("keras" in line for line in internals) and any("tensorflow.python" in line for line in internals)
     devices = ", ".join(["/cpu:0"] + [f"/gpu:{i}" for i in range(N_REPLICAS)])
-    assert lines[6] == f"gpus: {N_REPLICAS} simulated ({devices})"  # the session's simulated GPUs
+    assert f"gpus: {N_REPLICAS} simulated ({devices})" in lines  # the session's simulated GPUs
 
 
 def test_active_hook_lists_every_path_it_serves(capsys, monkeypatch):
