@@ -1,4 +1,4 @@
-"""Every private Keras 3 internal the shim uses, resolved for the installed Keras.
+"""The accessors for the private Keras 3 internals the shim uses (named in `_internals`).
 
 The shim needs parts of Keras 3 that live under `keras.src` and change between
 releases (3.3 to 3.15 are tested). They are reached here and only here: where an

@@ -1,4 +1,4 @@
-"""Every private TensorFlow internal the shim uses, resolved for the installed TensorFlow.
+"""The accessors for the private TensorFlow internals the shim uses (named in `_internals`).
 
 Multi-worker training must configure TensorFlow's eager context before it is first
 initialised and give MultiWorkerMirroredStrategy simulated devices; both need

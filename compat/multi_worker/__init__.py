@@ -23,39 +23,23 @@ spanning every worker; `gpus` keeps meaning GPUs per worker.
 
 from __future__ import annotations
 
-from ._cluster import (
-    STRATEGY_ENV,
-    TIMEOUT_ENV,
-    ClusterInfo,
-    check_strategy_argument,
-    cluster_info,
-    is_chief,
-    timeout_seconds,
-    wants_multi_worker,
-)
+from ._cluster import STRATEGY_ENV, TIMEOUT_ENV, cluster_info, wants_multi_worker
 from ._early_creation import install_early_creation
 from ._fit import cluster_aware_fit
-from ._keras3_reduce import patch_reduce_per_replica
 from ._saving import chief_aware_saving
 from ._strategy import get_strategy, served_notice
-from ._worker_devices import check_gpus, devices_per_worker
+from ._worker_devices import check_gpus
 
+# What `multi_gpu_model` and the start-up routine use; the rest stays in the submodules.
 __all__ = [
     "STRATEGY_ENV",
     "TIMEOUT_ENV",
-    "ClusterInfo",
     "cluster_info",
     "wants_multi_worker",
     "get_strategy",
-    "is_chief",
     "chief_aware_saving",
-    # What `multi_gpu_model` uses besides.
-    "check_strategy_argument",
-    "timeout_seconds",
     "install_early_creation",
     "cluster_aware_fit",
-    "patch_reduce_per_replica",
     "served_notice",
     "check_gpus",
-    "devices_per_worker",
 ]
