@@ -18,8 +18,7 @@ processes the .pth files twice) or the import hook itself is:
 Whatever goes wrong here, an import goes on as if the shim were not installed.
 """
 
-from __future__ import annotations
-
+# No `from __future__ import annotations` (it imports `__future__`): annotations are strings.
 import os
 import sys
 
@@ -47,8 +46,8 @@ class _MultiGpuCompatStartup:
 
     @classmethod
     def find_spec(
-        cls, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
-    ) -> ModuleSpec | None:
+        cls, name: str, path: "Sequence[str] | None" = None, target: "ModuleType | None" = None
+    ) -> "ModuleSpec | None":
         if name.partition(".")[0] not in _TOPS:
             return None
         try:
@@ -66,8 +65,8 @@ class _MultiGpuCompatDisabledNotice:
 
     @classmethod
     def find_spec(
-        cls, name: str, path: Sequence[str] | None = None, target: ModuleType | None = None
-    ) -> ModuleSpec | None:
+        cls, name: str, path: "Sequence[str] | None" = None, target: "ModuleType | None" = None
+    ) -> "ModuleSpec | None":
         if name.partition(".")[0] != "tensorflow" or not _remove(cls):
             return None
         import warnings
