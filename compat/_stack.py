@@ -118,15 +118,6 @@ class Stack:
     tensorflow: str | None
     keras: str | None  # the serving package's version: keras 3, tf_keras or the built-in Keras 2
 
-    @property
-    def package(self) -> str:
-        """The Python package `tf.keras` resolves to: `keras` or `tf_keras`."""
-        return "tf_keras" if self.backend == TF_KERAS else "keras"
-
-    @property
-    def is_keras2(self) -> bool:
-        return self.backend in (TF_KERAS, KERAS2)
-
     def describe(self) -> str:
         """How doctor names the backend."""
         if self.backend == TF_KERAS:
