@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -11,22 +12,13 @@ from ._tree import Tree, dotted_name, walk_same_scope
 
 __all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites", "is_method", "local_helper_definitions"]
 
-_MODULES = (
-    "keras.utils",
-    "keras.utils.training_utils",
-    "keras.utils.multi_gpu_utils",
-    "tensorflow.keras.utils",
-    "tensorflow.keras.utils.multi_gpu_utils",
-    "tensorflow.python.keras.utils",
-    "tensorflow.python.keras.utils.multi_gpu_utils",
-    "tensorflow._api.v1.keras.utils",
-    "tensorflow._api.v2.keras.utils",
-    "tensorflow.compat.v1.keras.utils",
-    "tensorflow.compat.v2.keras.utils",
-    "tensorflow.contrib.keras.utils",
-    "tf_keras.utils",
-    "multi_gpu_compat",  # this project's shim, for scripts that adopted it and now migrate
-)
+# The modules scripts imported `multi_gpu_model` from: the table the shim's import hook serves
+# (`multi_gpu_compat.legacy_modules`, data only, installed from the same wheel), so the codemod
+# and the hook cannot drift apart.
+_LEGACY_MODULES = importlib.import_module(
+    str(__package__).rsplit("_", 1)[0] + "_compat.legacy_modules"
+).LEGACY_MODULES
+_MODULES = tuple(name for name, entry in _LEGACY_MODULES.items() if entry.get("written"))
 # Only these resolve to Keras's function; a module's own `def multi_gpu_model` or
 # `lib.multi_gpu_frame.multi_gpu_model` resolves elsewhere and is left alone.
 MULTI_GPU_MODEL_NAMES = frozenset(f"{module}.multi_gpu_model" for module in _MODULES)

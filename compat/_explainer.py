@@ -5,7 +5,7 @@ nothing in TensorFlow or Keras: it is only asked about a module no other finder 
 legacy name (`keras.utils.multi_gpu_model`, the fallback Python tries when `from keras.utils
 import multi_gpu_model` finds no such attribute; `keras.utils.multi_gpu_utils`...) it raises an
 ImportError naming this project and how to switch it on, instead of Keras's bare one. Cheap to
-import: nothing beyond `sys`.
+import: nothing beyond `sys` (and, when asked about a legacy name, two stdlib-only modules).
 """
 
 from __future__ import annotations
@@ -24,12 +24,12 @@ class Explainer:
         top, _, rest = fullname.partition(".")
         if top not in _TOPS or not rest or fullname.rpartition(".")[2] not in _LEGACY_LEAVES:
             return None
-        from . import import_hook
+        from . import _hook_state, _settings
 
-        if import_hook.is_installed():
+        if _hook_state.installed():
             return None  # the hook answers for itself
-        if import_hook.disabled():
-            how = f"{import_hook.DISABLE_VAR} switches multi-gpu-compat off; unset it"
+        if _settings.disabled():
+            how = f"{_settings.DISABLE} switches multi-gpu-compat off; unset it"
         else:
             how = (
                 "its start-up hook did not run in this interpreter (`python -S`, `pip install --target` on "

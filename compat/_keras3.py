@@ -1,4 +1,6 @@
-"""Keras 3 backend of the shim: distribute a template's variables and wrap it."""
+"""Keras 3 backend of the shim: distribute a template's variables and wrap it.
+
+Imported by `multi_gpu_model` after `startup.run(keras3=True)` checked Keras 3 and applied its fixes."""
 
 from __future__ import annotations
 
@@ -6,13 +8,13 @@ from functools import partial
 from types import MethodType
 from typing import Any
 
+import keras
+import numpy as np
+import tensorflow as tf
+
 from . import _devices, _parallel
 from . import _keras3_internals as _internals
 from ._keras3_internals import Functional, TensorFlowTrainer, pythonify_logs
-
-import keras  # noqa: E402  (after the internals: their first-use check comes first)
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
 
 
 def _distribute_variable(variable: Any, strategy: Any) -> None:

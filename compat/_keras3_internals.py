@@ -1,12 +1,12 @@
-"""Every private Keras 3 internal the shim uses, resolved for the installed Keras.
+"""The accessors for the private Keras 3 internals the shim uses (named in `_internals`).
 
 The shim needs parts of Keras 3 that live under `keras.src` and change between
 releases (3.3 to 3.15 are tested). They are reached here and only here: where an
 internal moved or appeared, it is found by feature detection; where Keras behaves
-differently, what the installed release has decides. Importing this module is the
-first-use check (`_support.check`): an untested version warns once, and a
-missing internal raises `UnsupportedVersionError` naming it and the tested range,
-never an ImportError from a private module.
+differently, what the installed release has decides. A missing internal raises
+`UnsupportedVersionError` naming it and the tested range, never an ImportError from a
+private module. Importing this module changes nothing in Keras: the start-up routine
+(`startup.run(keras3=True)`) calls `check_required` and `install_fixes`.
 
 Kept here:
 - `TensorFlowTrainer` (the methods the parallel model fixes) and `Functional`
@@ -32,13 +32,10 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _patching, _support, _tf_internals
+import numpy as np
+import tensorflow as tf
 
-_support.check("keras3")
-
-import keras  # noqa: E402  (after the check: a missing Keras gets its clear message)
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
+from . import _internals, _patching, _support, _tf_internals
 
 __all__ = [
     "Functional",
@@ -47,6 +44,8 @@ __all__ = [
     "pythonify_logs",
     "trainer_module",
     "missing_internals",
+    "check_required",
+    "install_fixes",
 ]
 
 
@@ -60,59 +59,24 @@ def _resolve(module_name: str, attribute: str) -> Any:
 def trainer_module() -> Any:
     """Keras's TensorFlow trainer module (holds `TensorFlowTrainer`, `reduce_per_replica`)."""
     try:
-        return importlib.import_module("keras.src.backend.tensorflow.trainer")
+        return importlib.import_module(_internals.K3_TRAINER)
     except ImportError as err:
-        raise _support.missing_internal(
-            "keras3", "`keras.src.backend.tensorflow.trainer`", str(err)
-        ) from None
+        raise _support.missing_internal("keras3", f"`{_internals.K3_TRAINER}`", str(err)) from None
 
 
-TensorFlowTrainer = _resolve("keras.src.backend.tensorflow.trainer", "TensorFlowTrainer")
-Functional = _resolve("keras.src.models.functional", "Functional")
-
-# Methods the shim calls on Keras classes, checked now rather than mid-training.
-_REQUIRED_METHODS = {
-    TensorFlowTrainer: (
-        "train_on_batch",
-        "test_on_batch",
-        "predict_on_batch",
-        "_flatten_metrics_in_order",
-        "_assert_compile_called",
-    ),
-    keras.layers.Layer: ("_flatten_layers",),
-    keras.layers.BatchNormalization: ("_moments",),
-    keras.optimizers.Optimizer: ("_var_key",),
-}
-_REQUIRED_FUNCTIONS = (("keras.src.backend.tensorflow.trainer", "reduce_per_replica"),)
-# Attributes Keras sets on instances, which only a live object can show (tests check them).
-INSTANCE_ATTRIBUTES = {
-    "variable": ("_value", "_aggregation"),
-    "optimizer": ("_distribution_strategy", "_trainable_variables", "_trainable_variables_indices"),
-    "model": ("_distribute_strategy",),
-}
+TensorFlowTrainer = _resolve(_internals.K3_TRAINER, "TensorFlowTrainer")
+Functional = _resolve(_internals.K3_FUNCTIONAL, "Functional")
 
 
 def missing_internals() -> list[str]:
-    """The private internals this Keras lacks (empty on every tested version)."""
-    missing = [
-        f"{cls.__module__}.{cls.__qualname__}.{name}"
-        for cls, names in _REQUIRED_METHODS.items()
-        for name in names
-        if not callable(getattr(cls, name, None))
-    ]
-    for module_name, name in _REQUIRED_FUNCTIONS:
-        if not callable(getattr(importlib.import_module(module_name), name, None)):
-            missing.append(f"{module_name}.{name}")
-    return missing
+    """The private internals this Keras lacks (empty on every tested version): the registry's."""
+    return _internals.missing(_internals.KERAS3)
 
 
-def _check_required() -> None:
-    missing = missing_internals()
-    if missing:
-        raise _support.missing_internal("keras3", ", ".join(f"`{m}`" for m in missing))
+def check_required() -> None:
+    """Raises `UnsupportedVersionError` naming every required internal this Keras lacks."""
+    _internals.check(_internals.KERAS3)
 
-
-_check_required()
 
 # Keras 3.5+ averages the first distributed batch to learn shapes (the shim fixes it);
 # earlier releases build the model without looking at a batch, so there is nothing to fix.
@@ -266,9 +230,8 @@ def rebind_optimizer(optimizer: Any, strategy: Any) -> None:
 # distributes (the parallel model and its template), the optimizer step averages the
 # replicas' gradients first, which equals the single-device step over the global batch,
 # as with the original `multi_gpu_model`. Keras 3.8 scales the loss: nothing to fix.
-_GRADIENTS_NEED_AVERAGING = not hasattr(
-    importlib.import_module("keras.src.losses.loss"), "scale_loss_for_distribution"
-)
+def gradients_need_averaging() -> bool:
+    return not hasattr(importlib.import_module(_internals.K3_LOSS), "scale_loss_for_distribution")
 
 
 def _served_by_shim(strategy: Any) -> bool:
@@ -305,7 +268,7 @@ def _update_with_averaged_gradients(
 
 
 def _install_gradient_averaging() -> None:
-    optimizer_class = _resolve("keras.src.backend.tensorflow.optimizer", "TFOptimizer")
+    optimizer_class = _resolve(_internals.K3_OPTIMIZER, "TFOptimizer")
     original = getattr(optimizer_class, "_backend_update_step", None)
     if original is None:
         raise _support.missing_internal("keras3", "`TFOptimizer._backend_update_step`")
@@ -321,8 +284,10 @@ def _install_gradient_averaging() -> None:
     optimizer_class._backend_update_step = _backend_update_step
 
 
-if _GRADIENTS_NEED_AVERAGING:
-    _install_gradient_averaging()
+def install_fixes() -> None:
+    """The Keras 3 fixes that patch Keras itself (idempotent): Keras 3.3-3.7's optimizer step."""
+    if gradients_need_averaging():
+        _install_gradient_averaging()
 
 
 def distribute_strategy_of(value: Any) -> Any:

@@ -138,13 +138,6 @@ def carries_training_logic(template: Any, base_model_class: type) -> bool:
     )
 
 
-def _rebuild_parallel(template: Any, gpus: Any) -> Any:
-    """Unpickling (and `copy.deepcopy`) of a parallel model: the copied template, wrapped again."""
-    from .multi_gpu import multi_gpu_model
-
-    return multi_gpu_model(template, gpus=gpus)
-
-
 def note_owner(template: Any, current: Any, strategy: Any) -> None:
     """Records that `strategy` now holds the template's variables.
 
@@ -328,12 +321,15 @@ class ParallelMixin(_KerasModel):
 
     def __reduce__(self) -> Any:
         """Pickles the template; unpickling wraps the copy again on the same GPUs."""
-        return (_rebuild_parallel, (self._compat_template, self.__dict__.get("_compat_gpus")))
+        # `multi_gpu_model` itself, which `multi_gpu_model` left here (`_compat_rebuild`): pickle
+        # stores it by name, and this module need not import the one that imports it.
+        return (self.__dict__["_compat_rebuild"], (self._compat_template, self.__dict__.get("_compat_gpus")))
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Any:
         """A new parallel model, on the same GPUs, around a deep copy of the template."""
         import copy
 
-        new = _rebuild_parallel(copy.deepcopy(self._compat_template, memo), self.__dict__.get("_compat_gpus"))
+        rebuild = self.__dict__["_compat_rebuild"]
+        new = rebuild(copy.deepcopy(self._compat_template, memo), self.__dict__.get("_compat_gpus"))
         memo[id(self)] = new
         return new

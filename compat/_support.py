@@ -1,37 +1,24 @@
 """Which TensorFlow / Keras versions the shim is tested on, and the check made at first use.
 
-The shim reaches into private parts of Keras and TensorFlow (see `_keras3_internals`
-and `_tf_internals`), which change between releases. Those modules call `check` when
-they are first imported: a missing TensorFlow or Keras gets an error that says what
-to install, an untested version gets a one-time warning that names the tested range
-and what to do, and an internal that cannot be found gets `UnsupportedVersionError`
-instead of an ImportError from a private module. `status` is what
-`multi-gpu-compat doctor` prints.
+The shim reaches into private parts of Keras and TensorFlow (`_internals`), which change
+between releases. The start-up routine (`startup.run`) calls `warn_if_untested` for the
+stack in use, whichever Keras serves it: an untested version gets a one-time warning that
+names the tested range and what to do. `check` (run before the Keras 3 backend is first
+used) also says what to install when a package is missing, and an internal that cannot be
+found gets `UnsupportedVersionError` instead of an ImportError from a private module.
+`status` is what `multi-gpu-compat doctor` prints.
 
-Only package metadata is read here: nothing imports TensorFlow or Keras.
+Which Keras serves, and its version, come from `_stack`. Nothing here imports TensorFlow or Keras.
 """
 
 from __future__ import annotations
 
-import sys
 from dataclasses import dataclass
-from importlib import metadata
 
-from .backend import uses_legacy_keras
+from . import _stack
+from ._stack import Version, parse_version
 from .notices import notify_once
 
-Version = tuple[int, ...]
-
-# Distributions that install the `tensorflow` package, most common first.
-_TENSORFLOW_DISTRIBUTIONS = (
-    "tensorflow",
-    "tensorflow-cpu",
-    "tensorflow-gpu",
-    "tensorflow-intel",
-    "tensorflow-macos",
-    "tf-nightly",
-    "tf-nightly-cpu",
-)
 _REPORT_HINT = (
     "report it to multi-gpu-compat with the output of `multi-gpu-compat doctor`"
 )
@@ -64,31 +51,14 @@ class TestedRange:
 
 
 TESTED_RANGES = {
-    "keras3": TestedRange("keras3", "Keras", "keras", ((3, 3), (3, 15)), ((2, 16), (2, 21))),
-    "tf_keras": TestedRange("tf_keras", "tf_keras", "tf-keras", ((2, 16), (2, 21)), ((2, 16), (2, 21))),
-    "keras2": TestedRange("keras2", "the built-in Keras 2", "", ((2, 12), (2, 15)), ((2, 12), (2, 15))),
+    _stack.KERAS3: TestedRange(_stack.KERAS3, "Keras", "keras", ((3, 3), (3, 15)), ((2, 16), (2, 21))),
+    _stack.TF_KERAS: TestedRange(_stack.TF_KERAS, "tf_keras", "tf-keras", ((2, 16), (2, 21)), ((2, 16), (2, 21))),
+    _stack.KERAS2: TestedRange(_stack.KERAS2, "the built-in Keras 2", "", ((2, 12), (2, 15)), ((2, 12), (2, 15))),
 }
 
 
 class UnsupportedVersionError(RuntimeError):
     """The installed Keras or TensorFlow lacks something the shim relies on."""
-
-
-def parse_version(text: str) -> Version:
-    """The leading numeric components: '2.16.0rc0' -> (2, 16, 0), '3.15.0.dev2025' -> (3, 15, 0)."""
-    parts: list[int] = []
-    for piece in text.split("."):
-        digits = ""
-        for char in piece:
-            if not char.isdigit():
-                break
-            digits += char
-        if not digits:
-            break
-        parts.append(int(digits))
-        if len(digits) != len(piece):
-            break
-    return tuple(parts)
 
 
 def _dotted(version: Version) -> str:
@@ -97,59 +67,6 @@ def _dotted(version: Version) -> str:
 
 def _span(bounds: tuple[Version, Version]) -> str:
     return f"{_dotted(bounds[0])}–{_dotted(bounds[1])}"
-
-
-def _distribution_version(name: str) -> str | None:
-    try:
-        return metadata.version(name)
-    except metadata.PackageNotFoundError:
-        return None
-
-
-def tensorflow_version() -> str | None:
-    """The installed TensorFlow's version, or None; the imported module wins if there is one."""
-    module = sys.modules.get("tensorflow")
-    version = getattr(module, "__version__", None)
-    if isinstance(version, str):
-        return version
-    for name in _TENSORFLOW_DISTRIBUTIONS:
-        version = _distribution_version(name)
-        if version is not None:
-            return version
-    return None
-
-
-def keras_version() -> str | None:
-    module = sys.modules.get("keras")
-    version = getattr(module, "__version__", None)
-    if isinstance(version, str):
-        return version
-    return _distribution_version("keras") or _distribution_version("keras-nightly")
-
-
-def tf_keras_version() -> str | None:
-    return _distribution_version("tf-keras") or _distribution_version("tf_keras")
-
-
-def current_backend() -> str:
-    """The backend legacy code gets here: "tf_keras", "keras2" (TF <= 2.15) or "keras3"."""
-    if uses_legacy_keras():
-        return "tf_keras"
-    keras = keras_version()
-    if keras is not None and parse_version(keras)[:1] == (2,):
-        return "keras2"
-    tf = tensorflow_version()
-    if keras is None and tf is not None and parse_version(tf)[:2] <= (2, 15):
-        return "keras2"
-    return "keras3"
-
-
-def _package_version(backend: str) -> str | None:
-    if backend == "tf_keras":
-        return tf_keras_version()
-    if backend == "keras2":
-        return keras_version() or tensorflow_version()
-    return keras_version()
 
 
 @dataclass(frozen=True)
@@ -188,9 +105,9 @@ def _install_hint(tested: TestedRange) -> str:
 
 def status(backend: str | None = None) -> Status:
     """The support status of this environment for `backend` (default: the one in use)."""
-    backend = backend or current_backend()
+    backend = backend or _stack.backend()
     tested = TESTED_RANGES[backend]
-    tf, keras = tensorflow_version(), _package_version(backend)
+    tf, keras = _stack.tensorflow_version(), _stack.package_version(backend)
     found = f"{tested.label} {keras}" if tested.distribution else "Keras 2"
     if tf is None:
         message = (
@@ -246,9 +163,25 @@ def check(backend: str) -> Status:
     found = status(backend)
     if found.state == "not installed":
         raise ImportError(f"multi-gpu-compat: {found.message}")
-    if not found.supported:
-        notify_once(f"support:{backend}", f"multi-gpu-compat: {found.message}", stacklevel=4)
+    _warn(found)
     return found
+
+
+def warn_if_untested(backend: str | None = None) -> Status:
+    """Warns once per process when `backend` (default: the one in use) is an untested version.
+
+    Never raises for a missing package: the start-up routine runs this at TensorFlow's import,
+    where a missing Keras is not yet an error (`check` says what to install when it is used).
+    """
+    found = status(backend)
+    if found.state != "not installed":
+        _warn(found)
+    return found
+
+
+def _warn(found: Status) -> None:
+    if not found.supported:
+        notify_once(f"support:{found.backend}", f"multi-gpu-compat: {found.message}", stacklevel=5)
 
 
 def missing_internal(backend: str, what: str, detail: str = "") -> UnsupportedVersionError:

@@ -1,11 +1,11 @@
-"""Every private TensorFlow internal the shim uses, resolved for the installed TensorFlow.
+"""The accessors for the private TensorFlow internals the shim uses (named in `_internals`).
 
 Multi-worker training must configure TensorFlow's eager context before it is first
 initialised and give MultiWorkerMirroredStrategy simulated devices; both need
 `tensorflow.python` modules that TensorFlow does not export. They are reached here
-and only here. Importing this module is the first-use check
-(`_support.check`): an untested TensorFlow warns once, a missing internal
-raises `UnsupportedVersionError` naming it, never an ImportError from a private module.
+and only here. A missing internal raises `UnsupportedVersionError` naming it, never an
+ImportError from a private module; importing this module changes nothing (the version
+check is the start-up routine's, `startup.run`).
 """
 
 from __future__ import annotations
@@ -13,9 +13,7 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-from . import _support
-
-_support.check(_support.current_backend())
+from . import _internals, _stack, _support
 
 __all__ = [
     "eager_context",
@@ -27,21 +25,12 @@ __all__ = [
     "missing_internals",
 ]
 
-# (module, attribute) pairs, each checked where it is first resolved.
+# The modules the accessors below reach, by the registry's names (`_internals`).
 _MODULES = {
-    "context": "tensorflow.python.eager.context",
-    "collective_all_reduce_strategy": "tensorflow.python.distribute.collective_all_reduce_strategy",
-    "multi_worker_util": "tensorflow.python.distribute.multi_worker_util",
+    "context": _internals.TF_CONTEXT,
+    "collective_all_reduce_strategy": _internals.TF_COLLECTIVE,
+    "multi_worker_util": _internals.TF_MULTI_WORKER_UTIL,
 }
-# Attributes used on the eager Context and the collective strategy's `extended`.
-_REQUIRED = (
-    ("context", "Context.ensure_initialized"),
-    ("context", "Context.configure_coordination_service"),
-    ("context", "Context.coordination_service"),
-    ("context", "context"),
-    ("collective_all_reduce_strategy", "CollectiveAllReduceExtended._initialize_local_devices"),
-    ("multi_worker_util", "coordination_leader"),
-)
 
 
 def _module(key: str) -> Any:
@@ -49,7 +38,7 @@ def _module(key: str) -> Any:
     try:
         return importlib.import_module(name)
     except ImportError as err:
-        raise _support.missing_internal(_support.current_backend(), f"`{name}`", str(err)) from None
+        raise _support.missing_internal(_stack.backend(), f"`{name}`", str(err)) from None
 
 
 def _lookup(key: str, dotted: str) -> Any:
@@ -60,14 +49,8 @@ def _lookup(key: str, dotted: str) -> Any:
 
 
 def missing_internals() -> list[str]:
-    """The private internals this TensorFlow lacks (empty on every tested version)."""
-    missing = []
-    for key, dotted in _REQUIRED:
-        try:
-            _lookup(key, dotted)
-        except (AttributeError, _support.UnsupportedVersionError):
-            missing.append(f"{_MODULES[key]}.{dotted}")
-    return missing
+    """The private internals this TensorFlow lacks (empty on every tested version): the registry's."""
+    return _internals.missing(_internals.TENSORFLOW)
 
 
 def _require(key: str, dotted: str) -> Any:
@@ -75,7 +58,7 @@ def _require(key: str, dotted: str) -> Any:
         return _lookup(key, dotted)
     except AttributeError:
         raise _support.missing_internal(
-            _support.current_backend(), f"`{_MODULES[key]}.{dotted}`"
+            _stack.backend(), f"`{_MODULES[key]}.{dotted}`"
         ) from None
 
 
@@ -113,7 +96,7 @@ def collective_extended_class() -> Any:
 def coordination_config_pb2() -> Any:
     """The protobuf module describing coordinated jobs."""
     try:
-        return importlib.import_module("tensorflow.core.protobuf.coordination_config_pb2")
+        return importlib.import_module(_internals.TF_COORDINATION_CONFIG)
     except ImportError:
         return _require("collective_all_reduce_strategy", "coordination_config_pb2")
 
@@ -129,5 +112,5 @@ def distribute_strategy_of(value: Any) -> Any:
         return value._distribute_strategy
     except AttributeError:
         raise _support.missing_internal(
-            _support.current_backend(), f"`{type(value).__name__}._distribute_strategy`"
+            _stack.backend(), f"`{type(value).__name__}._distribute_strategy`"
         ) from None

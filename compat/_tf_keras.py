@@ -10,24 +10,16 @@ from __future__ import annotations
 import functools
 import importlib
 from collections.abc import Iterable
-from types import ModuleType
 from typing import Any
 
 import tensorflow as tf
 
-from . import _devices, _parallel, backend
+from . import _devices, _internals, _parallel, backend
 
 
-def _private(name: str) -> ModuleType:
-    """A Keras 2 module by its path under the package's sources: `engine.functional` is
-    `tf_keras.src.engine.functional`, `keras.src...` on Keras 2.13-2.15, `keras...` on 2.12."""
-    root = backend.keras2_package_name()
-    try:
-        return importlib.import_module(f"{root}.src.{name}")
-    except ModuleNotFoundError as err:
-        if err.name not in (f"{root}.src", f"{root}.src.{name}"):
-            raise
-    return importlib.import_module(f"{root}.{name}")
+# A Keras 2 module by its path under the package's sources (`engine.functional` is
+# `tf_keras.src.engine.functional`); every private internal used here is in `_internals`.
+_private = _internals.keras2_module
 
 
 # Named for the package most users have; on TF 2.12-2.15 it is `keras` (Keras 2).

@@ -1,14 +1,15 @@
-"""Which Keras serves the user: Keras 3 (`keras`) or Keras 2 (`tf_keras`, or the `keras`
-package of TensorFlow 2.12-2.15, the code base tf_keras forked from)."""
+"""The Keras the user's code gets, as modules and models: Keras 3 (`keras`) or Keras 2
+(`tf_keras`, or the `keras` package of TensorFlow 2.12-2.15, the code base tf_keras forked
+from). Which one serves is `_stack`'s answer."""
 
 from __future__ import annotations
 
-import functools
 import importlib.util
-import os
 import sys
 from types import ModuleType
 from typing import Any
+
+from . import _stack
 
 MISSING_TENSORFLOW = (
     "multi-gpu-compat's runtime shim needs TensorFlow, which is not installed in this "
@@ -28,41 +29,20 @@ def require_tensorflow() -> None:
         )
 
 
-def uses_legacy_keras() -> bool:
-    """True when `TF_USE_LEGACY_KERAS` routes `tf.keras` to tf_keras (TensorFlow's own test)."""
-    return os.environ.get("TF_USE_LEGACY_KERAS") in ("true", "True", "1")
-
-
-@functools.lru_cache(maxsize=None)
-def keras_major_version() -> int:
-    """The major version of the installed `keras` package (2 on TF 2.12-2.15, else 3)."""
-    from importlib import metadata
-
-    try:
-        version = metadata.version("keras")
-    except metadata.PackageNotFoundError:
-        import keras  # a source build without metadata
-
-        version = keras.__version__
-    return int(version.split(".")[0])
-
-
 def uses_keras2() -> bool:
     """True when `tf.keras` is a Keras 2: tf_keras, or the `keras` of TF 2.12-2.15."""
-    return uses_legacy_keras() or keras_major_version() < 3
+    return _stack.backend() in (_stack.TF_KERAS, _stack.KERAS2)
 
 
 def keras2_package_name() -> str:
     """The Keras 2 package in this environment: `tf_keras`, or `keras` when it is Keras 2."""
-    if uses_legacy_keras() or keras_major_version() >= 3:
-        return "tf_keras"
-    return "keras"
+    return "keras" if _stack.backend() == _stack.KERAS2 else "tf_keras"
 
 
 def keras_module() -> ModuleType:
     """The Keras package `tf.keras` resolves to in this process."""
     require_tensorflow()
-    if uses_legacy_keras():
+    if _stack.backend() == _stack.TF_KERAS:
         import tf_keras
 
         return tf_keras
@@ -73,9 +53,10 @@ def keras_module() -> ModuleType:
 
 def is_keras2_model(model: Any) -> bool:
     """True for models built with a Keras 2 (tf_keras, or `keras` 2.12-2.15)."""
+    keras_is_2 = not _stack.keras3_installed()
     for cls in type(model).__mro__:
         package = cls.__module__.split(".")[0]
-        if package == "tf_keras" or (package == "keras" and keras_major_version() < 3):
+        if package == "tf_keras" or (package == "keras" and keras_is_2):
             return True
     return False
 

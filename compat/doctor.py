@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import sys
 import warnings
 from importlib import metadata
+from types import ModuleType
+from typing import Any
 
-from . import _support, backend, import_hook, simulation
+from . import _settings, _stack, _support, backend, import_hook, simulation
 
 
 def _version(distribution: str) -> str:
@@ -18,6 +21,12 @@ def _version(distribution: str) -> str:
 
 
 def _serves(path: str) -> str:
+    top = path.partition(".")[0]
+    try:
+        if importlib.util.find_spec(top) is None:
+            return f"{top} not installed"
+    except (ImportError, ValueError):
+        return f"{top} not installed"
     try:
         module = importlib.import_module(path)
         return "ok" if callable(getattr(module, "multi_gpu_model", None)) else "missing"
@@ -25,22 +34,34 @@ def _serves(path: str) -> str:
         return f"fails: {type(err).__name__}: {err}"
 
 
-def _internals_report(backend_name: str) -> str:
-    """Whether every private Keras / TensorFlow internal the shim uses resolves here."""
-    modules = [f"{__package__}._tf_internals"]
-    if backend_name == "keras3":
-        modules.insert(0, f"{__package__}._keras3_internals")
+def _internals_report(backend_name: str) -> list[str]:
+    """Whether every private Keras / TensorFlow internal the shim uses resolves here, and the list."""
+    from . import _internals
+
+    stacks = [_internals.TENSORFLOW, _internals.KERAS3 if backend_name == _stack.KERAS3 else _internals.KERAS2]
     missing: list[str] = []
+    listed: list[str] = []
     try:
         with warnings.catch_warnings():  # the support line already says "untested"
             warnings.simplefilter("ignore")
-            for name in modules:
-                missing += importlib.import_module(name).missing_internals()
+            for stack in stacks:
+                missing += _internals.missing(stack)
+                listed += [f"  {_internal_line(_internals, i)}" for i in _internals.for_stack(stack)]
     except Exception as err:  # report, never crash the doctor
-        return f"fail: {err}"
-    if missing:
-        return "missing " + ", ".join(missing)
-    return "all resolve"
+        return [f"private internals: fail: {err}"]
+    summary = "missing " + ", ".join(missing) if missing else "all resolve"
+    return [f"private internals: {summary}", *listed]
+
+
+def _internal_line(registry: ModuleType, internal: Any) -> str:
+    if internal.live:
+        return f"{internal}: on live {internal.live} objects (checked by the tests)"
+    try:
+        found = registry.resolve(internal)
+    except (ImportError, AttributeError):
+        found = None
+    state = "ok" if found is not None else ("absent (optional)" if internal.optional else "MISSING")
+    return f"{internal}: {state}"
 
 
 _USAGE = "usage: multi-gpu-compat doctor"
@@ -61,16 +82,17 @@ def main(argv: list[str]) -> int:
         return 1
     hook_active = import_hook.is_installed()
     disabled = import_hook.disabled()
+    stack = _stack.current()
     lines = [
         f"multi-gpu-compat {_version('multi-gpu-compat')} (python {sys.version.split()[0]})",
-        f"backend: {'tf_keras (TF_USE_LEGACY_KERAS=1)' if backend.uses_legacy_keras() else 'Keras 3'}",
-        f"tensorflow: {_support.tensorflow_version() or 'not installed'}",
+        f"backend: {stack.describe()}",
+        f"tensorflow: {stack.tensorflow or 'not installed'}",
         f"keras: {_version('keras')}, tf_keras: {_version('tf-keras')}",
     ]
-    status = _support.status()
+    status = _support.status(stack.backend)
     lines.append(f"support: {status.message}")
     if status.state != "not installed":
-        lines.append(f"private internals: {_internals_report(status.backend)}")
+        lines += _internals_report(status.backend)
     try:
         from . import _devices
 
@@ -80,7 +102,7 @@ def main(argv: list[str]) -> int:
         lines.append(f"gpus: {gpus} {kind} ({', '.join(_devices.available_devices())})")
     except Exception as err:
         lines.append(f"gpus: cannot list devices: {err}")
-    state = "active" if hook_active else ("disabled by " + import_hook.DISABLE_VAR if disabled else (
+    state = "active" if hook_active else ("disabled by " + _settings.DISABLE if disabled else (
         "not installed (this interpreter skipped the .pth start-up file: `python -S`, `pip install --target`; "
         "call `multi_gpu_compat.activate()` in the script)"))
     lines.append(f"import hook: {state}")

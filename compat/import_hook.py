@@ -1,12 +1,26 @@
 """Import hook that makes every historical `multi_gpu_model` import path work again.
 
-`multi_gpu_compat.pth` (shipped in the wheel) puts a few-line finder on
-`sys.meta_path` at interpreter start-up that imports nothing; on the first
-import of tensorflow, keras or tf_keras it loads this module and installs the
-real finder, which watches for the modules below and, once the user's code
-has imported one, adds `multi_gpu_model` to it. Set
-`MULTI_GPU_COMPAT_DISABLE=1` (or `true`, `yes`, `on`) to switch it off; `0`,
-`false`, `no`, `off` or an empty value leave it on.
+What happens when a script does `from keras.utils import multi_gpu_model`:
+
+1. At interpreter start-up, `multi_gpu_compat.pth` (shipped in the wheel) ran
+   `multi_gpu_compat_startup.install()`, which put a small finder first on `sys.meta_path`
+   and imported nothing.
+2. The script's first import of tensorflow, keras or tf_keras reaches that finder; it imports
+   this module and calls `install()`, which puts `_Finder` first on `sys.meta_path`, and
+   removes itself.
+3. `_Finder` answers only for `tensorflow` and the modules of the legacy table
+   (`legacy_modules.LEGACY_MODULES`, shared with the codemod). It finds the real module
+   through the other finders and wraps its loader (`_PatchingLoader`): once the module has
+   run, `tensorflow` gets the start-up routine (`startup.run`: simulated GPUs, multi-worker
+   training, the version check), and `keras.utils` gets `multi_gpu_model` plus the legacy
+   helpers and submodules the table lists. A module that no longer exists
+   (`keras.utils.multi_gpu_utils`) is created (`_VirtualModule`).
+4. The `from ... import` finds the attribute; calling it runs `multi_gpu.multi_gpu_model`.
+
+A failure in the hook only warns: it never breaks the user's import. Set
+`MULTI_GPU_COMPAT_DISABLE=1` (or `true`, `yes`, `on`) to switch it off; `0`, `false`, `no`,
+`off` or an empty value leave it on. `install()` returns the finder, whose `uninstall()` takes
+it off again.
 
 Where `.pth` files are not processed (`python -S`, `pip install --target DIR` on
 `PYTHONPATH`, some embedded interpreters), call `multi_gpu_compat.activate()` before the
@@ -16,15 +30,18 @@ say so (`_explainer.py`); it changes nothing in TensorFlow or Keras.
 
 from __future__ import annotations
 
-# Only modules Python has already loaded at start-up are imported here (no
-# importlib.abc, no typing): this module runs in every interpreter start.
+# Only modules Python has already loaded at start-up are imported here (no importlib.abc,
+# no typing): this module is loaded on the first import of tensorflow, keras or tf_keras,
+# and its cost is paid by every script that imports them.
 import _thread
 import importlib
 import importlib.machinery
-import os
 import sys
 import types
 import warnings
+
+from . import _hook_state, _settings
+from .legacy_modules import LEGACY_MODULES
 TYPE_CHECKING = False  # not `from typing import`: typing costs ~10 ms at start-up
 
 if TYPE_CHECKING:
@@ -34,51 +51,15 @@ if TYPE_CHECKING:
 else:
     _Loader = object  # importlib.abc costs start-up time; loaders need no base class
 
-DISABLE_VAR = "MULTI_GPU_COMPAT_DISABLE"
-# Only these switch the hook off; multi_gpu_compat.pth parses the variable the same way.
-_TRUE_VALUES = ("1", "true", "yes", "on")
-_FALSE_VALUES = ("", "0", "false", "no", "off")
+DISABLE_VAR = _settings.DISABLE
 
-# Real modules that get a `multi_gpu_model` attribute after they are imported.
-PATCHED_MODULES = (
-    "keras.utils",
-    "tensorflow.keras.utils",
-    "keras._tf_keras.keras.utils",
-    "keras.api.utils",  # Keras 3.3-3.8: what `keras.utils` and `tf.compat.v1.keras.utils` are
-    "keras.api._v2.keras.utils",
-    "keras.api._v1.keras.utils",  # tf.compat.v1.keras.utils on TF 2.12-2.15 (Keras 2)
-    "tensorflow.python.keras.utils",
-    "tf_keras.utils",
-    "tf_keras.api._v1.keras.utils",
-    "tf_keras.api._v2.keras.utils",
-)
-
-# Modules that no longer exist (or never did here), created on demand. Other
-# attribute look-ups on them are forwarded to the module named as the value.
-VIRTUAL_MODULES = {
-    "keras.utils.training_utils": "keras.utils",
-    "keras.utils.multi_gpu_utils": "keras.utils",
-    "tensorflow.python.keras.utils.multi_gpu_utils": "tensorflow.keras.utils",
-    "keras.backend.tensorflow_backend": "keras.backend",
-    "tensorflow._api.v1": None,
-    "tensorflow._api.v1.keras": "tensorflow.keras",
-    "tensorflow._api.v1.keras.utils": "tensorflow.keras.utils",
-}
-_VIRTUAL_PACKAGES = {"tensorflow._api.v1", "tensorflow._api.v1.keras"}
+# What every legacy module holds, and how the hook serves it: one table, shared with the codemod.
+_TABLE: dict[str, dict[str, Any]] = LEGACY_MODULES
 
 
 def import_paths() -> list[str]:
     """The `from X import multi_gpu_model` paths the hook serves."""
-    return [
-        "keras.utils",
-        "keras.utils.training_utils",
-        "keras.utils.multi_gpu_utils",
-        "tensorflow.keras.utils",
-        "tensorflow.python.keras.utils",
-        "tensorflow.python.keras.utils.multi_gpu_utils",
-        "tensorflow._api.v1.keras.utils",
-        "tf_keras.utils",
-    ]
+    return [name for name, entry in _TABLE.items() if entry.get("served_import")]
 
 
 def _multi_gpu_model() -> Callable[..., Any]:
@@ -103,62 +84,45 @@ def _unavailable(failure: Exception) -> Callable[..., Any]:
     return multi_gpu_model
 
 
-def _patch(module: types.ModuleType) -> None:
-    if not hasattr(module, "multi_gpu_model"):
-        module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]  # modules take any attribute
-
-
 def _after_tensorflow(module: types.ModuleType) -> None:
-    from . import simulation
+    from . import startup
 
-    simulation.simulate_from_environment()
+    startup.run()
 
 
-_AFTER_IMPORT: dict[str, Callable[[types.ModuleType], None]] = {
-    name: _patch for name in PATCHED_MODULES
-}
-_AFTER_IMPORT["tensorflow"] = _after_tensorflow
+def _set_up(module: types.ModuleType) -> None:
+    """What a real legacy module gets once imported: `multi_gpu_model`, then the legacy surface."""
+    if _TABLE[module.__name__].get("serve") and not hasattr(module, "multi_gpu_model"):
+        module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]  # modules take any attribute
+    _add_legacy_surface(module)
 
-# The legacy module surface: Keras 2's device helpers (compat.legacy_surface) on the
-# modules that had them, and the old submodules as attributes of their parents
-# (`keras.utils.multi_gpu_utils` after a plain `import keras`).
-_LEGACY_HELPERS = {
-    "keras.utils.training_utils": ("_get_available_devices", "_normalize_device_name"),
-    "keras.utils.multi_gpu_utils": ("_get_available_devices", "_normalize_device_name"),
-    "tensorflow.python.keras.utils.multi_gpu_utils": ("_get_available_devices", "_normalize_device_name"),
-    "keras.backend.tensorflow_backend": ("_get_available_gpus",),
-    "keras.backend": ("_get_available_gpus",),
-    "keras.api.backend": ("_get_available_gpus",),
-    "keras.api._v1.keras.backend": ("_get_available_gpus",),  # Keras 2.12-2.15's tf.keras
-    "keras.api._v2.keras.backend": ("_get_available_gpus",),
-    "keras._tf_keras.keras.backend": ("_get_available_gpus",),
-    "tf_keras.backend": ("_get_available_gpus",),
-    "tf_keras.api._v1.keras.backend": ("_get_available_gpus",),
-    "tf_keras.api._v2.keras.backend": ("_get_available_gpus",),
-    # Has its own, which sees no simulated GPUs: replaced by one that does.
-    "tensorflow.python.keras.backend": ("_get_available_gpus",),
-}
-_LEGACY_SUBMODULES = {
-    "keras.utils": ("training_utils", "multi_gpu_utils"),
-    "keras.api.utils": ("training_utils", "multi_gpu_utils"),
-    "tensorflow.python.keras.utils": ("multi_gpu_utils",),
-    "keras.backend": ("tensorflow_backend",),
-    "keras.api.backend": ("tensorflow_backend",),
-}
-# Keras 3.3-3.8: a plain `import keras` binds `keras.utils` / `keras.backend` to these
-# modules; their old submodules keep the names scripts used.
-_LEGACY_PARENT_NAMES = {"keras.api.utils": "keras.utils", "keras.api.backend": "keras.backend"}
+
+def _after_import(fullname: str) -> Callable[[types.ModuleType], None] | None:
+    """What to run after the real module `fullname` is imported (None: nothing)."""
+    if fullname == "tensorflow":
+        return _after_tensorflow
+    entry = _TABLE.get(fullname)
+    if entry is None or "virtual" in entry:  # a real module of a virtual's name is left as it is
+        return None
+    if entry.get("serve") or entry.get("helpers") or entry.get("submodules"):
+        return _set_up
+    return None
+
+
+def _is_virtual(fullname: str) -> bool:
+    return "virtual" in _TABLE.get(fullname, {})
 
 
 def _add_legacy_surface(module: types.ModuleType) -> None:
-    helpers = _LEGACY_HELPERS.get(module.__name__, ())
+    entry = _TABLE[module.__name__]
+    helpers = entry.get("helpers", ())
     if helpers:
         from . import legacy_surface
 
         for name in helpers:
             setattr(module, name, getattr(legacy_surface, name))
-    parent = _LEGACY_PARENT_NAMES.get(module.__name__, module.__name__)
-    for child in _LEGACY_SUBMODULES.get(module.__name__, ()):
+    parent = entry.get("parent", module.__name__)
+    for child in entry.get("submodules", ()):
         if hasattr(module, child):
             continue
         name = f"{parent}.{child}"
@@ -177,26 +141,12 @@ def _virtual_module(name: str) -> types.ModuleType:
     return module
 
 
-def _then(
-    first: Callable[[types.ModuleType], None] | None, second: Callable[[types.ModuleType], None]
-) -> Callable[[types.ModuleType], None]:
-    if first is None:
-        return second
-
-    def both(module: types.ModuleType) -> None:
-        first(module)
-        second(module)
-
-    return both
-
-
-for _name in set(_LEGACY_HELPERS) | set(_LEGACY_SUBMODULES):
-    if _name not in VIRTUAL_MODULES:  # virtual modules get theirs from _VirtualLoader
-        _AFTER_IMPORT[_name] = _then(_AFTER_IMPORT.get(_name), _add_legacy_surface)
-
-
 class _PatchingLoader(_Loader):
-    """Runs the real loader, then our callback; a failing callback only warns."""
+    """Runs the real loader, then our callback; a failing callback only warns.
+
+    The module ends up with the real loader as `__loader__` and `__spec__.loader`: code that
+    inspects them (pkgutil, importlib.resources, reloads) sees what it would without the hook.
+    """
 
     def __init__(self, loader: Any, callback: Callable[[types.ModuleType], None]) -> None:
         self._loader = loader
@@ -206,6 +156,7 @@ class _PatchingLoader(_Loader):
         return self._loader.create_module(spec)
 
     def exec_module(self, module: types.ModuleType) -> None:
+        self._restore_loader(module)  # before running it: the module's own code may look
         self._loader.exec_module(module)
         try:
             self._callback(module)
@@ -216,13 +167,20 @@ class _PatchingLoader(_Loader):
                 stacklevel=2,
             )
 
+    def _restore_loader(self, module: types.ModuleType) -> None:
+        if getattr(module, "__loader__", None) is self:
+            module.__loader__ = self._loader
+        spec = getattr(module, "__spec__", None)
+        if spec is not None and spec.loader is self:
+            spec.loader = self._loader
+
     def __getattr__(self, name: str) -> Any:
         return getattr(self._loader, name)
 
 
 class _VirtualModule(types.ModuleType):
     def __getattr__(self, name: str) -> Any:
-        target = VIRTUAL_MODULES.get(self.__name__)
+        target = _TABLE.get(self.__name__, {}).get("virtual")
         if target is None or name.startswith("__"):
             raise AttributeError(f"module {self.__name__!r} has no attribute {name!r}")
         return getattr(importlib.import_module(target), name)
@@ -233,8 +191,8 @@ class _VirtualLoader(_Loader):
         return _VirtualModule(spec.name)
 
     def exec_module(self, module: types.ModuleType) -> None:
-        if module.__name__ not in _VIRTUAL_PACKAGES and not module.__name__.endswith("_backend"):
-            # Set, not `_patch`ed: `hasattr` would forward to the target module, which
+        if _TABLE[module.__name__].get("serve"):
+            # Set without a `hasattr` test: it would forward to the target module, which
             # may not be importable yet (served while TensorFlow itself is importing).
             module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]  # modules take any attribute
         _add_legacy_surface(module)
@@ -242,6 +200,8 @@ class _VirtualLoader(_Loader):
 
 class _Finder:
     """Finds the watched modules through the other finders and wraps their loaders."""
+
+    _multi_gpu_compat_hook = True  # _hook_state.MARK
 
     def __init__(self) -> None:
         # Names this thread is looking up through the other finders. Per thread: a library probing
@@ -251,8 +211,9 @@ class _Finder:
     def find_spec(
         self, fullname: str, path: Sequence[str] | None, target: types.ModuleType | None = None
     ) -> importlib.machinery.ModuleSpec | None:
-        callback = _AFTER_IMPORT.get(fullname)
-        if callback is None and fullname not in VIRTUAL_MODULES:
+        callback = _after_import(fullname)
+        virtual = _is_virtual(fullname)
+        if callback is None and not virtual:
             return None
         busy = self._busy()
         if fullname in busy:
@@ -262,14 +223,21 @@ class _Finder:
             spec = self._find_real(fullname, path, target)
         finally:
             busy.discard(fullname)
-        if spec is None and fullname in VIRTUAL_MODULES:
+        if spec is None and virtual:
             return importlib.machinery.ModuleSpec(
-                fullname, _VirtualLoader(), is_package=fullname in _VIRTUAL_PACKAGES
+                fullname, _VirtualLoader(), is_package=bool(_TABLE[fullname].get("package"))
             )
         if spec is None or spec.loader is None or callback is None:
             return spec
         spec.loader = _PatchingLoader(spec.loader, callback)
         return spec
+
+    def uninstall(self) -> None:
+        """Takes the hook off `sys.meta_path`: later imports are no longer served (modules
+        already set up keep what they got). `install()` puts a new one on again."""
+        with _INSTALL_LOCK:
+            while self in sys.meta_path:
+                sys.meta_path.remove(self)
 
     def _busy(self) -> set[str]:
         busy = getattr(self._local, "names", None)
@@ -295,14 +263,12 @@ def _installed() -> _Finder | None:
 
 def is_installed() -> bool:
     """True when the hook serves the legacy import paths in this process."""
-    return _installed() is not None or any(
-        getattr(f, "__name__", "") == "_MultiGpuCompatStartup" for f in sys.meta_path
-    )
+    return _hook_state.installed()
 
 
 def disabled() -> bool:
     """True when `MULTI_GPU_COMPAT_DISABLE` asks for the hook to be off (`1`, `true`, `yes`, `on`)."""
-    return os.environ.get(DISABLE_VAR, "").strip().lower() in _TRUE_VALUES
+    return _settings.disabled()
 
 
 # Threads may import TensorFlow concurrently at start-up (a library probing for Keras in a
@@ -312,7 +278,10 @@ _INSTALL_LOCK = _thread.RLock()
 
 
 def install() -> _Finder | None:
-    """Installs the hook (once, thread-safe) and returns it, unless `MULTI_GPU_COMPAT_DISABLE` is true-ish."""
+    """Installs the hook (once, thread-safe) and returns it, unless `MULTI_GPU_COMPAT_DISABLE` is true-ish.
+
+    The returned finder is the handle: `install().uninstall()` takes the hook off again.
+    """
     if disabled():
         return None
     finder = _installed()
@@ -348,8 +317,8 @@ def _install_locked() -> _Finder | None:
     finder = _installed()
     if finder is not None:
         return finder
-    value = os.environ.get(DISABLE_VAR, "")
-    if value.strip().lower() not in _FALSE_VALUES:
+    value = _settings.unclear_disable_value()
+    if value is not None:
         warnings.warn(
             f"{DISABLE_VAR}={value!r} is neither true (1, true, yes, on) nor false (0, false, "
             f"no, off), so multi-gpu-compat stays on. Set {DISABLE_VAR}=1 to switch it off.",
@@ -358,10 +327,11 @@ def _install_locked() -> _Finder | None:
         )
     finder = _Finder()
     sys.meta_path.insert(0, finder)
-    # Modules imported before the hook (rare: start-up code) are patched now.
-    for name, callback in _AFTER_IMPORT.items():
+    # Modules imported before the hook (rare: start-up code) are set up now.
+    for name in ("tensorflow", *_TABLE):
+        callback = _after_import(name)
         module = sys.modules.get(name)
-        if module is not None:
+        if callback is not None and module is not None:
             try:
                 callback(module)
             except Exception:

@@ -7,12 +7,8 @@ from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from . import _devices, _gpus, backend, multi_worker
+from . import _devices, _gpus, backend, multi_worker, startup
 from .notices import notify_once
-
-# With TF_CONFIG / MULTI_GPU_COMPAT_STRATEGY asking for multi-worker training, the
-# strategy must exist before TensorFlow initialises its context: arrange that now.
-multi_worker.install_early_creation()
 
 __all__ = ["multi_gpu_model"]
 
@@ -85,6 +81,7 @@ def multi_gpu_model(
     # every replica device whatever `cpu_relocation` asks.
     del cpu_merge, cpu_relocation
     backend.require_tensorflow()
+    startup.run()  # done already if the import hook ran; else simulated devices, version check...
     # Created before any device query: MultiWorkerMirroredStrategy configures TensorFlow first.
     use_multi_worker = multi_worker.wants_multi_worker(strategy)
     cluster_strategy = multi_worker.get_strategy() if use_multi_worker else None
@@ -98,6 +95,7 @@ def multi_gpu_model(
     impl = _backend_for(model)
     parallel = impl.replicate(model, dist)
     parallel.__dict__["_compat_gpus"] = list(gpu_ids)  # copies and pickles wrap again on them
+    parallel.__dict__["_compat_rebuild"] = multi_gpu_model  # ... with this function
     if use_multi_worker:  # template.save(path) writes the real file on the chief only
         multi_worker.chief_aware_saving(model)
         multi_worker.cluster_aware_fit(parallel)
@@ -136,9 +134,11 @@ def _serving_strategy(gpus: Any, gpu_ids: Sequence[int], cluster_strategy: Any, 
 def _backend_for(model: Any) -> ModuleType:
     """The module that distributes `model`: `_tf_keras` for Keras 2 models, else `_keras3`."""
     if backend.is_keras2_model(model):
+        startup.run(backend="keras2")  # Keras 2's private internals resolve, before its backend is imported
         from . import _tf_keras
 
         return _tf_keras
+    startup.run(backend="keras3")  # Keras 3's check and fixes, before its backend is imported
     from . import _keras3
 
     return _keras3

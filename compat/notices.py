@@ -9,7 +9,7 @@ class MultiGPUCompatWarning(UserWarning):
     """Raised (as a warning) when legacy multi-GPU code is served by this shim.
 
     Silence it the usual way, e.g.
-    `warnings.filterwarnings("ignore", category=compat.MultiGPUCompatWarning)`
+    `warnings.filterwarnings("ignore", category=multi_gpu_compat.MultiGPUCompatWarning)`
     or `python -W ignore::UserWarning`.
     """
 

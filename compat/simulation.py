@@ -1,7 +1,7 @@
 """Simulation mode: N logical CPU devices stand in for GPUs 0..N-1 on machines without GPUs.
 
 Set `MULTI_GPU_COMPAT_SIMULATE_GPUS=N` in the environment (applied as soon as
-TensorFlow is imported, by the import hook) or call `multi_gpu_compat.simulate_gpus(N)`
+TensorFlow is imported, by the start-up routine the import hook runs) or call `multi_gpu_compat.simulate_gpus(N)`
 before TensorFlow initialises its devices. Then `multi_gpu_model(model, gpus=N)`
 runs N replicas, and plain `tf.distribute.MirroredStrategy()` uses the N devices,
 with `/gpu:i` in its `devices` mapped onto them instead of hanging.
@@ -12,9 +12,9 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from . import _patching
+from . import _hook_state, _patching, _settings
 
-ENV_VAR = "MULTI_GPU_COMPAT_SIMULATE_GPUS"
+ENV_VAR = _settings.SIMULATE_GPUS
 
 _simulated = 0
 _ignored_values_reported: set[str] = set()
@@ -140,7 +140,7 @@ def _patch_mirrored_strategy() -> None:
 
 def simulate_from_environment() -> None:
     """Applies `MULTI_GPU_COMPAT_SIMULATE_GPUS` if set; a bad value raises a clear ValueError."""
-    raw = os.environ.get(ENV_VAR, "").strip()
+    raw = _settings.simulate_gpus()
     if not raw:
         return
     try:
@@ -164,9 +164,7 @@ def warn_if_environment_ignored() -> None:
     """
     import warnings
 
-    from . import import_hook
-
-    raw = os.environ.get(ENV_VAR, "").strip()
+    raw = _settings.simulate_gpus()
     in_effect = raw.isdigit() and int(raw) == _simulated
     if not raw or in_effect or raw in _ignored_values_reported:
         return
@@ -181,13 +179,13 @@ def warn_if_environment_ignored() -> None:
             f"this process already simulates {_simulated} GPUs and the count cannot change "
             "in a running process. Start a new process with the count you want"
         )
-    elif import_hook.disabled():
+    elif _settings.disabled():
         reason = (
-            f"{import_hook.DISABLE_VAR} switches multi-gpu-compat's import hook off. Unset "
-            f"{import_hook.DISABLE_VAR}, or call `multi_gpu_compat.simulate_gpus({raw})` before any "
+            f"{_settings.DISABLE} switches multi-gpu-compat's import hook off. Unset "
+            f"{_settings.DISABLE}, or call `multi_gpu_compat.simulate_gpus({raw})` before any "
             "TensorFlow op"
         )
-    elif not import_hook.is_installed():
+    elif not _hook_state.installed():
         reason = (
             "multi-gpu-compat's import hook, which applies it, is not active in this "
             "process (install the project with pip; `multi-gpu-compat doctor` tells more). "

@@ -10,8 +10,8 @@ spanning every worker; `gpus` keeps meaning GPUs per worker.
   a worker whose cluster does not come up in time.
 - `_early_creation`: MWMS must configure TensorFlow before its context is first
   initialised, which a legacy script does (building its model) before it calls
-  `multi_gpu_model`; installed when `multi_gpu_compat.multi_gpu` is imported, i.e. as
-  soon as the script imports `keras.utils`, `tf_keras.utils` or `multi_gpu_compat`.
+  `multi_gpu_model`; installed by the start-up routine (`startup.run`) as soon as
+  TensorFlow is imported.
 - `_worker_devices`: in simulation mode, MWMS runs over `MULTI_GPU_COMPAT_SIMULATE_GPUS`
   devices per worker (it would ignore logical CPU devices); `gpus` is checked against them.
 - `_keras3_reduce`: Keras 3's `fit` / `evaluate` reduce scalar logs in a way that
@@ -23,42 +23,23 @@ spanning every worker; `gpus` keeps meaning GPUs per worker.
 
 from __future__ import annotations
 
-from ._cluster import (
-    STRATEGY_ENV,
-    TIMEOUT_ENV,
-    ClusterInfo,
-    check_strategy_argument,
-    cluster_info,
-    is_chief,
-    timeout_seconds,
-    wants_multi_worker,
-)
+from ._cluster import STRATEGY_ENV, TIMEOUT_ENV, cluster_info, wants_multi_worker
 from ._early_creation import install_early_creation
 from ._fit import cluster_aware_fit
-from ._keras3_reduce import patch_reduce_per_replica
 from ._saving import chief_aware_saving
 from ._strategy import get_strategy, served_notice
-from ._worker_devices import check_gpus, devices_per_worker
+from ._worker_devices import check_gpus
 
+# What `multi_gpu_model` and the start-up routine use; the rest stays in the submodules.
 __all__ = [
     "STRATEGY_ENV",
     "TIMEOUT_ENV",
-    "ClusterInfo",
     "cluster_info",
     "wants_multi_worker",
     "get_strategy",
-    "is_chief",
     "chief_aware_saving",
-    # What `multi_gpu_model` uses besides.
-    "check_strategy_argument",
-    "timeout_seconds",
     "install_early_creation",
     "cluster_aware_fit",
-    "patch_reduce_per_replica",
     "served_notice",
     "check_gpus",
-    "devices_per_worker",
 ]
-
-# The name the Keras 3 reduce fix had when this package was a single module.
-_patch_keras3_reduce = patch_reduce_per_replica

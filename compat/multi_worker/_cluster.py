@@ -6,8 +6,10 @@ import json
 import os
 from typing import Any
 
-STRATEGY_ENV = "MULTI_GPU_COMPAT_STRATEGY"
-TIMEOUT_ENV = "MULTI_GPU_COMPAT_WORKER_TIMEOUT"
+from .. import _settings
+
+STRATEGY_ENV = _settings.STRATEGY
+TIMEOUT_ENV = _settings.WORKER_TIMEOUT
 _STRATEGY_CHOICES = ("mirrored", "multi_worker")
 _DEFAULT_TIMEOUT_S = 600  # how long a worker waits for the others to start
 
@@ -110,13 +112,13 @@ def _parse_task(config: dict[str, Any], cluster: dict[str, list[str]]) -> tuple[
 
 
 def _env_choice() -> str | None:
-    raw = os.environ.get(STRATEGY_ENV, "").strip().lower().replace("-", "_")
+    raw = _settings.strategy()
     if not raw:
         return None
     if raw not in _STRATEGY_CHOICES:
         raise ValueError(
             f"{STRATEGY_ENV} must be one of {list(_STRATEGY_CHOICES)}; got "
-            f"{os.environ[STRATEGY_ENV]!r}. Unset it to let TF_CONFIG decide."
+            f"{_settings.raw(STRATEGY_ENV)!r}. Unset it to let TF_CONFIG decide."
         )
     return raw
 
@@ -152,7 +154,7 @@ def is_chief() -> bool:
 
 def timeout_seconds() -> int:
     """How long a worker waits for the others (`MULTI_GPU_COMPAT_WORKER_TIMEOUT`, seconds)."""
-    raw = os.environ.get(TIMEOUT_ENV, "").strip()
+    raw = _settings.worker_timeout()
     if not raw:
         return _DEFAULT_TIMEOUT_S
     try:

@@ -13,17 +13,10 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from .. import _patching
+from .. import _patching, _stack
 
 # On the strategies created here and on the installed `reduce_per_replica`.
 _MARK = "_compat_multi_worker"
-
-
-def _keras3_installed() -> bool:
-    from .. import _support
-
-    keras = _support.keras_version()
-    return keras is not None and _support.parse_version(keras)[:1] == (3,)
 
 
 def apply_to(strategy: Any) -> None:
@@ -34,7 +27,7 @@ def apply_to(strategy: Any) -> None:
 
 def patch_reduce_per_replica() -> None:
     """Wraps Keras 3's `reduce_per_replica` (idempotent; nothing to do on Keras 2)."""
-    if not _keras3_installed():
+    if not _stack.keras3_installed():
         return  # tf_keras or Keras 2 only
     from .. import _keras3_internals
 

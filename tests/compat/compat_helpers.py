@@ -17,15 +17,30 @@ import numpy as np
 ROOT = Path(__file__).resolve().parents[2]
 N_REPLICAS = 4  # tests/conftest.py starts the session with 4 simulated GPUs
 SITE_PACKAGES = sysconfig.get_paths()["purelib"]
+# This checkout's interpreter start-up: the .pth line and the module it runs (installed copies
+# may be older, or another checkout's).
+STARTUP_DIR = ROOT / "compat" / "_startup"
+STARTUP_PTH = STARTUP_DIR / "multi_gpu_compat.pth"
+
+
+def checkout_startup():
+    """A fresh copy of this checkout's `multi_gpu_compat_startup` module (not put in sys.modules)."""
+    import importlib.util
+
+    path = STARTUP_DIR / "multi_gpu_compat_startup.py"
+    spec = importlib.util.spec_from_file_location("multi_gpu_compat_startup", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def keras3_older_than(version: tuple[int, int]) -> bool:
     """True when this run serves Keras 3 older than `version` (behaviour that release lacks)."""
-    from multi_gpu_compat import _support, backend
+    from multi_gpu_compat import _stack
 
-    if backend.uses_legacy_keras():
+    if _stack.backend() != _stack.KERAS3:
         return False
-    found = _support.parse_version(_support.keras_version() or "0")
+    found = _stack.parse_version(_stack.keras_version() or "0")
     return found[:1] == (3,) and found[:2] < version
 
 
@@ -88,7 +103,8 @@ def site_packages_without_project() -> str:
     if _SITE_WITHOUT_PROJECT is None:
         folder = Path(tempfile.mkdtemp(prefix="site-without-project-"))
         for entry in site.iterdir():
-            ours = entry.name in ("multi_gpu_compat", "multi_gpu_codemod", "multi_gpu_compat.pth")
+            ours = entry.name in ("multi_gpu_compat", "multi_gpu_codemod", "multi_gpu_compat.pth",
+                                  "multi_gpu_compat_startup.py")
             if not ours and not entry.name.startswith("multi_gpu_compat-"):
                 (folder / entry.name).symlink_to(entry)
         _SITE_WITHOUT_PROJECT = str(folder)

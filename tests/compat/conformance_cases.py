@@ -22,7 +22,7 @@ import pytest
 import tensorflow as tf
 
 import multi_gpu_compat as compat
-from multi_gpu_compat import backend, simulation
+from multi_gpu_compat import _stack, backend, simulation
 
 GPUS = 8
 SUBSET = [0, 2, 4]
@@ -33,7 +33,7 @@ pytestmark = pytest.mark.skipif(
     "test_conformance.py runs this file that way",
 )
 
-LEGACY = backend.uses_legacy_keras()
+LEGACY = _stack.backend() == _stack.TF_KERAS
 K = backend.keras_module()
 
 

@@ -9,7 +9,7 @@ from importlib import metadata
 
 import pytest
 
-from multi_gpu_compat import backend
+from multi_gpu_compat import _settings, _stack, backend
 from child_process import child_env
 from compat_helpers import ROOT, mlp
 
@@ -26,8 +26,11 @@ def _run_without_tensorflow(code: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_keras_major_version_is_the_installed_keras():
-    assert backend.keras_major_version() == int(metadata.version("keras").split(".")[0])
+def test_stack_names_the_installed_keras():
+    major = int(metadata.version("keras").split(".")[0])
+    assert _stack.keras3_installed() == (major == 3)
+    expected = "tf_keras" if _settings.legacy_keras() else ("keras3" if major == 3 else "keras2")
+    assert _stack.backend() == expected
 
 
 def test_the_model_under_test_is_served_by_the_matching_backend(keras_module, legacy_keras):
@@ -37,7 +40,7 @@ def test_the_model_under_test_is_served_by_the_matching_backend(keras_module, le
 
 
 def test_keras2_package_is_tf_keras_next_to_keras3_else_the_keras_package():
-    expected = "keras" if backend.keras_major_version() < 3 and not backend.uses_legacy_keras() else "tf_keras"
+    expected = "keras" if not _stack.keras3_installed() and not _settings.legacy_keras() else "tf_keras"
     assert backend.keras2_package_name() == expected
 
 

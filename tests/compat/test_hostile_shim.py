@@ -14,7 +14,7 @@ import pytest
 
 import multi_gpu_compat as compat
 from multi_gpu_compat import _devices, _gpus, doctor, import_hook, simulation
-from compat_helpers import N_REPLICAS, ROOT, SITE_PACKAGES, data, mlp, run
+from compat_helpers import N_REPLICAS, ROOT, SITE_PACKAGES, STARTUP_DIR, STARTUP_PTH, checkout_startup, data, mlp, run
 
 
 # --- `multi_gpu_model` inside someone else's class --------------------------------------
@@ -93,7 +93,6 @@ def test_model_mgpu_recipe_is_still_adopted(keras_module):
 
 # --- MULTI_GPU_COMPAT_DISABLE: only true-ish values switch the hook off ------------------
 
-STARTUP_PTH = ROOT / "compat" / "_startup" / "multi_gpu_compat.pth"
 FALSE_VALUES = ["", "0", "false", "False", "no", "NO", "off", " Off "]
 TRUE_VALUES = ["1", "true", "TRUE", "yes", "Yes", "on", " ON "]
 
@@ -102,7 +101,7 @@ def run_with_checkout_startup(code: str, env: dict, check: bool = True):
     """Runs `code` after this checkout's .pth line, as `site` runs it (the installed copy
     belongs to another checkout): `-S`, with the project and dependencies on PYTHONPATH."""
     prelude = f"exec(open({str(STARTUP_PTH)!r}).read())\n"
-    extra = {"PYTHONPATH": os.pathsep.join([str(ROOT / ".dev"), SITE_PACKAGES])}
+    extra = {"PYTHONPATH": os.pathsep.join([str(STARTUP_DIR), str(ROOT / ".dev"), SITE_PACKAGES])}
     extra.update(env)
     return run(prelude + textwrap.dedent(code), env=extra, args=["-S"], check=check)
 
@@ -119,7 +118,7 @@ def _startup_finders(monkeypatch, disable: str | None, simulate: str | None = No
     sys.meta_path[:] = [f for f in saved if not isinstance(f, import_hook._Finder)]
     fresh = list(sys.meta_path)
     try:
-        exec(STARTUP_PTH.read_text(), {})
+        checkout_startup().install()  # what the .pth line runs
         return [getattr(f, "__name__", "") for f in sys.meta_path if f not in fresh]
     finally:
         sys.meta_path[:] = saved

@@ -11,9 +11,8 @@ from pathlib import Path
 import pytest
 
 from multi_gpu_compat import _explainer, import_hook
-from compat_helpers import ROOT, SITE_PACKAGES, run
+from compat_helpers import ROOT, SITE_PACKAGES, STARTUP_DIR, STARTUP_PTH, checkout_startup, run
 
-STARTUP_PTH = ROOT / "compat" / "_startup" / "multi_gpu_compat.pth"
 NO_PTH_PATH = os.pathsep.join([str(ROOT / ".dev"), SITE_PACKAGES])  # what `-S` with PYTHONPATH sees
 
 
@@ -39,8 +38,9 @@ def test_a_venv_start_leaves_one_startup_finder():
 
 def test_the_startup_line_run_twice_adds_one_finder():
     code = f"exec(open({str(STARTUP_PTH)!r}).read())\n" * 2
+    path = os.pathsep.join([str(STARTUP_DIR), NO_PTH_PATH])
     names = eval(run(code + "import sys\nprint([getattr(f, '__name__', '') for f in sys.meta_path])",
-                     args=["-S"], env={"PYTHONPATH": NO_PTH_PATH}).stdout.strip())
+                     args=["-S"], env={"PYTHONPATH": path}).stdout.strip())
     assert names.count("_MultiGpuCompatStartup") == 1
 
 
@@ -48,7 +48,7 @@ def test_startup_finder_reached_after_another_thread_removed_it(monkeypatch):
     # A thread that fetched the finder from sys.meta_path just before another thread removed it.
     monkeypatch.setattr(sys, "meta_path", [f for f in sys.meta_path if not isinstance(f, import_hook._Finder)
                                            and getattr(f, "__name__", "") != "_MultiGpuCompatStartup"])
-    exec(STARTUP_PTH.read_text(), {})
+    checkout_startup().install()
     startup = next(f for f in sys.meta_path if getattr(f, "__name__", "") == "_MultiGpuCompatStartup")
     sys.meta_path.remove(startup)
     startup.find_spec("keras.utils.training_utils")  # must neither raise nor leave two hooks

@@ -4,6 +4,7 @@ ships in the built wheel."""
 
 from __future__ import annotations
 
+import ast
 import importlib.util
 import json
 import subprocess
@@ -184,7 +185,7 @@ def test_built_wheel_ships_working_startup_hook(tmp_path):
     # `codemod` installs a top-level `codemod` package; `compat` is a common module name).
     tops = {name.split("/", 1)[0] for name in names}
     assert tops == {"multi_gpu_compat", "multi_gpu_codemod", "multi_gpu_compat.pth",
-                    "multi_gpu_compat-0.1.0.dist-info"}, tops
+                    "multi_gpu_compat_startup.py", "multi_gpu_compat-0.1.0.dist-info"}, tops
     # A fresh venv that sees the dependencies (TensorFlow, Keras) but not this checkout.
     venv = tmp_path / "venv"
     subprocess.run([sys.executable, "-m", "venv", str(venv)], check=True, timeout=180)
@@ -229,3 +230,56 @@ print("WHEEL-OK")
 def test_editable_install_uses_checkout():
     proc = run("import multi_gpu_compat as compat; print('FILE' + compat.__file__)", cwd=Path("/"))
     assert Path(proc.stdout.split("FILE", 1)[1].strip()).resolve().parent == ROOT / "compat"
+
+
+# --- one table, a handle that uninstalls, loaders as the real import left them -------------------
+
+def _fake_stack(tmp_path: Path) -> Path:
+    """Tiny stand-ins for tensorflow, keras and tf_keras (each with a `utils` package)."""
+    for top in ("tensorflow", "keras", "tf_keras"):
+        (tmp_path / top / "utils").mkdir(parents=True)
+        (tmp_path / top / "__init__.py").write_text("")
+        (tmp_path / top / "utils" / "__init__.py").write_text("")
+    return tmp_path
+
+
+def test_uninstall_handle_stops_serving_and_loaders_are_restored(tmp_path):
+    done = run("""
+        import json, sys
+        from multi_gpu_compat import import_hook
+        hook = import_hook.install()
+        import keras.utils
+        found = {"served": hasattr(keras.utils, "multi_gpu_model"),
+                 "loader": type(keras.utils.__loader__).__name__,
+                 "spec_loader": type(keras.utils.__spec__.loader).__name__}
+        hook.uninstall()
+        found["installed_after_uninstall"] = import_hook.is_installed()
+        import tf_keras.utils
+        found["served_after_uninstall"] = hasattr(tf_keras.utils, "multi_gpu_model")
+        found["kept"] = hasattr(keras.utils, "multi_gpu_model")  # set up before: keeps it
+        again = import_hook.install()
+        import tensorflow.utils
+        found["new_handle"] = again is not hook and import_hook.is_installed()
+        print("HOOK" + json.dumps(found))
+    """, env={"PYTHONPATH": str(_fake_stack(tmp_path))})
+    found = json.loads(done.stdout.split("HOOK", 1)[1])
+    assert found == {"served": True, "loader": "SourceFileLoader", "spec_loader": "SourceFileLoader",
+                     "installed_after_uninstall": False, "served_after_uninstall": False, "kept": True,
+                     "new_handle": True}, found
+
+
+def test_one_table_serves_the_hook_doctor_and_the_codemod():
+    from multi_gpu_codemod.recognise import MULTI_GPU_MODEL_NAMES
+    from multi_gpu_compat import import_hook, legacy_modules
+
+    table = legacy_modules.LEGACY_MODULES
+    served = import_hook.import_paths()
+    assert "keras.utils" in served and "tf_keras.utils" in served
+    # Every import the hook serves is one the codemod rewrites, and the hook can serve it.
+    assert {f"{p}.multi_gpu_model" for p in served} <= MULTI_GPU_MODEL_NAMES
+    assert all(table[p].get("serve") for p in served)
+    assert MULTI_GPU_MODEL_NAMES == {f"{m}.multi_gpu_model" for m, e in table.items() if e.get("written")}
+    # Data only: the codemod reads it on Python 3.9 with libcst alone.
+    source = Path(legacy_modules.__file__).read_text()
+    tree = ast.parse(source, feature_version=(3, 9))
+    assert not [n for n in ast.walk(tree) if isinstance(n, (ast.Import, ast.ImportFrom))]

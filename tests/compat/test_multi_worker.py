@@ -397,7 +397,9 @@ def test_keras3_reduce_fix_applies_only_to_multi_worker_strategies(legacy_keras:
     import tensorflow as tf
     from keras.src.backend.tensorflow import trainer
 
-    multi_worker._patch_keras3_reduce()
+    from multi_gpu_compat.multi_worker import _keras3_reduce
+
+    _keras3_reduce.patch_reduce_per_replica()
     calls = []
 
     class Ours:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import multi_gpu_compat as compat
-from multi_gpu_compat import _support, doctor, notices
+from multi_gpu_compat import _stack, _support, doctor, notices, startup
 from compat_helpers import data, mlp, replica_values, run
 
 
@@ -28,8 +28,8 @@ def keras3_only(legacy_keras):
 
 
 def _fake_versions(monkeypatch, keras: str | None, tensorflow: str | None) -> None:
-    monkeypatch.setattr(_support, "keras_version", lambda: keras)
-    monkeypatch.setattr(_support, "tensorflow_version", lambda: tensorflow)
+    monkeypatch.setattr(_stack, "keras_version", lambda: keras)
+    monkeypatch.setattr(_stack, "tensorflow_version", lambda: tensorflow)
 
 
 def _load_fresh_copy(name: str):
@@ -49,13 +49,13 @@ def _load_fresh_copy(name: str):
      ("2.15.0.post1", (2, 15, 0)), ("3.8", (3, 8)), ("nightly", ())],
 )
 def test_parse_version(text, expected):
-    assert _support.parse_version(text) == expected
+    assert _stack.parse_version(text) == expected
 
 
 def test_installed_environment_is_supported():
     status = _support.status()
     assert status.state == "supported", status.message
-    assert status.tensorflow == _support.tensorflow_version()
+    assert status.tensorflow == _stack.tensorflow_version()
     assert status.keras in status.message and status.tensorflow in status.message
 
 
@@ -96,7 +96,7 @@ def test_missing_tensorflow_says_what_to_install(monkeypatch):
 def test_keras2_backend_is_tensorflow_2_12_to_2_15(monkeypatch):
     _fake_versions(monkeypatch, keras="2.15.0", tensorflow="2.15.1")
     monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
-    assert _support.current_backend() == "keras2"
+    assert _stack.backend() == "keras2"
     assert _support.status().state == "supported"
     _fake_versions(monkeypatch, keras="2.11.0", tensorflow="2.11.1")
     assert _support.status().state == "untested older version"
@@ -115,19 +115,46 @@ def test_support_check_does_not_import_tensorflow():
 # --- the Keras 3 adapter ------------------------------------------------------------------
 
 
-def test_every_keras3_internal_resolves(keras3_only, keras_module):
-    from multi_gpu_compat import _keras3_internals as internals
-    from multi_gpu_compat import _tf_internals
+def test_every_registered_internal_resolves_on_the_serving_keras(keras_module, legacy_keras):
+    # The registry's class-level internals for TensorFlow and the Keras in use, and its live ones on
+    # live objects of the classes they are declared on (the rest are met by other kinds of objects).
+    from multi_gpu_compat import _internals, _tf_internals
 
-    assert internals.missing_internals() == []
-    assert _tf_internals.missing_internals() == []
+    stack = _internals.KERAS2 if legacy_keras else _internals.KERAS3
+    assert _internals.missing(_internals.TENSORFLOW) == [] == _tf_internals.missing_internals()
+    assert _internals.missing(stack) == []
+    if not legacy_keras:  # the Keras 3 accessors import Keras 3's private modules
+        from multi_gpu_compat import _keras3_internals
+
+        assert _keras3_internals.missing_internals() == []
     model = mlp(keras_module, name="internals_probe")
     optimizer = keras_module.optimizers.Adam()
-    optimizer.build(model.trainable_variables)
-    live = {"variable": model.weights[0], "optimizer": optimizer, "model": model}
-    for kind, names in internals.INSTANCE_ATTRIBUTES.items():
-        for name in names:
-            assert hasattr(live[kind], name), f"{kind} has no {name}"
+    if hasattr(optimizer, "build"):  # Keras 2.12's Adam is the legacy OptimizerV2 (slots made on use)
+        optimizer.build(model.trainable_variables)
+    live = {"variable": model.weights[0], "optimizer": optimizer, "model": model,
+            "layer": model.layers[-1], "tensor": model.outputs[0]}
+    checked = 0
+    for internal in _internals.for_stack(stack):
+        obj = live.get(internal.live)
+        owner, _, name = internal.attribute.rpartition(".")
+        owner = owner.rpartition(".")[2]
+        if obj is None or owner not in {c.__name__ for c in type(obj).__mro__}:
+            continue
+        checked += 1
+        assert internal.optional or hasattr(obj, name), f"a live {internal.live} has no {internal}"
+    assert checked >= 5
+
+
+def test_a_missing_internal_is_named_by_the_check(monkeypatch):
+    import dataclasses
+
+    from multi_gpu_compat import _internals
+
+    gone = dataclasses.replace(_internals.for_stack(_internals.TENSORFLOW)[0], attribute="no_such_internal")
+    monkeypatch.setattr(_internals, "REGISTRY", (*_internals.REGISTRY, gone))
+    assert _internals.missing(_internals.TENSORFLOW) == [f"{gone.module}.no_such_internal"]
+    with pytest.raises(_support.UnsupportedVersionError, match="no_such_internal"):
+        _internals.check(_internals.TENSORFLOW)
 
 
 def test_newer_keras_without_an_internal_gets_clear_error(keras3_only, monkeypatch, fresh_notices):
@@ -152,7 +179,7 @@ def test_tested_keras_without_an_internal_is_reported_as_our_bug(keras3_only, mo
 
     monkeypatch.setattr(TensorFlowTrainer, "_flatten_metrics_in_order", None)  # inherited: shadow it
     with pytest.raises(_support.UnsupportedVersionError, match="_flatten_metrics_in_order.*bug in multi-gpu-compat"):
-        _load_fresh_copy("_keras3_internals")
+        startup.run(backend="keras3")
 
 
 @pytest.mark.slow  # trains
@@ -183,7 +210,6 @@ def test_tf_internals_error_names_what_is_missing(monkeypatch):
     from multi_gpu_compat import _tf_internals
 
     monkeypatch.setitem(_tf_internals._MODULES, "multi_worker_util", "tensorflow.python.no_such_module")
-    assert "tensorflow.python.no_such_module.coordination_leader" in _tf_internals.missing_internals()
     with pytest.raises(_support.UnsupportedVersionError, match="no_such_module"):
         _tf_internals.coordination_leader(None)
 
@@ -202,7 +228,7 @@ def test_doctor_reports_supported_environment():
     lines = _doctor_output().splitlines()
     support = next(line for line in lines if line.startswith("support: "))
     assert support.startswith("support: supported: ")
-    assert f"TensorFlow {_support.tensorflow_version()}" in support and "(tested: " in support
+    assert f"TensorFlow {_stack.tensorflow_version()}" in support and "(tested: " in support
     assert "private internals: all resolve" in lines
 
 
@@ -228,5 +254,58 @@ def test_missing_keras_package_says_what_to_install(monkeypatch):
     assert "Keras not installed: install it next to TensorFlow 2.18.1 with pip install keras." in (
         _support.status("keras3").message
     )
-    monkeypatch.setattr(_support, "tf_keras_version", lambda: None)
+    monkeypatch.setattr(_stack, "tf_keras_version", lambda: None)
     assert 'pip install "tf-keras==2.18.*"' in _support.status("tf_keras").message
+
+
+# --- the version warning, on every backend ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "backend_name, legacy, keras, tf_keras, tensorflow, found",
+    [
+        ("keras3", None, "3.99.0", None, "2.21.0", "Keras 3.99.0 with TensorFlow 2.21.0"),
+        ("tf_keras", "1", "3.15.0", "2.99.0", "2.21.0", "tf_keras 2.99.0 with TensorFlow 2.21.0"),
+        ("keras2", None, "2.16.0", None, "2.16.1", "TensorFlow 2.16.1 with its built-in Keras 2.16.0"),
+        ("keras2", None, "2.11.0", None, "2.11.1", "TensorFlow 2.11.1 with its built-in Keras 2.11.0"),
+    ],
+)
+def test_startup_warns_once_on_an_untested_version_of_every_backend(
+    monkeypatch, fresh_notices, backend_name, legacy, keras, tf_keras, tensorflow, found
+):
+    if legacy is None:
+        monkeypatch.delenv("TF_USE_LEGACY_KERAS", raising=False)
+    else:
+        monkeypatch.setenv("TF_USE_LEGACY_KERAS", legacy)
+    _fake_versions(monkeypatch, keras=keras, tensorflow=tensorflow)
+    monkeypatch.setattr(_stack, "tf_keras_version", lambda: tf_keras)
+    assert _stack.backend() == backend_name
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        startup.run()
+        startup.run()
+    shim = [str(w.message) for w in caught if issubclass(w.category, notices.MultiGPUCompatWarning)]
+    assert len(shim) == 1, shim
+    assert "multi-gpu-compat: untested" in shim[0] and found in shim[0]
+
+
+def test_startup_on_a_tested_stack_says_nothing(fresh_notices):
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        startup.run()
+    assert [w for w in caught if issubclass(w.category, notices.MultiGPUCompatWarning)] == []
+
+
+def test_multi_gpu_model_warns_on_an_untested_version_of_the_serving_keras(monkeypatch, fresh_notices, keras_module):
+    # The serving package's own version is what is judged: keras, tf_keras, or (for the built-in
+    # Keras 2, which ships with it) TensorFlow's.
+    import tensorflow as tf
+
+    serving = tf if _stack.backend() == _stack.KERAS2 else keras_module
+    major = _stack.parse_version(serving.__version__)[0]
+    monkeypatch.setattr(serving, "__version__", f"{major}.99.0")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compat.multi_gpu_model(mlp(keras_module, name="untested_probe"), gpus=2)
+    shim = [str(w.message) for w in caught if issubclass(w.category, notices.MultiGPUCompatWarning)]
+    assert any("untested newer version" in m and f"{major}.99.0" in m for m in shim), shim
