@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 import libcst as cst
@@ -12,12 +13,25 @@ from ._tree import Tree, dotted_name, walk_same_scope
 
 __all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites", "is_method", "local_helper_definitions"]
 
+
+def _load_table(package: str) -> dict:
+    """`LEGACY_MODULES` of `<package>/legacy_modules.py`, without importing `package` itself."""
+    found = importlib.util.find_spec(package)  # a top-level name: found, not imported
+    if found is None or not found.submodule_search_locations:
+        raise ImportError(f"{package} is not installed beside the codemod (one wheel installs both); reinstall "
+                          f"multi-gpu-compat. Received: no {package} package on sys.path.")
+    path = Path(next(iter(found.submodule_search_locations))) / "legacy_modules.py"
+    spec = importlib.util.spec_from_file_location(f"{__name__}._legacy_modules", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return dict(module.LEGACY_MODULES)
+
 # The modules scripts imported `multi_gpu_model` from: the table the shim's import hook serves
-# (`multi_gpu_compat.legacy_modules`, data only, installed from the same wheel), so the codemod
-# and the hook cannot drift apart.
-_LEGACY_MODULES = importlib.import_module(
-    str(__package__).rsplit("_", 1)[0] + "_compat.legacy_modules"
-).LEGACY_MODULES
+# (`multi_gpu_compat/legacy_modules.py`, data only, installed from the same wheel), so the codemod
+# and the hook cannot drift apart. Loaded from its file: importing the shim's package would run
+# its `__init__` (which adds the shim's import explainer) in the codemod's process.
+_LEGACY_MODULES = _load_table(str(__package__).rsplit("_", 1)[0] + "_compat")
 _MODULES = tuple(name for name, entry in _LEGACY_MODULES.items() if entry.get("written"))
 # Only these resolve to Keras's function; a module's own `def multi_gpu_model` or
 # `lib.multi_gpu_frame.multi_gpu_model` resolves elsewhere and is left alone.

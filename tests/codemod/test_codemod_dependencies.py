@@ -50,3 +50,17 @@ def test_codemod_source_is_python_3_9_syntax(path):
     # Grammar only (no `match`, no parenthesised context managers); the whole suite
     # runs on Python 3.9 in .ci/matrix for the runtime side (`X | Y` aliases, zip(strict=)).
     ast.parse(path.read_text(encoding="utf-8"), filename=str(path), feature_version=(3, 9))
+
+
+def test_the_codemod_reads_the_shims_module_table_without_importing_the_shim(tmp_path):
+    probe = (
+        "import sys\nfrom multi_gpu_codemod import transform_source\n"
+        "transform_source(b'from keras.utils import multi_gpu_model\\np = multi_gpu_model(m, gpus=2)\\n')\n"
+        "from multi_gpu_codemod.recognise import MULTI_GPU_MODEL_NAMES\n"
+        "assert 'keras.utils.multi_gpu_model' in MULTI_GPU_MODEL_NAMES\n"
+        "print(sorted(m for m in sys.modules if m.split('.')[0] == 'multi_gpu_compat'))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=tmp_path,
+                          env={"PYTHONPATH": str(ROOT / ".dev"), "PATH": "/usr/bin:/bin"}, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines()[-1] == "[]"  # its `__init__` (the import explainer) never runs here
