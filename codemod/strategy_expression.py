@@ -270,7 +270,7 @@ def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | N
 def _option_kind(tree: Tree, option: str) -> str | None:
     """"list" for an argparse option taking several values (`nargs`, `action="append"`), "count" for
     one declared `type=int` alone; None when no `add_argument` of this file declares it, or they disagree."""
-    kinds = set()
+    kinds: set[str | None] = set()
     for call in tree.all(cst.Call):
         assert isinstance(call, cst.Call)
         if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "add_argument"):
@@ -300,7 +300,7 @@ def _option_dest(call: cst.Call, keywords: dict[str, cst.BaseExpression]) -> str
     names = [a.value.evaluated_value for a in call.args if a.keyword is None and isinstance(a.value, cst.SimpleString)]
     texts = [n for n in names if isinstance(n, str)]
     longs = [n for n in texts if n.startswith("--")]
-    chosen = (longs or texts or [None])[0]
+    chosen = (longs or texts)[0] if longs or texts else None
     return chosen.lstrip("-").replace("-", "_") if chosen is not None else None
 
 

@@ -9,7 +9,10 @@ from multi_gpu_codemod._tree import Tree
 
 import libcst as cst
 
-_MODEL = "from keras.layers import Dense\nfrom keras.models import Sequential\nnet = Sequential([Dense(2, input_shape=(3,))])\n"
+_MODEL = (
+    "from keras.layers import Dense\nfrom keras.models import Sequential\n"
+    "net = Sequential([Dense(2, input_shape=(3,))])\n"
+)
 
 CASES = {
     "partial": (
