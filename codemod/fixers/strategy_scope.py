@@ -621,11 +621,24 @@ def _strategy_inputs_to_hoist(
     assigned = " and ".join(
         f"`{n}`, assigned on line {_binding_line(tree, block.body[start:anchor_index + 1], n)}," for n in names
     )
+    # What the count's own assignment reads of the code the scope covers (`gpus = f(model)`): then
+    # it cannot simply move before that code.
+    covered = block.body[start:anchor_index + 1]
+    built = set().union(*(bound_names(st) for st in covered if makes_layers(st)))
+    reads = sorted({
+        r for n in names for st in covered if n in bound_names(st) and not binds(st, template, tree)
+        for r in used_names(st) & built - {n}
+    })
+    advice = (
+        f"it reads {', '.join(f'`{r}`' for r in reads)}, built in that code, so it cannot come first: compute the "
+        "count without it and rerun, or migrate by hand."
+        if reads else
+        f"assign {', '.join(f'`{n}`' for n in names)} before that line and rerun, or migrate by hand."
+    )
     ctx.report(site.call, GPU_COUNT_FIRST, (
         f"the GPU count uses {assigned} "
         f"after line {tree.position(first)[0]}{_short_code(tree, first)} where the code the scope must "
-        f"cover starts (what builds `{template}` or its compile's arguments); assign "
-        f"{', '.join(f'`{n}`' for n in names)} before that line and rerun, or migrate by hand."
+        f"cover starts (what builds `{template}` or its compile's arguments); {advice}"
     ))
     return None
 

@@ -482,3 +482,14 @@ def test_no_compile_says_what_was_seen_instead():
     helper = transform_source((head + "setup(wide, lr=0.1)\nwide.fit(x, y)\n").encode(), "h.py")
     message = next(f.message for f in helper.findings if f.code == "MGPU202")
     assert "`setup(...)` on line 6 receives the model and may compile it" in message
+
+
+def test_a_count_computed_from_the_model_is_not_told_to_move_first():
+    source = (
+        "from keras.layers import Dense\nfrom keras.models import Sequential\nfrom keras.utils import "
+        "multi_gpu_model\nnet = Sequential([Dense(4, input_shape=(3,))])\n"
+        "n = 2 if net.count_params() > 10 else 1\nwide = multi_gpu_model(net, gpus=n)\nwide.compile('sgd', 'mse')\n"
+    )
+    (finding,) = [f for f in transform_source(source.encode(), "t.py").findings if f.code == "MGPU105"]
+    assert "it reads `net`, built in that code, so it cannot come first" in finding.message
+    assert "assign `n` before that line" not in finding.message
