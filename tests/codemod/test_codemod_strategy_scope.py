@@ -410,7 +410,8 @@ REPORTED = [
         [
             'table.py:6:12: MGPU105 the GPU count uses `gpus`, assigned on line 5, after line 4 (`model ='
             " keras.Sequential()`) where the code the scope must cover starts (what builds `model` or its compile's"
-            ' arguments); assign `gpus` before that line and rerun, or migrate by hand.',
+            ' arguments); it reads `model`, built in that code, so it cannot come first: compute the count without it'
+            ' and rerun, or migrate by hand.',
         ],
         id='gpu-count-reading-what-the-scope-builds',
     ),
