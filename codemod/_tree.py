@@ -324,3 +324,17 @@ def dotted_name(node: cst.CSTNode) -> str:
     if isinstance(node, cst.Attribute):
         return f"{dotted_name(node.value)}.{node.attr.value}"
     return ""
+
+
+def branch_suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
+    """The suites of every branch of an `if`/`elif`/`else` chain, or of a `try` and its handlers."""
+    suites: list[cst.BaseSuite] = []
+    current: cst.CSTNode | None = statement
+    while isinstance(current, cst.If):
+        suites.append(current.body)
+        current = current.orelse
+    if isinstance(current, cst.Else):
+        suites.append(current.body)
+    if isinstance(statement, cst.Try):
+        suites += [statement.body, *(h.body for h in statement.handlers)]
+    return suites

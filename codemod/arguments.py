@@ -98,14 +98,19 @@ def _add_verify(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--json", metavar="FILE", type=_report_path, help="also write the comparisons as JSON")
 
 
-def _gpus(text: str) -> int:
+def _whole_number(text: str, least: int, problem: str) -> int:
+    """`text` as a whole number of at least `least`, else the usage error `problem` with `text`."""
     try:
         value = int(text)
     except ValueError:
-        value = 0
-    if value < 2:
-        raise argparse.ArgumentTypeError(f"must be a whole number of at least 2: {text!r}")
+        value = least - 1
+    if value < least:
+        raise argparse.ArgumentTypeError(problem.format(text=repr(text)))
     return value
+
+
+def _gpus(text: str) -> int:
+    return _whole_number(text, 2, "must be a whole number of at least 2: {text}")
 
 
 def _size(text: str) -> int:
@@ -136,13 +141,7 @@ def _report_path(text: str) -> str:
 
 
 def _jobs(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"not a positive whole number of workers: {text!r} (1: no pool)")
-    return value
+    return _whole_number(text, 1, "not a positive whole number of workers: {text} (1: no pool)")
 
 
 def worker_count(requested: int | None) -> int:

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ._tree import Block, zip_equal
+from ._tree import Block, branch_suites, zip_equal
 from .layout import realign_call, renamed_in, spans_lines, strategy_statements
 from .same_branches import already_holds, merged
 from .strategy_expression import refine
@@ -192,16 +192,7 @@ class _Applier(cst.CSTTransformer):
         """An `if`/`try` with a statement the plan replaces or removes directly in one of its branches."""
         if not isinstance(statement, (cst.If, cst.Try)):
             return False
-        suites: list[cst.BaseSuite] = []
-        current: cst.CSTNode | None = statement
-        while isinstance(current, cst.If):
-            suites.append(current.body)
-            current = current.orelse
-        if isinstance(current, cst.Else):
-            suites.append(current.body)
-        if isinstance(statement, cst.Try):
-            suites += [statement.body, *(h.body for h in statement.handlers)]
-        blocks = [suite for suite in suites if isinstance(suite, cst.IndentedBlock)]
+        blocks = [suite for suite in branch_suites(statement) if isinstance(suite, cst.IndentedBlock)]
         return any(id(s) in self.plan.statements or id(s) in self.plan.unwrap for block in blocks for s in block.body)
 
     def _rebuild(self, original: Block, updated: Block) -> Block:

@@ -27,6 +27,8 @@ from collections.abc import Sequence
 
 import libcst as cst
 
+from ._tree import walk
+
 __all__ = ["merged"]
 
 _MODULE = cst.Module([])
@@ -40,7 +42,7 @@ def _code(statement: cst.BaseStatement) -> str:
 
 
 def _comments(nodes: Sequence[cst.CSTNode]) -> set[str]:
-    return {n.value for node in nodes for n in _walk(node) if isinstance(n, cst.Comment)}
+    return {n.value for node in nodes for n in walk(node) if isinstance(n, cst.Comment)}
 
 
 def merged(statement: cst.If | cst.Try) -> list[cst.BaseStatement] | None:
@@ -76,21 +78,12 @@ def _conditions(statement: cst.If) -> list[cst.BaseExpression]:
     return found
 
 
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(current.children)
-    return found
-
-
 def _calls(node: cst.CSTNode) -> bool:
-    return any(isinstance(n, (cst.Call, cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)) for n in _walk(node))
+    return any(isinstance(n, (cst.Call, cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)) for n in walk(node))
 
 
 def _names(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in _walk(node) if isinstance(n, cst.Name)}
+    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
 
 
 def _bound(statement: cst.BaseStatement) -> set[str] | None:

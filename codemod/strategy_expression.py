@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ._tree import code_of
+from ._tree import code_of, walk
 
 if TYPE_CHECKING:
     from ._tree import Tree
@@ -365,7 +365,7 @@ def _self_attribute_values(tree: Tree, node: cst.Attribute) -> list[cst.BaseExpr
     if owner is None:
         return [None]
     values: list[cst.BaseExpression | None] = []
-    for assign in _walk(owner):
+    for assign in walk(owner):
         if not isinstance(assign, cst.Assign):
             continue
         for target in assign.targets:
@@ -469,7 +469,7 @@ def _compared_in_guards(text: str, guards: list[str]) -> bool:
             tree = cst.parse_expression(guard)
         except cst.ParserSyntaxError:
             continue
-        for node in _walk(tree):
+        for node in walk(tree):
             if isinstance(node, cst.Comparison):
                 operands = [node.left, *(c.comparator for c in node.comparisons)]
                 ordered = any(
@@ -484,15 +484,6 @@ def _compared_in_guards(text: str, guards: list[str]) -> bool:
                 if code_of(node.left) == text and isinstance(node.right, cst.Integer):
                     return True
     return False
-
-
-def _walk(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found, stack = [], [node]
-    while stack:
-        current = stack.pop()
-        found.append(current)
-        stack.extend(current.children)
-    return found
 
 
 def _branch(guards: list[str], single: str) -> Branch | None:

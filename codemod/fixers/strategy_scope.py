@@ -17,7 +17,9 @@ import libcst.matchers as m
 
 from .. import fallbacks
 from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
-from .._tree import Block, Tree, binds, bound_names, children_of, dotted_name, findall, used_names, walk_same_scope
+from .._tree import (
+    Block, Tree, binds, bound_names, branch_suites, children_of, dotted_name, findall, used_names, walk_same_scope,
+)
 from ..construction import (
     MODEL_PARTS as _MODEL_PARTS,
     construction_start,
@@ -1509,16 +1511,7 @@ def _gpus_text(tree: Tree, site: Site) -> str:
 
 def _branch_statements(kept: cst.CSTNode) -> list[cst.BaseStatement]:
     """The statements directly in every branch of an `if` chain or `try`."""
-    suites: list[cst.BaseSuite] = []
-    current: cst.CSTNode | None = kept
-    while isinstance(current, cst.If):
-        suites.append(current.body)
-        current = current.orelse
-    if isinstance(current, cst.Else):
-        suites.append(current.body)
-    if isinstance(kept, cst.Try):
-        suites += [kept.body, *(h.body for h in kept.handlers)]
-    return [s for suite in suites if isinstance(suite, cst.IndentedBlock) for s in suite.body]
+    return [s for suite in branch_suites(kept) if isinstance(suite, cst.IndentedBlock) for s in suite.body]
 
 
 def _is_self(node: cst.CSTNode) -> bool:
