@@ -137,6 +137,8 @@ class _Applier(cst.CSTTransformer):
         if replacement is not None:
             return replacement
         updated = super().on_leave(original_node, updated_node)
+        if isinstance(original_node, cst.SimpleStatementLine) and isinstance(updated, cst.SimpleStatementLine):
+            return self._comment_above_if_too_wide(original_node, updated)
         if (
             isinstance(original_node, cst.Call)
             and isinstance(updated, cst.Call)
@@ -154,6 +156,26 @@ class _Applier(cst.CSTTransformer):
                 self.indents.pop()
             return rebuilt
         return updated
+
+    def _comment_above_if_too_wide(
+        self, original: cst.SimpleStatementLine, updated: cst.SimpleStatementLine
+    ) -> cst.SimpleStatementLine:
+        """A one-line statement the rewrite lengthened past the limit only by its trailing comment
+        (`.batch(8)  # why` -> `.batch(8 * strategy.num_replicas_in_sync)  # why`): the comment goes
+        on a line of its own above it, where black's users put a comment that does not fit."""
+        comment = updated.trailing_whitespace.comment
+        if updated is original or comment is None:
+            return updated
+        indent = "".join(i for _, i in self.indents)
+        code = cst.Module(body=[updated.with_changes(leading_lines=[])]).code.rstrip("\n")
+        bare = cst.Module(body=[updated.with_changes(
+            leading_lines=[], trailing_whitespace=cst.TrailingWhitespace())]).code.rstrip("\n")
+        if "\n" in code or _width(indent + code) <= self.limit or _width(indent + bare) > self.limit:
+            return updated
+        return updated.with_changes(
+            leading_lines=[*updated.leading_lines, cst.EmptyLine(indent=True, comment=comment)],
+            trailing_whitespace=cst.TrailingWhitespace(newline=updated.trailing_whitespace.newline),
+        )
 
     def _pieces(
         self, original: cst.BaseStatement, updated: cst.BaseStatement
