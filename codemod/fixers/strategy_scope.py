@@ -1442,7 +1442,7 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
     everywhere = {tree.code(s) for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))}
     others = [s for s in others if tree.code(s) not in everywhere]  # the same in the other branch: no difference
     head = f"kept this `{kind}` around `{site.name}`: it is not a plain fallback"
-    if any(binds(s, template, tree) for s in others):
+    if any(binds(s, template, tree) for s in besides):
         return None  # its branch builds the model too: both branches stay as they are, nothing to change
     if isinstance(kept, cst.Try):
         plain = (
