@@ -197,4 +197,5 @@ def warn_if_environment_ignored() -> None:
             "imported). Set it in the environment before starting Python, or call "
             f"`multi_gpu_compat.simulate_gpus({raw})` before any TensorFlow op"
         )
-    warnings.warn(f"{ENV_VAR}={raw} is ignored: {reason}.", RuntimeWarning, stacklevel=2)
+    shown = raw if raw.isdigit() else repr(raw)  # a value that is no count is quoted, as typed
+    warnings.warn(f"{ENV_VAR}={shown} is ignored: {reason}.", RuntimeWarning, stacklevel=2)
