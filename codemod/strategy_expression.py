@@ -526,7 +526,7 @@ _INT_CALLS = frozenset({"int", "len", "round"})
 
 
 def surely_int(node: cst.BaseExpression, resolve: Callable[[cst.BaseExpression], bool] | None = None) -> bool:
-    """An int whatever the script's variables hold: a literal, `int(...)`/`len(...)`, or
+    """An int whatever the script's variables hold: a literal, `int(...)`/`len(...)`, `getint(...)`, or
     arithmetic with an int (`n - 1`, `n // 2`: a list there fails in the old script too;
     `*` excepted, `[0] * 2` is a list)."""
     if isinstance(node, cst.Integer):
@@ -535,6 +535,8 @@ def surely_int(node: cst.BaseExpression, resolve: Callable[[cst.BaseExpression],
         if node.func.value in {"min", "max"}:
             return any(surely_int(a.value, resolve) for a in node.args)
         return node.func.value in _INT_CALLS
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "getint":
+        return True  # configparser's `cfg.getint("train", "gpus")` (a section's too) returns an int
     if isinstance(node, cst.UnaryOperation):
         return surely_int(node.expression, resolve)
     if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.Multiply):

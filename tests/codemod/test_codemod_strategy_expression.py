@@ -351,3 +351,15 @@ def test_an_argparse_option_says_count_or_list(declaration, gpus, kind):
         assert f"for i in {gpus} if i <" in out
     else:
         assert f"{LOGICAL}[:{gpus}])" in out
+
+
+def test_a_configparser_getint_is_a_count():
+    source = (
+        "import configparser\nfrom keras.layers import Dense\nfrom keras.models import Sequential\n"
+        "from keras.utils import multi_gpu_model\ncfg = configparser.ConfigParser()\ncfg.read('train.ini')\n"
+        "net = Sequential([Dense(2, input_shape=(3,))])\n"
+        "wide = multi_gpu_model(net, gpus=cfg.getint('train', 'gpus'))\nwide.compile('sgd', 'mse')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    assert "MGPU117" not in [f.code for f in result.findings]  # `getint` says it: no guess from the name
+    assert f"{LOGICAL}[:cfg.getint('train', 'gpus')]" in result.output.decode()
