@@ -55,6 +55,10 @@ def _not_a_value_read(tree: Tree, node: cst.CSTNode) -> bool:
         parent, "target", None
     ) is node:
         return True
+    if isinstance(parent, cst.Arg) and parent.keyword is node:
+        return True  # `f(multi_gpu_model=True)`: a keyword's name, not the function
+    if isinstance(parent, (cst.NameItem, cst.Param, cst.FunctionDef, cst.ClassDef)):
+        return True  # `global multi_gpu_model`, a parameter or a definition of that name
     if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value == _NAME:
         return True  # the `keras.utils` of `keras.utils.multi_gpu_model`: the attribute is the read
     return any(isinstance(a, (cst.Import, cst.ImportFrom)) for a in tree.ancestors(node))

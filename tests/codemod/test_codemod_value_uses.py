@@ -80,6 +80,10 @@ def test_the_call_names_the_other_binding_line():
     "from keras.utils import multi_gpu_model\n" + _MODEL + "wide = multi_gpu_model(net, gpus=2)\n",
     "from mylib import multi_gpu_model\nwrap = multi_gpu_model\n",  # another library's function of that name
     "multi_gpu_model = 'a label'\nprint(multi_gpu_model)\n",
+    # Names spelt like it that are no read of it: a keyword, a `global`, a parameter.
+    "from keras.utils import multi_gpu_model\ntrain(multi_gpu_model=True)\n"
+    "def run(multi_gpu_model=None):\n    global G\n",
+    "from keras.utils import multi_gpu_model\ndef setup():\n    global multi_gpu_model\n",
 ])
 def test_calls_imports_and_other_values_are_not_value_uses(source):
     assert value_uses(Tree(cst.parse_module(source))) == []
