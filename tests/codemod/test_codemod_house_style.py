@@ -172,18 +172,10 @@ def whitespace_only(before: str, after: str) -> list[str]:
     return [] if count(after) <= count(before) else [f"{count(before)} -> {count(after)} whitespace-only lines"]
 
 
-# Added lines another fixer owns and has not laid out yet (strict: the marker goes when it is fixed).
-NOT_YET: dict[str, str] = {}  # fixture -> why it does not meet the house style yet (none now)
 CORPUS = _corpus()
 
 
-def _param(path: Path) -> object:
-    name = path.relative_to(FIXTURES).as_posix()
-    marks = [pytest.mark.xfail(strict=True, reason=NOT_YET[name])] if name in NOT_YET else []
-    return pytest.param(path, id=name, marks=marks)
-
-
-@pytest.mark.parametrize("path", [_param(p) for p in CORPUS])
+@pytest.mark.parametrize("path", [pytest.param(p, id=p.relative_to(FIXTURES).as_posix()) for p in CORPUS])
 def test_every_rewritten_fixture_reads_like_hand_written_code(path):
     migrated = _migrated(path)
     if migrated is None:
