@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from ._tree import Block, branch_suites, zip_equal
+from .fallthrough import stops_when_no_branch_runs
 from .layout import realign_call, renamed_in, spans_lines, strategy_statements
 from .same_branches import already_holds, merged
 from .strategy_expression import refine
@@ -205,7 +206,10 @@ class _Applier(cst.CSTTransformer):
                 return body, footer
             return [], lines + footer
         if isinstance(updated, (cst.If, cst.Try)) and self._touched(original):
-            shared = merged(updated)
+            stops = isinstance(original, cst.If) and self.tree is not None and stops_when_no_branch_runs(
+                self.tree, original
+            )
+            shared = merged(updated, no_branch_stops=stops)
             if shared is not None:
                 return shared, []
         return [updated], []

@@ -28,6 +28,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ._tree import walk
+from .disjoint import disjoint
 
 __all__ = ["merged"]
 
@@ -45,17 +46,24 @@ def _comments(nodes: Sequence[cst.CSTNode]) -> set[str]:
     return {n.value for node in nodes for n in walk(node) if isinstance(n, cst.Comment)}
 
 
-def merged(statement: cst.If | cst.Try) -> list[cst.BaseStatement] | None:
+def merged(statement: cst.If | cst.Try, *, no_branch_stops: bool = False) -> list[cst.BaseStatement] | None:
     """`[before..., statement', after...]` (or the shared statements alone), or None when no
-    statement is shared by every branch, or when writing them once would drop a comment."""
-    result = _merged_if(statement) if isinstance(statement, cst.If) else _merged_try(statement)
+    statement is shared by every branch, or when writing them once would drop a comment.
+
+    `no_branch_stops`: `statement` is an `if`/`elif` chain without `else` whose no-branch path
+    stops with a `NameError` (fallthrough.py), so its branches count as every path."""
+    if isinstance(statement, cst.If):
+        result = _merged_if(statement, no_branch_stops)
+    else:
+        result = _merged_try(statement)
     if result is None or not _comments([statement]) <= _comments(result):
         return None
     return result
 
 
-def _bodies_of_if(statement: cst.If) -> list[list[cst.BaseStatement]] | None:
-    """Each branch's statements, for a chain that ends in `else:` (every path runs one branch)."""
+def _bodies_of_if(statement: cst.If, no_branch_stops: bool) -> list[list[cst.BaseStatement]] | None:
+    """Each branch's statements, for a chain that ends in `else:` (every path runs one branch),
+    or one without whose no-branch path stops (`no_branch_stops`)."""
     bodies = []
     current: cst.If | cst.Else | None = statement
     while isinstance(current, cst.If):
@@ -63,6 +71,8 @@ def _bodies_of_if(statement: cst.If) -> list[list[cst.BaseStatement]] | None:
             return None
         bodies.append(list(current.body.body))
         current = current.orelse
+    if current is None and no_branch_stops:
+        return bodies
     if not isinstance(current, cst.Else) or not isinstance(current.body, cst.IndentedBlock):
         return None
     bodies.append(list(current.body.body))
@@ -135,8 +145,8 @@ def _without_blank_lead(statement: cst.BaseStatement) -> cst.BaseStatement:
     return statement.with_changes(leading_lines=lines)
 
 
-def _merged_if(statement: cst.If) -> list[cst.BaseStatement] | None:
-    bodies = _bodies_of_if(statement)
+def _merged_if(statement: cst.If, no_branch_stops: bool) -> list[cst.BaseStatement] | None:
+    bodies = _bodies_of_if(statement, no_branch_stops)
     conditions = _conditions(statement)
     if bodies is None or any(_calls(c) for c in conditions):
         return None
@@ -160,11 +170,9 @@ def _merged_if(statement: cst.If) -> list[cst.BaseStatement] | None:
         assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         shared[0] = first.with_changes(leading_lines=[*lines, *(x for x in first.leading_lines if x.comment)])
         return shared
-    if not rest[0]:
-        return None  # `if c:` left empty: only a negated condition would say what remains
-    if any(not r for r in rest[1:-1]):
-        return None  # an `elif` left empty
     rebuilt = _rebuilt_if(statement, rest)
+    if rebuilt is None:
+        return None
     if before:
         first = before[0]
         assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
@@ -173,20 +181,41 @@ def _merged_if(statement: cst.If) -> list[cst.BaseStatement] | None:
     return [*before, rebuilt, *after]
 
 
-def _rebuilt_if(statement: cst.If, rest: list[list[cst.BaseStatement]]) -> cst.If:
-    """The chain with each branch holding `rest[i]`; an empty last `else` dropped."""
-    def rebuild(node: cst.If, index: int) -> cst.If:
-        body = node.body.with_changes(body=[_without_blank_lead(rest[index][0]), *rest[index][1:]])
-        orelse = node.orelse
-        if isinstance(orelse, cst.If):
-            return node.with_changes(body=body, orelse=rebuild(orelse, index + 1))
-        assert isinstance(orelse, cst.Else)
-        last = rest[index + 1]
-        if not last:
-            return node.with_changes(body=body, orelse=None)
-        else_body = orelse.body.with_changes(body=[_without_blank_lead(last[0]), *last[1:]])
-        return node.with_changes(body=body, orelse=orelse.with_changes(body=else_body))
-    return rebuild(statement, 0)
+def _rebuilt_if(statement: cst.If, rest: list[list[cst.BaseStatement]]) -> cst.If | None:
+    """The chain with each branch holding `rest[i]`, branches left empty dropped; None when
+    dropping one would change which branch runs (an `if` left empty before a kept `else` needs
+    a negated condition; before a kept `elif`, the two conditions must exclude each other)."""
+    branches: list[cst.If | cst.Else] = []
+    current: cst.If | cst.Else | None = statement
+    while current is not None:
+        branches.append(current)
+        current = current.orelse if isinstance(current, cst.If) else None
+    kept = [i for i, r in enumerate(rest) if r]
+    for dropped in (i for i, r in enumerate(rest) if not r):
+        for later in (k for k in kept if k > dropped):
+            branch, other = branches[dropped], branches[later]
+            if not isinstance(branch, cst.If) or not isinstance(other, cst.If) or not disjoint(branch.test, other.test):
+                return None
+    if not kept or not isinstance(branches[kept[0]], cst.If):
+        return None
+
+    def body_of(index: int) -> cst.BaseSuite:
+        suite = branches[index].body
+        return suite.with_changes(body=[_without_blank_lead(rest[index][0]), *rest[index][1:]])
+
+    chain: cst.If | cst.Else | None = None
+    for index in reversed(kept):
+        branch = branches[index]
+        if isinstance(branch, cst.Else):
+            chain = branch.with_changes(body=body_of(index))
+        else:
+            chain = branch.with_changes(body=body_of(index), orelse=chain)
+    assert isinstance(chain, cst.If)
+    if kept[0]:
+        # an `elif` that became the `if`: the statement's own lines and spacing
+        lines = [*statement.leading_lines, *(x for x in chain.leading_lines if x.comment is not None)]
+        chain = chain.with_changes(leading_lines=lines, whitespace_before_test=statement.whitespace_before_test)
+    return chain
 
 
 def _merged_try(statement: cst.Try) -> list[cst.BaseStatement] | None:

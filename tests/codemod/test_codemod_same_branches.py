@@ -6,6 +6,9 @@ import pytest
 
 from codemod_fixtures import check_source_pair
 from multi_gpu_codemod import transform_source
+from multi_gpu_codemod._tree import Tree
+from multi_gpu_codemod.disjoint import disjoint
+from multi_gpu_codemod.fallthrough import stops_when_no_branch_runs
 from multi_gpu_codemod.same_branches import already_holds, merged
 
 HEAD = "from keras.utils import multi_gpu_model\n\n"
@@ -50,6 +53,25 @@ PAIRS = [
         [],
         id="try-alias-after-the-handler",
     ),
+    pytest.param(
+        HEAD + "gpus = 2\nmodel = build()\nif gpus > 1:\n    trainer = multi_gpu_model(model, gpus=gpus)\n"
+        "elif gpus == 1:\n    trainer = model\n    print('one GPU')\n\ntrainer.compile('sgd', 'mse')\n",
+        "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        "    trainer = model\n    if gpus == 1:\n        print('one GPU')\n\n    trainer.compile('sgd', 'mse')\n",
+        [],  # with no branch run, `trainer.compile` stopped on a NameError: the chain was every path
+        id="elif-without-else-whose-no-branch-path-stops",
+    ),
+    pytest.param(
+        HEAD + "def train(args):\n    net = build()\n    if args.gpus > 1:\n"
+        "        trainer = multi_gpu_model(net, gpus=args.gpus)\n    elif args.gpus == 1:\n"
+        "        trainer = net\n    trainer.compile('sgd', 'mse')\n    return trainer.fit(x, y)\n",
+        "import tensorflow as tf\n\ndef train(args):\n    strategy = tf.distribute.MirroredStrategy(\n"
+        '        tf.config.list_logical_devices("GPU")[:max(args.gpus, 1)]\n    )\n    with strategy.scope():\n'
+        "        net = build()\n        trainer = net\n        trainer.compile('sgd', 'mse')\n"
+        "    return trainer.fit(x, y)\n",
+        [],  # in a function the no-branch path stopped on an UnboundLocalError
+        id="elif-without-else-in-a-function",
+    ),
 ]
 
 
@@ -59,8 +81,12 @@ def test_branches_that_read_the_same_are_written_once(before, after, codes):
 
 
 @pytest.mark.parametrize("source", [
-    # `elif` without `else`: when neither holds, the old script ran neither branch.
+    # `elif` without `else`: when neither holds, the old script ran neither branch (here nothing
+    # says that path stopped: see the fallthrough cases below).
     "if n > 1:\n    p = m\nelif n == 1:\n    p = m\n",
+    # An `if` left empty before an `elif` its condition does not exclude (`n == 2` is both).
+    "if n > 1:\n    p = m\nelse:\n    p = m\n    a()\n",
+    "if n > 1:\n    p = m\nelif n >= 2:\n    p = m\n    a()\nelse:\n    p = m\n",
     # The `if` branch would be left empty while the `else` is not: only a negated condition says that.
     "if n > 1:\n    p = m\nelse:\n    print('one')\n    p = m\n",
     # A condition that calls something runs before the shared first statement.
@@ -79,6 +105,62 @@ def test_what_must_stay_as_it_is(source):
     statement = cst.parse_module(source).body[0]
     assert isinstance(statement, (cst.If, cst.Try))
     assert merged(statement) is None
+
+
+@pytest.mark.parametrize("source", [
+    # bound before the chain: with no branch run it still holds the model
+    "trainer = None\nif gpus > 1:\n    trainer = multi_gpu_model(model, gpus=gpus)\nelif gpus == 1:\n"
+    "    trainer = model\ntrainer.compile('sgd', 'mse')\n",
+    # in a loop: bound by an earlier pass
+    "for gpus in (1, 2):\n    if gpus > 1:\n        trainer = multi_gpu_model(model, gpus=gpus)\n"
+    "    elif gpus == 1:\n        trainer = model\n    trainer.compile('sgd', 'mse')\n",
+    # in a `try` that may catch the NameError
+    "try:\n    if gpus > 1:\n        trainer = multi_gpu_model(model, gpus=gpus)\n    elif gpus == 1:\n"
+    "        trainer = model\n    trainer.compile('sgd', 'mse')\nexcept Exception:\n    pass\n",
+    # nothing reads it after the chain
+    "if gpus > 1:\n    trainer = multi_gpu_model(model, gpus=gpus)\nelif gpus == 1:\n    trainer = model\n",
+    # a statement between may rebind it
+    "if gpus > 1:\n    trainer = multi_gpu_model(model, gpus=gpus)\nelif gpus == 1:\n    trainer = model\n"
+    "trainer = pick()\ntrainer.compile('sgd', 'mse')\n",
+    # a parameter of the function
+    "def run(trainer, gpus):\n    if gpus > 1:\n        trainer = multi_gpu_model(model, gpus=gpus)\n"
+    "    elif gpus == 1:\n        trainer = model\n    trainer.compile('sgd', 'mse')\n",
+    # a builtin name: the module-level read would find it
+    "if gpus > 1:\n    input = multi_gpu_model(model, gpus=gpus)\nelif gpus == 1:\n    input = model\n"
+    "input.compile('sgd', 'mse')\n",
+    # `global` somewhere: a function may have bound it
+    "def f():\n    global trainer\n    trainer = model\n\nif gpus > 1:\n"
+    "    trainer = multi_gpu_model(model, gpus=gpus)\nelif gpus == 1:\n    trainer = model\n"
+    "trainer.compile('sgd', 'mse')\n",
+])
+def test_a_chain_without_else_is_every_path_only_when_the_other_path_stops(source):
+    tree = Tree(cst.parse_module(source))
+    chain = next(n for n in tree.all_nodes() if isinstance(n, cst.If))
+    assert not stops_when_no_branch_runs(tree, chain)
+
+
+def test_a_chain_without_else_read_right_after_is_every_path():
+    source = ("model = build()\nif gpus > 1:\n    trainer = multi_gpu_model(model, gpus=gpus)\n"
+              "elif gpus == 1:\n    trainer = model\nprint('ready')\nhistory = trainer.fit(x, y)\n")
+    tree = Tree(cst.parse_module(source))
+    chain = next(n for n in tree.all_nodes() if isinstance(n, cst.If))
+    assert stops_when_no_branch_runs(tree, chain)
+
+
+@pytest.mark.parametrize("first,second,excluded", [
+    ("n > 1", "n == 1", True),
+    ("(n >= 2)", "1 == n", True),
+    ("n >= 2 and n % 2 == 0", "n == 1", True),
+    ("n != 1", "n == 1", True),
+    ("n > 1", "n <= 1", True),
+    ("n > 1", "n < 2", False),  # 1.5
+    ("n > 1", "n >= 1", False),
+    ("n > 1", "m == 1", False),
+    ("n > 1", "f(n) == 1", False),
+    ("n > 1 or n < 0", "n == 1", False),
+])
+def test_conditions_that_exclude_each_other(first, second, excluded):
+    assert disjoint(cst.parse_expression(first), cst.parse_expression(second)) is excluded
 
 
 def test_an_if_the_rewrite_did_not_touch_is_left_alone():
