@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
-from ._tree import Block, branch_suites, zip_equal
+from ._tree import Block, branch_suites, walk, zip_equal
 from .fallthrough import stops_when_no_branch_runs
 from .layout import realign_call, renamed_in, spans_lines, strategy_statements
 from .same_branches import already_holds, merged
@@ -18,6 +18,8 @@ if TYPE_CHECKING:
     from ._tree import Tree
 
 __all__ = ["Plan", "Region", "apply_plan"]
+
+_MODULE = cst.Module([])
 
 
 @dataclass
@@ -38,7 +40,9 @@ class Region:
 class Plan:
     regions: list[Region] = field(default_factory=list)
     # original statement -> replacement statement, or None to remove it (its comments are kept)
-    statements: dict[int, cst.BaseStatement | None] = field(default_factory=dict)
+    statements: dict[int, cst.BaseStatement | cst.FlattenSentinel[cst.BaseStatement] | None] = field(
+        default_factory=dict
+    )
     unwrap: set[int] = field(default_factory=set)  # `with tf.device('/cpu:0'):` to dissolve
     moved: set[int] = field(default_factory=set)  # statements a region hoists whole (with comments)
     nodes: dict[int, cst.CSTNode] = field(default_factory=dict)  # original expression -> replacement
@@ -48,6 +52,32 @@ class Plan:
     @property
     def empty(self) -> bool:
         return not (self.regions or self.statements or self.nodes or self.unwrap or self.remove_imports)
+
+
+_REDONE = frozenset({"compile", "summary"})
+
+
+def _repeats_after_rename(
+    original: cst.BaseStatement, piece: cst.BaseStatement,
+    previous_original: cst.BaseStatement | None, previous: cst.BaseStatement,
+) -> bool:
+    """`piece` is a renamed `x.compile(...)` / `x.summary()` that reads exactly as the statement
+    before it, which the script wrote differently (two models then, one now): running it again
+    changes nothing the script relies on (the second compile resets what the first set up, with
+    nothing trained between; the summary prints the same model)."""
+    if not (isinstance(piece, cst.SimpleStatementLine) and isinstance(previous, cst.SimpleStatementLine)):
+        return False
+    if not isinstance(previous_original, cst.SimpleStatementLine):
+        return False
+    if len(piece.body) != 1 or not isinstance(piece.body[0], cst.Expr):
+        return False
+    call = piece.body[0].value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _REDONE):
+        return False
+    def code(statement: cst.SimpleStatementLine) -> str:
+        return _MODULE.code_for_node(statement.with_changes(leading_lines=[])).strip()
+    assert isinstance(original, cst.SimpleStatementLine)
+    return code(piece) == code(previous) and code(original) != code(previous_original)
 
 
 def _leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
@@ -77,6 +107,10 @@ def _inner_comments(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
             continue
         stack.extend(reversed(node.children))
     return found
+
+
+def _walk_comments(node: cst.CSTNode) -> list[cst.Comment]:
+    return [n for n in walk(node) if isinstance(n, cst.Comment)]
 
 
 def _with_leading(statement: cst.BaseStatement, lines: list[cst.EmptyLine]) -> cst.BaseStatement:
@@ -190,8 +224,13 @@ class _Applier(cst.CSTTransformer):
             replacement = self.plan.statements[key]
             if replacement is None:
                 return [], _comment_lines(updated)
-            kept = replacement.with_changes(leading_lines=[*_leading_lines(updated), *_inner_comments(updated)])
-            return [kept], []
+            # several statements (`cst.FlattenSentinel`): the first takes the leading lines
+            replaced = list(replacement.nodes) if isinstance(replacement, cst.FlattenSentinel) else [replacement]
+            # comments the replacement does not carry itself go above it
+            carried = {c.value for r in replaced for c in _walk_comments(r.with_changes(leading_lines=[]))}
+            inner = [line for line in _inner_comments(updated) if line.comment and line.comment.value not in carried]
+            replaced[0] = replaced[0].with_changes(leading_lines=[*_leading_lines(updated), *inner])
+            return replaced, []
         if key in self.plan.unwrap and isinstance(updated, cst.With):
             suite = cst.ensure_type(updated.body, cst.IndentedBlock)
             body = list(suite.body)
@@ -233,6 +272,7 @@ class _Applier(cst.CSTTransformer):
         pending: list[cst.EmptyLine] = []
         region_iter = iter(regions)
         region = next(region_iter, None)
+        origin: dict[int, cst.BaseStatement] = {}  # emitted statement -> the original it came from
         for index, (orig, upd) in enumerate(zip_equal(original.body, updated.body)):
             pieces, comments = self._pieces(orig, upd)
             emitted = buffer if buffer is not None else out
@@ -241,6 +281,13 @@ class _Applier(cst.CSTTransformer):
             ):
                 # `if c: parallel = model` right after `parallel = model`: it changes nothing.
                 pieces, comments = [], [line for line in _comment_lines(pieces[0]) if line.comment is not None]
+            if (
+                len(pieces) == 1 and emitted and not (region is not None and index == region.start)
+                and _repeats_after_rename(orig, pieces[0], origin.get(id(emitted[-1])), emitted[-1])
+            ):
+                # `model.compile(...)` then `parallel_model.compile(...)` with the same arguments
+                # read the same once renamed: the second compile would only redo the first.
+                pieces, comments = [], [*comments, *_comment_lines(pieces[0])]
             if region is not None and region.start <= index <= region.end and _removed_choice(orig, self.plan):
                 # The comments of a removed `if`/`try` that chose the model (`# For more GPUs`) are
                 # about the choice, which the strategy line now makes: they go above it.
@@ -261,6 +308,7 @@ class _Applier(cst.CSTTransformer):
                 if pieces and index > 0 and id(original.body[index - 1]) in self.plan.moved:
                     pieces[0] = _one_blank_line(pieces[0])  # the moved `def` took its own spacing along
             (buffer if buffer is not None else out).extend(pieces)
+            origin.update((id(piece), orig) for piece in pieces)
             if region is not None and index == region.end:
                 out.extend(self._wrap(region, buffer or []))
                 buffer = None

@@ -54,6 +54,7 @@ from ..preconditions import (
     enclosing_strategy_scope,
 )
 from ..recognise import Site
+from ..announcement import announcement
 from ..same_branches import dissolves
 from ..strategy_expression import KeptCondition, StrategyCode, dropped_notes, refine, strategy_expression, surely_int
 from ..value_uses import value_uses
@@ -1407,18 +1408,29 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         ctx.plan.nodes[id(site.call)] = site.template.deep_clone()
         return
     template, target = tree.code(site.template), tree.code(site.target)
-    if item.fallback_kept is not None:
-        message = _kept_fallback_message(tree, item.fallback_kept, site, template)
-        if message is not None:
-            ctx.report(item.fallback_kept, "MGPU106", message)
-    if target == template:
+    kept = item.fallback_kept
+    announced = None
+    if isinstance(kept, cst.Try):
+        # a `try` that only said which path ran: the replica count says it now (announcement.py)
+        announced = announcement(tree, kept, item.anchor, ctx.strategy_name(item.scope_node), target, template)
+    if announced is not None and announced.alias is not None:
+        # `except ValueError: parallel = model` too: `parallel = model` above the `if`
+        ctx.plan.statements[id(kept)] = cst.FlattenSentinel(announced.statements)
         ctx.plan.statements[id(item.anchor)] = None
         ctx.references[id(site)] = ctx.references_of(site)
         return
-    accesses = ctx.safe_rename(site, item.anchor) if isinstance(site.target, cst.Name) else None
-    if accesses is not None and _empties_block(tree, item.anchor):
-        accesses = None  # the alias keeps the kept branch non-empty (never a `pass`)
+    accesses: list[cst.Name] | None = []
+    if target != template:
+        accesses = ctx.safe_rename(site, item.anchor) if isinstance(site.target, cst.Name) else None
+        if accesses is not None and _empties_block(tree, item.anchor):
+            accesses = None  # the alias keeps the kept branch non-empty (never a `pass`)
     ctx.references[id(site)] = ctx.references_of(site)
+    if announced is not None and accesses is not None:
+        ctx.plan.statements[id(kept)] = cst.FlattenSentinel(announced.statements)
+    elif kept is not None:
+        message = _kept_fallback_message(tree, kept, site, template)
+        if message is not None:
+            ctx.report(kept, "MGPU106", message)
     if accesses is not None:
         ctx.plan.statements[id(item.anchor)] = None
         for access in accesses:

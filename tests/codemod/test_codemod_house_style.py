@@ -161,7 +161,7 @@ def _conditions(code: str) -> Counter[str]:
 def repeated_conditions(before: str, after: str) -> list[str]:
     """Conditions the rewrite writes more often than the script did, and negated copies it adds."""
     old, new = _conditions(before), _conditions(after)
-    repeated = [test for test, count in new.items() if count > old.get(test, 0)]
+    repeated = [test for test, count in new.items() if count > max(old.get(test, 0), 1)]  # added once is no repeat
     negated = [line.strip() for line in _added(before, after) if re.match(r"\s*(el)?if not \(", line)]
     return repeated + negated
 

@@ -2,6 +2,7 @@
 
 import libcst as cst
 
+from codemod_fixtures import check_source_pair
 from multi_gpu_codemod._tree import Tree
 from multi_gpu_codemod.plan import Plan, Region, apply_plan
 
@@ -108,3 +109,31 @@ def test_a_strategy_code_renders_its_comment_and_branches_in_the_block():
         "        m = make()\n"
         "        m.compile()\n"
     )
+
+
+HEAD = "from keras.utils import multi_gpu_model\n\n"
+SCOPE = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\nwith strategy.scope():\n'
+
+
+def test_a_compile_the_rename_made_identical_to_the_one_before_goes():
+    before = (HEAD + "model = build()\nmodel.compile('adam', 'mse')\nparallel = multi_gpu_model(model, gpus=2)\n"
+              "# same settings on the parallel model\nparallel.compile('adam', 'mse')\nparallel.fit(x, y)\n")
+    after = ("import tensorflow as tf\n\n" + SCOPE + "    model = build()\n    model.compile('adam', 'mse')\n"
+             "# same settings on the parallel model\nmodel.fit(x, y)\n")
+    assert check_source_pair(before, after) == []
+
+
+def test_a_summary_the_rename_made_identical_to_the_one_before_goes():
+    before = (HEAD + "model = build()\nmodel.summary()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.summary()\n"
+              "parallel.compile('adam', 'mse')\nparallel.fit(x, y)\n")
+    after = ("import tensorflow as tf\n\n" + SCOPE + "    model = build()\n    model.summary()\n"
+             "    model.compile('adam', 'mse')\nmodel.fit(x, y)\n")
+    assert check_source_pair(before, after) == []
+
+
+def test_repeated_compiles_the_script_wrote_itself_stay():
+    before = (HEAD + "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+              "parallel.compile('adam', 'mse')\nparallel.fit(x, y)\n")
+    after = ("import tensorflow as tf\n\n" + SCOPE + "    model = build()\n    model.compile('adam', 'mse')\n"
+             "    model.compile('adam', 'mse')\nmodel.fit(x, y)\n")
+    assert check_source_pair(before, after) == []

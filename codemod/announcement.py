@@ -1,0 +1,120 @@
+"""A kept `try` that only announced which path ran becomes an `if` on the replica count.
+
+    try:                                          if strategy.num_replicas_in_sync > 1:
+        model = multi_gpu_model(model)                print("Training on several GPUs")
+        print("Training on several GPUs")   ->    else:
+    except ValueError:                                print("Training on one device")
+        print("Training on one device")
+
+The old call raised (a `ValueError`) without enough GPUs, so the body's messages printed exactly
+when the model was replicated and the handler's when it was not. Once the call is gone nothing in
+the body raises, the `except` branch would never run, and the body's message would print on one
+device too; the replica count says what the `try` said.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import libcst as cst
+
+from ._tree import Tree, code_of, findall, used_names
+from .fallbacks import droppable
+
+__all__ = ["Announcement", "announcement"]
+
+_MODULE = cst.Module([])
+
+# What `multi_gpu_model` raised without enough GPUs is a ValueError: a handler for it (or a
+# broader one) ran exactly on the one-device path.
+_CAUGHT = frozenset({"ValueError", "Exception", "BaseException"})
+_LOGGERS = frozenset({"logging", "logger", "log", "LOGGER", "LOG", "_logger"})
+_LEVELS = frozenset({"info", "warning", "warn", "debug", "error"})
+
+
+@dataclass
+class Announcement:
+    """What replaces the `try`: `[alias, if]` or `[if]`."""
+
+    statements: list[cst.BaseStatement]
+    alias: cst.SimpleStatementLine | None  # `parallel = model`, when the handler bound it too
+
+
+def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, strategy: str,
+                 target: str, template: str) -> Announcement | None:
+    """The `if <strategy>.num_replicas_in_sync > 1:` that replaces `kept` (after `target =
+    template` when the `except` branch bound that too), or None when `kept` does more than
+    announce: another statement besides the call, another handler, an `else` or `finally`, or a
+    message reading `target` where the rewrite renames it away."""
+    if kept.orelse is not None or kept.finalbody is not None or len(kept.handlers) != 1:
+        return None
+    handler = kept.handlers[0]
+    if handler.name is not None or not _catches_value_error(handler.type):
+        return None
+    if not isinstance(kept.body, cst.IndentedBlock) or not isinstance(handler.body, cst.IndentedBlock):
+        return None
+    if not any(s is site_statement for s in kept.body.body):
+        return None
+    alias_code = f"{target} = {template}"
+    said = [s for s in kept.body.body if s is not site_statement and not droppable(s)]
+    otherwise = [s for s in handler.body.body if not droppable(s)]
+    alias = None
+    if target != template and otherwise and _code(otherwise[0]) == alias_code:
+        alias = cst.ensure_type(cst.parse_statement(alias_code + "\n"), cst.SimpleStatementLine)
+        otherwise = otherwise[1:]
+    unread = set() if target == template or alias is not None else {target.split(".")[0]}
+    if not said or not all(_message(s, unread) for s in [*said, *otherwise]):
+        return None
+    # the call's own comments (`# use every GPU`) go above what is left of its branch
+    comments = [cst.EmptyLine(comment=c) for c in findall(site_statement, cst.Comment)]
+    first = cst.ensure_type(_without_blank_lead(said[0]), cst.SimpleStatementLine)
+    said[0] = first.with_changes(leading_lines=[*comments, *first.leading_lines])
+    orelse = None
+    if otherwise:
+        otherwise[0] = _without_blank_lead(otherwise[0])
+        orelse = cst.Else(
+            body=handler.body.with_changes(body=otherwise), leading_lines=handler.leading_lines,
+            whitespace_before_colon=handler.whitespace_before_colon,
+        )
+    test = cst.parse_expression(f"{strategy}.num_replicas_in_sync > 1")
+    chosen = cst.If(test=test, body=kept.body.with_changes(body=said), orelse=orelse)
+    if alias is None:
+        return Announcement([chosen.with_changes(leading_lines=kept.leading_lines)], None)
+    return Announcement([alias.with_changes(leading_lines=kept.leading_lines), chosen], alias)
+
+
+def _code(statement: cst.BaseStatement) -> str:
+    return _MODULE.code_for_node(statement).strip()
+
+
+def _catches_value_error(kind: cst.BaseExpression | None) -> bool:
+    if kind is None:
+        return True  # a bare `except:`
+    if isinstance(kind, cst.Tuple):
+        return any(_catches_value_error(e.value) for e in kind.elements)
+    return code_of(kind) in _CAUGHT
+
+
+def _message(statement: cst.BaseStatement, names: set[str]) -> bool:
+    """`print(...)` or `logging.info(...)` (one per line), reading none of `names`."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if isinstance(small, cst.Pass):
+        return True
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return False
+    func = small.value.func
+    known = (isinstance(func, cst.Name) and func.value == "print") or (
+        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+        and func.value.value in _LOGGERS and func.attr.value in _LEVELS
+    )
+    return known and not used_names(small.value) & names
+
+
+def _without_blank_lead(statement: cst.BaseStatement) -> cst.BaseStatement:
+    assert isinstance(statement, cst.SimpleStatementLine)
+    lines = list(statement.leading_lines)
+    while lines and lines[0].comment is None:
+        lines.pop(0)
+    return statement.with_changes(leading_lines=lines)

@@ -1,0 +1,72 @@
+"""codemod/announcement.py: a kept `try` that only said which path ran becomes an `if` on the
+replica count; before/after pinned byte for byte, and the `try`s that stay (reported)."""
+
+import pytest
+
+from codemod_fixtures import check_source_pair
+from multi_gpu_codemod import transform_source
+
+HEAD = "from keras.utils import multi_gpu_model\n\nmodel = build()\n"
+STRATEGY = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+IF = "    if strategy.num_replicas_in_sync > 1:\n"
+
+
+@pytest.mark.parametrize("before,after", [
+    pytest.param(
+        HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    print('Training on several GPUs')\n"
+        "except ValueError:\n    print('Training on one device')\nmodel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n" + IF
+        + "        print('Training on several GPUs')\n    else:\n        print('Training on one device')\n"
+        "    model.compile('adam', 'mse')\n",
+        id="print-in-both-branches",
+    ),
+    pytest.param(
+        HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)  # replicate\n    logging.info('two GPUs')\n"
+        "except:\n    pass\nmodel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n" + IF
+        + "        # replicate\n        logging.info('two GPUs')\n    model.compile('adam', 'mse')\n",
+        id="bare-except-with-pass-has-no-else-and-the-comment-stays",
+    ),
+    pytest.param(
+        HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    print('params', model.count_params())\n"
+        "except Exception:  # one GPU\n    print('single')\nmodel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n" + IF
+        + "        print('params', model.count_params())\n    else:  # one GPU\n        print('single')\n"
+        "    model.compile('adam', 'mse')\n",
+        id="a-message-reading-the-model-that-keeps-its-name",
+    ),
+    pytest.param(
+        HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError:\n"
+        "    parallel = model\n    print('single')\nparallel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        "    parallel = model\n" + IF + "        print('multi')\n    else:\n        print('single')\n"
+        "    parallel.compile('adam', 'mse')\n",
+        id="the-handler-bound-the-template-too-so-the-alias-goes-above",
+    ),
+])
+def test_a_try_that_only_announced_becomes_an_if_on_the_replica_count(before, after):
+    assert check_source_pair(before, after) == []
+
+
+@pytest.mark.parametrize("source", [
+    # IOError was never what the call raised: the handler handled something else
+    HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept IOError:\n"
+    "    print('single')\nmodel.compile('adam', 'mse')\n",
+    # the body does more than announce
+    HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    model.load_weights('w.h5')\nexcept ValueError:\n"
+    "    print('single')\nmodel.compile('adam', 'mse')\n",
+    # a `finally`
+    HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError:\n"
+    "    print('single')\nfinally:\n    print('done')\nmodel.compile('adam', 'mse')\n",
+    # a message reading the name the rewrite renames away
+    HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print(parallel.name)\nexcept ValueError:\n"
+    "    print('single')\nparallel.compile('adam', 'mse')\n",
+    # the handler binds the error
+    HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError as error:\n"
+    "    print(error)\nmodel.compile('adam', 'mse')\n",
+])
+def test_a_try_that_does_more_stays_and_is_reported(source):
+    result = transform_source(source.encode())
+    assert "    try:\n" in result.output.decode()
+    assert "num_replicas_in_sync" not in result.output.decode()
+    assert "MGPU106" in [f.code for f in result.findings]
