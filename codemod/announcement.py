@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ._tree import Tree, code_of, findall, used_names
-from .fallbacks import droppable
+from .fallbacks import droppable, message
 
 __all__ = ["Announcement", "announcement"]
 
@@ -28,8 +28,6 @@ _MODULE = cst.Module([])
 # What `multi_gpu_model` raised without enough GPUs is a ValueError: a handler for it (or a
 # broader one) ran exactly on the one-device path.
 _CAUGHT = frozenset({"ValueError", "Exception", "BaseException"})
-_LOGGERS = frozenset({"logging", "logger", "log", "LOGGER", "LOG", "_logger"})
-_LEVELS = frozenset({"info", "warning", "warn", "debug", "error"})
 
 
 @dataclass
@@ -96,20 +94,8 @@ def _catches_value_error(kind: cst.BaseExpression | None) -> bool:
 
 
 def _message(statement: cst.BaseStatement, names: set[str]) -> bool:
-    """`print(...)` or `logging.info(...)` (one per line), reading none of `names`."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    if isinstance(small, cst.Pass):
-        return True
-    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
-        return False
-    func = small.value.func
-    known = (isinstance(func, cst.Name) and func.value == "print") or (
-        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
-        and func.value.value in _LOGGERS and func.attr.value in _LEVELS
-    )
-    return known and not used_names(small.value) & names
+    """A print or logging call (fallbacks.message) reading none of `names`."""
+    return message(statement) and not used_names(statement) & names
 
 
 def _without_blank_lead(statement: cst.BaseStatement) -> cst.BaseStatement:

@@ -7,8 +7,9 @@ renders `if c: <mirrored> else: tf.distribute.get_strategy()`; an `else:` guard,
 as `not (c)`, becomes `if c:` with the branches swapped, never a negated copy).
 
 Only a fallback made of nothing but the call, its assignment, the `parallel = model` branch,
-a local `multi_gpu_model` import and `pass` is collapsed. Anything else in a branch (a
-`print`, logging, any user statement) keeps the whole try/if: only the call is rewritten.
+a local `multi_gpu_model` import and `pass` is collapsed; an `if` guard may also print or log
+(`said`: those messages go into the strategy choice's branches, written once). Anything else
+in a branch (any other user statement) keeps the whole try/if: only the call is rewritten.
 """
 
 from __future__ import annotations
@@ -19,9 +20,20 @@ import libcst as cst
 
 from ._tree import Tree
 
-__all__ = ["Fallback", "collapse", "droppable"]
+__all__ = ["Fallback", "Said", "collapse", "droppable", "message"]
 
 _FALLBACK_ERRORS = {"ValueError", "Exception", "BaseException"}
+
+
+@dataclass
+class Said:
+    """An `if` guard's messages: before and after the call in its branch, and before and after
+    `parallel = model` in its `else` (all before, when it has none)."""
+
+    before: list[cst.BaseStatement]
+    after: list[cst.BaseStatement]
+    otherwise: list[cst.BaseStatement] = field(default_factory=list)
+    otherwise_after: list[cst.BaseStatement] = field(default_factory=list)
 
 
 @dataclass
@@ -29,6 +41,25 @@ class Fallback:
     anchor: cst.BaseStatement  # the statement the rewrite removes (site, or the collapsed try/if)
     guards: list[str] = field(default_factory=list)
     collapsed: bool = False
+    said: Said | None = None
+
+
+_LOGGERS = frozenset({"logging", "logger", "log", "LOGGER", "LOG", "_logger"})
+_LEVELS = frozenset({"info", "warning", "warn", "debug", "error"})
+
+
+def message(statement: cst.CSTNode) -> bool:
+    """`print(...)` or `logging.info(...)` (`logger.`, `log.`; info to error), one per line."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
+        return False
+    func = small.value.func
+    return (isinstance(func, cst.Name) and func.value == "print") or (
+        isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
+        and func.value.value in _LOGGERS and func.attr.value in _LEVELS
+    )
 
 
 def _is_fallback_alias(statement: cst.CSTNode, target: str, template: str, tree: Tree) -> bool:
@@ -89,8 +120,46 @@ def _in_block(tree: Tree, statement: cst.CSTNode) -> bool:
     return isinstance(tree.parent(statement), (cst.Module, cst.IndentedBlock))
 
 
-def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: str) -> Fallback:
-    """Climbs from the site through fallbacks that provably reduce to the strategy code."""
+def _said(block: cst.BaseSuite, anchor: cst.BaseStatement, allowed: bool) -> Said | None:
+    """The branch's messages around the call, when everything else in it is droppable."""
+    if not allowed or not isinstance(block, cst.IndentedBlock):
+        return None
+    index = next((i for i, s in enumerate(block.body) if s is anchor), None)
+    if index is None:
+        return None
+    rest = [s for s in block.body if s is not anchor and not droppable(s)]
+    if not rest or not all(message(s) for s in rest):
+        return None
+    before = [s for s in block.body[:index] if not droppable(s)]
+    after = [s for s in block.body[index + 1:] if not droppable(s)]
+    return Said(before, after)
+
+
+def _otherwise(
+    orelse: cst.If | cst.Else | None, target: str, template: str, tree: Tree, messages: bool
+) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement]] | None:
+    """The `else` branch's messages before and after `parallel = model`, when it is a fallback
+    branch (messages only when `messages`); None when it is not one."""
+    if not isinstance(orelse, cst.Else):
+        return None
+    if _fallback_branch_ok(orelse.body, target, template, tree):
+        return [], []
+    if not messages or not isinstance(orelse.body, cst.IndentedBlock):
+        return None
+    statements = [s for s in orelse.body.body if not droppable(s)]
+    aliases = [i for i, s in enumerate(statements) if _is_fallback_alias(s, target, template, tree)]
+    said = [s for i, s in enumerate(statements) if i not in aliases]
+    if len(aliases) != (0 if target == template else 1) or not all(message(s) for s in said):
+        return None
+    if not aliases:
+        return said, []
+    return statements[:aliases[0]], statements[aliases[0] + 1:]
+
+
+def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: str, *,
+             messages: bool = True) -> Fallback:
+    """Climbs from the site through fallbacks that provably reduce to the strategy code
+    (`messages`: an `if` guard's prints and logging may go into the strategy choice)."""
     result = Fallback(anchor=statement)
     while True:
         block = tree.parent(result.anchor)
@@ -107,13 +176,16 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
             ):
                 result.anchor, result.collapsed = owner, True
                 continue
-        elif (
-            isinstance(owner, cst.If) and owner.body is block and _only(block, result.anchor) and _in_block(tree, owner)
-        ):
+        elif isinstance(owner, cst.If) and owner.body is block and _in_block(tree, owner):
+            said = None if _only(block, result.anchor) else _said(block, result.anchor, messages and not result.said)
             orelse = owner.orelse
-            if (orelse is None and target == template) or (
-                isinstance(orelse, cst.Else) and _fallback_branch_ok(orelse.body, target, template, tree)
-            ):
+            if said is None and not _only(block, result.anchor):
+                return result
+            otherwise = _otherwise(orelse, target, template, tree, said is not None)
+            if (orelse is None and target == template) or otherwise is not None:
+                if said is not None:
+                    said.otherwise, said.otherwise_after = otherwise or ([], [])
+                    result.said = said
                 result.guards.append(tree.code(owner.test))
                 result.anchor, result.collapsed = owner, True
                 continue

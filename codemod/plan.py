@@ -12,7 +12,8 @@ from ._tree import Block, branch_suites, walk, zip_equal
 from .fallthrough import stops_when_no_branch_runs
 from .layout import realign_call, renamed_in, spans_lines, strategy_statements
 from .same_branches import already_holds, merged
-from .strategy_expression import refine
+from .fallbacks import Said
+from .strategy_expression import StrategyCode, refine
 
 if TYPE_CHECKING:
     from ._tree import Tree
@@ -34,6 +35,8 @@ class Region:
     notes: list[str] = field(default_factory=list)
     # plain settings the strategy line needs, assigned inside the range (`gpus = 2`): moved above it
     hoisted: list[cst.BaseStatement] = field(default_factory=list)
+    # a collapsed guard's prints and logging, written in the strategy choice's branches
+    said: Said | None = None
 
 
 @dataclass
@@ -331,6 +334,12 @@ class _Applier(cst.CSTTransformer):
         indent = "".join(i for _, i in self.indents) if isinstance(region.block, cst.IndentedBlock) else ""
         expression = refine(region.expression, self.tree) if self.tree is not None else region.expression
         strategy = strategy_statements(region.name, expression, indent, self.unit, self.limit)
+        announced: list[cst.BaseStatement] = []
+        if region.said is not None:
+            strategy, announced = _with_said(strategy, region.name, expression, region.said)
+            said = {c.value for s in announced for c in _walk_comments(s)}
+            said |= {c.value for c in _walk_comments(strategy)}
+            lines = [line for line in lines if line.comment is None or line.comment.value not in said]
         region.hoisted = [self.moved.get(id(h), h) for h in region.hoisted]
         if region.hoisted:
             first = region.hoisted[0]
@@ -351,7 +360,43 @@ class _Applier(cst.CSTTransformer):
             items=[cst.WithItem(item=cst.parse_expression(f"{region.name}.scope()"))],
             body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine(body=[cst.Pass()])]),
         )
-        return [*region.hoisted, strategy, scope]
+        return [*region.hoisted, strategy, *announced, scope]
+
+
+def _with_said(
+    strategy: cst.BaseStatement, name: str, expression: str, said: Said
+) -> tuple[cst.BaseStatement, list[cst.BaseStatement]]:
+    """The strategy choice with the guard's messages in its branches (before and after the
+    assignment, as around the call); with no choice left (the guard only said "more than one
+    GPU"), an `if <name>.num_replicas_in_sync > 1:` after the strategy line says them."""
+    groups = (said.before, said.after, said.otherwise, said.otherwise_after)
+    before, after, otherwise, otherwise_after = ([_message_line(s) for s in group] for group in groups)
+    branch = expression.branch if isinstance(expression, StrategyCode) else None
+    if isinstance(strategy, cst.If) and branch is not None:
+        multi, single = (strategy.body, strategy.orelse) if branch.multi_when_true else (
+            cst.ensure_type(strategy.orelse, cst.Else).body, strategy.body
+        )
+        multi = cst.ensure_type(multi, cst.IndentedBlock)
+        new_multi = multi.with_changes(body=[*before, *multi.body, *after])
+        single_block = cst.ensure_type(single.body if isinstance(single, cst.Else) else single, cst.IndentedBlock)
+        new_single = single_block.with_changes(body=[*otherwise, *single_block.body, *otherwise_after])
+        orelse = cst.ensure_type(strategy.orelse, cst.Else)
+        if branch.multi_when_true:
+            return strategy.with_changes(body=new_multi, orelse=orelse.with_changes(body=new_single)), []
+        return strategy.with_changes(body=new_single, orelse=orelse.with_changes(body=new_multi)), []
+    test = cst.parse_expression(f"{name}.num_replicas_in_sync > 1")
+    single = [*otherwise, *otherwise_after]
+    chosen = cst.If(
+        test=test, body=cst.IndentedBlock(body=[*before, *after]),
+        orelse=cst.Else(body=cst.IndentedBlock(body=single)) if single else None,
+    )
+    return strategy, [chosen]
+
+
+def _message_line(statement: cst.BaseStatement) -> cst.BaseStatement:
+    """A moved message with its comment lines (not its blank lines)."""
+    assert isinstance(statement, cst.SimpleStatementLine)
+    return statement.with_changes(leading_lines=[line for line in statement.leading_lines if line.comment])
 
 
 def _removed_choice(statement: cst.BaseStatement, plan: Plan) -> bool:

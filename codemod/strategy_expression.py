@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 import libcst as cst
 
+from .gpu_listing import with_public_listing
 from ._tree import code_of, walk
 
 if TYPE_CHECKING:
@@ -127,6 +128,8 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
     the expression alone says; `positive` that every value the count can hold is at least 1.
     A guard that is a `KeptCondition` is written in the script already (its `if` stays).
     """
+    # a condition copied into the strategy choice gets what backend_gpus gives the script's own
+    guards = [type(g)(with_public_listing(g, tf)) for g in guards]
     inputs = _Inputs(tf, gpus, tuple(guards), known_int)
     comment = guessed = ""
     if gpus is None or _machine_count(gpus) or kind == "machine":

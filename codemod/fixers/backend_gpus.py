@@ -16,6 +16,7 @@ import libcst as cst
 
 from .._tree import dotted_name
 from ..fix_context import FixContext
+from ..gpu_listing import is_listing, names_read, public_listing
 
 __all__ = ["CODES", "fix"]
 
@@ -27,16 +28,12 @@ def fix(ctx: FixContext) -> None:
         return
     roots: set[str] = set()
     for call in ctx.tree.all(cst.Call):
-        assert isinstance(call, cst.Call)
-        if call.args or not dotted_name(call.func).endswith("tensorflow_backend._get_available_gpus"):
+        if not is_listing(call):
             continue
-        tf = ctx.tf_name()
-        arg = ctx.tree.parent(call)
-        parent = ctx.tree.parent(arg) if arg is not None else None
-        devices = f'{tf}.config.list_logical_devices("GPU")'
-        if not (isinstance(parent, cst.Call) and dotted_name(parent.func) == "len"):
-            devices = f"[d.name for d in {devices}]"  # the old helper returned the device names
-        ctx.plan.nodes[id(call)] = cst.parse_expression(devices)
+        assert isinstance(call, cst.Call)
+        parent = ctx.tree.parent(call)
+        names = names_read(parent, ctx.tree.parent(parent) if parent is not None else None)
+        ctx.plan.nodes[id(call)] = cst.parse_expression(public_listing(ctx.tf_name(), names))
         roots.add(dotted_name(call.func).split(".", 1)[0])
     if roots:
         ctx.plan.remove_imports.extend(_imports_binding(ctx, roots))

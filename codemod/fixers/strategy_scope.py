@@ -94,6 +94,7 @@ class _Planned:
     guards: list[str] = field(default_factory=list)
     known_int: bool = False
     own_scope: cst.With | None = None  # the call's own `with strategy.scope():`, kept
+    said: fallbacks.Said | None = None  # a collapsed guard's messages, for the strategy choice
 
 
 def fix(ctx: FixContext) -> None:
@@ -195,16 +196,18 @@ def _reported_batch_calls(ctx: FixContext, site: Site, receivers: set[str],
 
 
 def _plan_site(
-    ctx: FixContext, site: Site, uncovered: list[tuple[Site, list[cst.BaseStatement]]] | None = None
+    ctx: FixContext, site: Site, uncovered: list[tuple[Site, list[cst.BaseStatement]]] | None = None,
+    *, messages: bool = True,
 ) -> _Planned | None:
     """How one site is rewritten, or None when a precondition (preconditions.py) does not hold:
-    then the first one that does not is reported, at the object involved."""
+    then the first one that does not is reported, at the object involved. `messages`: a guard's
+    prints may move into the strategy choice (tried first; not when they read what the region binds)."""
     tree = ctx.tree
     assert site.statement is not None and site.template is not None
     template = tree.code(site.template)
     target = tree.code(site.target) if site.target is not None else None
     if target is not None:
-        fallback = fallbacks.collapse(tree, site.statement, target, template)
+        fallback = fallbacks.collapse(tree, site.statement, target, template, messages=messages)
     else:
         fallback = fallbacks.Fallback(anchor=site.statement)
     anchor = fallback.anchor
@@ -242,6 +245,8 @@ def _plan_site(
         return None
     block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles, derived)
     region = block.body[start:end + 1]
+    if fallback.said is not None and not _said_moves(tree, fallback.said, region, receivers):
+        return _plan_site(ctx, site, uncovered, messages=False)  # the `if` stays with its messages
     others = {
         name: statement for statement in region if makes_layers(statement)
         for name in bound_names(statement) - receivers - derived_names
@@ -280,11 +285,19 @@ def _plan_site(
         site, anchor, block, start, end, expression, dropped_notes(site.dropped), scope_node,
         unwrap=_cpu_blocks_to_unwrap(tree, built_by, block.body[start:end + 1]),
         hoisted=hoisted, definitions=_movable_definitions(block, start, end, hoisted),
-        guards=guards, known_int=known_int,
+        guards=guards, known_int=known_int, said=fallback.said,
     )
     if not fallback.collapsed and target is not None:
         planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
     return planned
+
+
+def _said_moves(tree: Tree, said: fallbacks.Said, region: Sequence[cst.BaseStatement], models: set[str]) -> bool:
+    """A guard's messages may move up into the strategy choice: they read nothing the region
+    binds (they would run before it) and not the models."""
+    bound = set().union(*(bound_names(s) for s in region)) | {m.split(".")[0] for m in models}
+    every = [*said.before, *said.after, *said.otherwise, *said.otherwise_after]
+    return not any(used_names(s) & bound for s in every)
 
 
 def _index_in(block: Block, statement: cst.CSTNode) -> int:
@@ -1388,7 +1401,9 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
         for statement in item.definitions:
             ctx.plan.moved.add(id(statement))
         hoisted = [*item.definitions, *hoisted]
-    ctx.plan.regions.append(Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted))
+    ctx.plan.regions.append(
+        Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted, said=item.said)
+    )
     decided = refine(item.expression, ctx.tree)
     if isinstance(decided, StrategyCode) and decided.guessed:
         ctx.report(item.site.call, "MGPU117", decided.guessed)

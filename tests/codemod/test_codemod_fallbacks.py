@@ -121,9 +121,9 @@ def _kept_if_message(branch_extra: str) -> str:
     return finding.message
 
 
-def test_a_kept_if_left_choosing_nothing_is_not_reported():
-    # `trainer = net` in both branches is written once after the `if`; the `else` is left empty and
-    # goes: the `if` only prints now, there is no branch to keep or remove.
+def test_a_guard_that_only_prints_chooses_the_strategy_with_its_print():
+    # the `if` only printed besides the call: its condition chooses the strategy, written once,
+    # and the print goes with it; nothing is left to keep or remove, nothing to report
     source = (
         b"import keras\nfrom nets import build\n\n\ndef run(many):\n    net = build()\n    if many:\n"
         b"        print('several')\n        trainer = keras.utils.multi_gpu_model(net, gpus=2)\n    else:\n"
@@ -131,14 +131,30 @@ def test_a_kept_if_left_choosing_nothing_is_not_reported():
     )
     result = transform_source(source)
     assert [f.code for f in result.findings] == []
-    assert b"        if many:\n            print('several')\n        trainer = net\n" in result.output
+    assert result.output.decode().endswith(
+        "    if many:\n        print('several')\n"
+        '        strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        "    else:\n        strategy = tf.distribute.get_strategy()\n    with strategy.scope():\n"
+        "        net = build()\n        net.compile('adam', 'mse')\n"
+    )
 
 
-def test_kept_if_gives_its_reason_even_when_it_is_a_print():
-    message = _kept_if_message("        print('building the multi GPU copy')\n")
+def test_a_print_reading_what_the_scope_builds_keeps_its_if():
+    # `print(net.count_params())` would run before `net` exists in the strategy choice: the `if` stays
+    source = (
+        b"import keras\nfrom nets import build\n\n\ndef run(many):\n    net = build()\n    if many:\n"
+        b"        print(net.count_params())\n        trainer = keras.utils.multi_gpu_model(net, gpus=2)\n"
+        b"    else:\n        trainer = net\n    trainer.compile('adam', 'mse')\n"
+    )
+    output = transform_source(source).output.decode()
+    assert "        if many:\n            print(net.count_params())\n" in output
+
+
+def test_kept_if_gives_its_reason():
+    message = _kept_if_message("        notify('building the multi GPU copy')\n")
     assert message == (
         "kept this `if` around `multi_gpu_model`: it is not a plain fallback: its branch with the call also runs"
-        " `print('building the multi GPU copy')` (line 8), left as it was. After migration `net` is the model in"
+        " `notify('building the multi GPU copy')` (line 8), left as it was. After migration `net` is the model in"
         " every branch: if that code was written for the old wrapper (a checkpoint of the parallel model), keep the"
         " code of the `else`/`elif` branch (line 10) and remove the `if`; if it is still wanted with the strategy"
         " (scaling the batch size or learning rate by the GPU count is), leave the `if` as it is."

@@ -221,7 +221,7 @@ def test_the_checks_catch_what_a_reviewer_would_send_back():
 # Scripts written in the shapes of public 2017-2020 Keras multi-GPU code (fixtures/codemod/house_style),
 # each pinned byte for byte, with the findings a reviewer gets alongside the diff.
 HOUSE_STYLE_FINDINGS = {
-    "cnn_gpu_count_helper.before.py": ["MGPU106"],  # the kept `if` prints, and picks the model in both branches
+    "cnn_gpu_count_helper.before.py": [],  # the `if` only printed: the replica count says it now
     "forward_kinematics_files.before.py": [],
     "frozen_base_flag.before.py": [],  # `if USE_GPU:` chooses the strategy, once
     "gpu_ids_flag.before.py": [],  # `gpu_ids = [int(g) for g in ...]` is a list of ids: nothing guessed

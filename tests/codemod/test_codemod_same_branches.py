@@ -27,11 +27,11 @@ PAIRS = [
         id="shared-first-statement-goes-before",
     ),
     pytest.param(
-        HEAD + "gpus = 2\nmodel = build()\nif gpus > 1:\n    print('several')\n"
+        HEAD + "gpus = 2\nmodel = build()\nif gpus > 1:\n    notify('several')\n"
         "    parallel = multi_gpu_model(model, gpus=gpus)\nelse:\n    parallel = model\n"
         "parallel.compile('sgd', 'mse')\n",
         "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        "    if gpus > 1:\n        print('several')\n    parallel = model\n    parallel.compile('sgd', 'mse')\n",
+        "    if gpus > 1:\n        notify('several')\n    parallel = model\n    parallel.compile('sgd', 'mse')\n",
         [],  # the branch for a plain model is gone: no branch left to choose, nothing to report
         id="shared-last-statement-goes-after-and-the-empty-else-goes",
     ),
