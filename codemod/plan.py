@@ -385,10 +385,10 @@ def _with_said(
             return strategy.with_changes(body=new_multi, orelse=orelse.with_changes(body=new_single)), []
         return strategy.with_changes(body=new_single, orelse=orelse.with_changes(body=new_multi)), []
     test = cst.parse_expression(f"{name}.num_replicas_in_sync > 1")
-    single = [*otherwise, *otherwise_after]
+    said_single = [*otherwise, *otherwise_after]
     chosen = cst.If(
         test=test, body=cst.IndentedBlock(body=[*before, *after]),
-        orelse=cst.Else(body=cst.IndentedBlock(body=single)) if single else None,
+        orelse=cst.Else(body=cst.IndentedBlock(body=said_single)) if said_single else None,
     )
     return strategy, [chosen]
 
