@@ -47,6 +47,7 @@ class Plan:
         default_factory=dict
     )
     unwrap: set[int] = field(default_factory=set)  # `with tf.device('/cpu:0'):` to dissolve
+    calls: set[int] = field(default_factory=set)  # the statements holding a rewritten call
     moved: set[int] = field(default_factory=set)  # statements a region hoists whole (with comments)
     nodes: dict[int, cst.CSTNode] = field(default_factory=dict)  # original expression -> replacement
     remove_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
@@ -292,10 +293,11 @@ class _Applier(cst.CSTTransformer):
                 # read the same once renamed: the second compile would only redo the first.
                 pieces, comments = [], [*comments, *_comment_lines(pieces[0])]
             if region is not None and region.start <= index <= region.end and _removed_choice(orig, self.plan):
-                # The comments of a removed `if`/`try` that chose the model (`# For more GPUs`) are
-                # about the choice, which the strategy line now makes: they go above it.
+                # The comments of a removed `if`/`try` that chose the model (`# For more GPUs`), or
+                # of the call, are about the choice the strategy line now makes: they go above it.
                 self.choice_comments.setdefault(id(region), []).extend(c for c in comments if c.comment is not None)
-                comments = []
+                # the call's blank line above it still sets apart what follows
+                comments = [c for c in comments[:1] if c.comment is None] if id(orig) in self.plan.calls else []
             if pieces:
                 first_lines = _leading_lines(pieces[0])
                 if first_lines and first_lines[0].comment is None:
@@ -400,10 +402,10 @@ def _message_line(statement: cst.BaseStatement) -> cst.BaseStatement:
 
 
 def _removed_choice(statement: cst.BaseStatement, plan: Plan) -> bool:
-    """An `if`/`try` the plan removes: a fallback collapsed into the strategy line."""
-    return isinstance(statement, (cst.If, cst.Try)) and id(statement) in plan.statements and (
-        plan.statements[id(statement)] is None
-    )
+    """An `if`/`try` the plan removes (a fallback collapsed into the strategy line), or the call
+    itself (`parallel = multi_gpu_model(model, gpus=[0, 1])  # keep GPUs 2-3 free`)."""
+    removed = id(statement) in plan.statements and plan.statements[id(statement)] is None
+    return removed and (isinstance(statement, (cst.If, cst.Try)) or id(statement) in plan.calls)
 
 
 def _width(line: str) -> int:

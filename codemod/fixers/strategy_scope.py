@@ -1419,6 +1419,7 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
     tree, site = ctx.tree, item.site
     assert site.template is not None
     ctx.rewritten.append(site)
+    ctx.plan.calls.add(id(item.anchor))
     if site.target is None:  # `return multi_gpu_model(model)` -> `return model`
         ctx.plan.nodes[id(site.call)] = site.template.deep_clone()
         return

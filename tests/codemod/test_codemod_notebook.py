@@ -180,14 +180,14 @@ def _migrated_cells(sources: list[str]) -> list[str]:
 STRATEGY_LINE = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
 
 
-def test_a_cell_left_with_only_comments_inside_the_scope_keeps_them_unindented():
+def test_the_calls_comments_go_above_the_strategy_line_and_its_emptied_cell_goes():
     assert _migrated_cells([
         "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\nmodel = build()\n",
         "# wrap it\nparallel = multi_gpu_model(model, gpus=2)  # two cards\n",
         "parallel.compile('adam', 'mse')\n",
     ]) == [
-        "import tensorflow as tf\n" + STRATEGY_LINE + "with strategy.scope():\n    model = build()\n",
-        "# wrap it\n# two cards\n",
+        "import tensorflow as tf\n# wrap it\n# two cards\n" + STRATEGY_LINE
+        + "with strategy.scope():\n    model = build()\n",
         "with strategy.scope():\n    model.compile('adam', 'mse')\n",
     ]
 

@@ -213,15 +213,15 @@ REWRITES = [
         'q = p\n',
         'import tensorflow as tf\n'
         '\n'
+        '# the template\n'
+        '# two\n'
         'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    model = make()\n'
-        '    # the template\n'
-        '    # two\n'
         "    model.compile('adam', 'mse')\n"
         'q = model\n',
         [],
-        id='comments-inside-a-removed-call-become-comment-lines',
+        id='comments-inside-a-removed-call-go-above-the-strategy-line',
     ),
     pytest.param(
         'from keras.utils import multi_gpu_model\n'
