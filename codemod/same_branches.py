@@ -145,6 +145,12 @@ def _without_blank_lead(statement: cst.BaseStatement) -> cst.BaseStatement:
     return statement.with_changes(leading_lines=lines)
 
 
+def _first_without_blank_lead(statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """Statements moved out of a branch: the first one's blank lines go (it follows the `if` or
+    `try` now), the others' stay as they separated them."""
+    return [_without_blank_lead(s) if i == 0 else s for i, s in enumerate(statements)]
+
+
 def _merged_if(statement: cst.If, no_branch_stops: bool) -> list[cst.BaseStatement] | None:
     bodies = _bodies_of_if(statement, no_branch_stops)
     conditions = _conditions(statement)
@@ -162,7 +168,7 @@ def _merged_if(statement: cst.If, no_branch_stops: bool) -> list[cst.BaseStateme
         return None
     rest = [b[head:len(b) - tail] for b in bodies]
     before = list(bodies[0][:head])
-    after = [_without_blank_lead(s) for s in bodies[0][len(bodies[0]) - tail:]]
+    after = _first_without_blank_lead(bodies[0][len(bodies[0]) - tail:])
     lines = list(statement.leading_lines)
     if all(not r for r in rest):
         shared = before + after
@@ -230,7 +236,7 @@ def _merged_try(statement: cst.Try) -> list[cst.BaseStatement] | None:
         tail += 1
     if not tail or len(bodies[0]) == tail:
         return None  # nothing shared, or the try body would be left empty
-    after = [_without_blank_lead(s) for s in bodies[0][len(bodies[0]) - tail:]]
+    after = _first_without_blank_lead(bodies[0][len(bodies[0]) - tail:])
     body = statement.body.with_changes(body=bodies[0][:len(bodies[0]) - tail])
     handlers = []
     for handler, kept in zip(statement.handlers, bodies[1:]):

@@ -7,7 +7,9 @@ template where scope analysis proves it safe, else kept as an alias of it.
 
 from __future__ import annotations
 
+import io
 import itertools
+import tokenize
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -1467,8 +1469,12 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         s for s in besides
         if not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
     ]
-    everywhere = {tree.code(s) for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))}
-    others = [s for s in others if tree.code(s) not in everywhere]  # the same in the other branch: no difference
+    everywhere = {
+        _tokens(tree.code(s)) for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))
+    }
+    # the same in the other branch once the parallel model's name reads the template's: no difference
+    target = tree.code(site.target) if site.target is not None else template
+    others = [s for s in others if _tokens(tree.code(s), {target: template}) not in everywhere]
     head = f"kept this `{kind}` around `{site.name}`: it is not a plain fallback"
     if any(binds(s, template, tree) for s in besides):
         return None  # its branch builds the model too: both branches stay as they are, nothing to change
@@ -1484,7 +1490,9 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         )
     else:
         plain = f"the `if` branch (line {tree.position(kept)[0]})"
-    shown = others or besides  # a branch that only adds a `print` is still not a plain fallback
+    if not others and isinstance(kept, cst.If):
+        return None  # besides the call, only prints and what the other branch does too: nothing to decide
+    shown = others or besides
     if isinstance(kept, cst.Try):
         handler = kept.handlers[0] if kept.handlers else None
         caught = tree.code(handler.type) if handler is not None and handler.type is not None else "every error"
@@ -1503,6 +1511,35 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         f"wanted with the strategy (scaling the batch size or learning rate by the GPU count is), leave the "
         f"`{kind}` as it is."
     )
+
+
+def _tokens(code: str, renamed: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """`code`'s tokens, layout and comments aside, with `renamed` names (dotted too) replaced:
+    two statements that differ only in alignment or the parallel model's name compare equal."""
+    skipped = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENDMARKER)
+    try:
+        found = tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline)
+        tokens = [t.string for t in found if t.type not in skipped]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return (code,)
+    for old, new in (renamed or {}).items():
+        old_parts, new_parts = _dotted_tokens(old), _dotted_tokens(new)
+        out: list[str] = []
+        i = 0
+        while i < len(tokens):
+            if tokens[i:i + len(old_parts)] == old_parts and (not out or out[-1] != "."):
+                out += new_parts
+                i += len(old_parts)
+            else:
+                out.append(tokens[i])
+                i += 1
+        tokens = out
+    return tuple(tokens)
+
+
+def _dotted_tokens(name: str) -> list[str]:
+    parts = name.split(".")
+    return [t for i, part in enumerate(parts) for t in ([part] if i == 0 else [".", part])]
 
 
 def _quoted(tree: Tree, statement: cst.CSTNode) -> str:

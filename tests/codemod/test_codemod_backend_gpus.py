@@ -64,3 +64,32 @@ def test_file_without_a_rewritten_site_keeps_the_listing():
     source = b"from keras import backend as K\nG = len(K.tensorflow_backend._get_available_gpus())\nprint(G)\n"
     result = transform_source(source, "listing.py")
     assert result.output == source and not result.changed
+
+
+def test_a_listing_copied_into_the_strategy_choice_is_written_with_tf_config():
+    # the guard chooses the strategy: its copy there must not call the private listing either
+    before = (
+        "import keras.backend as K\nfrom keras.utils import multi_gpu_model\n\nmodel = build()\n"
+        "if K.tensorflow_backend._get_available_gpus():\n    print('several GPUs')\n"
+        "    model = multi_gpu_model(model, gpus=2)\nmodel.compile('adam', 'mse')\n"
+    )
+    after = (
+        "import tensorflow as tf\n\n"
+        'if tf.config.list_logical_devices("GPU"):\n    print(\'several GPUs\')\n'
+        '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        "else:\n    strategy = tf.distribute.get_strategy()\nwith strategy.scope():\n    model = build()\n"
+        "    model.compile('adam', 'mse')\n"
+    )
+    assert check_source_pair(before, after) == []
+
+
+def test_where_only_presence_is_read_the_devices_are_enough():
+    before = (
+        "from keras import backend as K\nfrom keras.utils import multi_gpu_model\n\nmodel = build()\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+        "if not K.tensorflow_backend._get_available_gpus():\n    print('on the CPU')\n"
+        "names = K.tensorflow_backend._get_available_gpus()\n"
+    )
+    out = transform_source(before.encode()).output.decode()
+    assert 'if not tf.config.list_logical_devices("GPU"):\n' in out
+    assert 'names = [d.name for d in tf.config.list_logical_devices("GPU")]\n' in out

@@ -187,3 +187,23 @@ def test_an_if_whose_call_branch_held_only_the_local_import_is_not_reported():
     )
     result = transform_source(source)
     assert result.changed and "MGPU106" not in [f.code for f in result.findings]
+
+
+def test_a_kept_if_that_only_prints_besides_what_both_branches_do_is_not_reported():
+    # both branches compile and fit (the parallel model's lines aligned differently): those are
+    # written once after the `if`, which is left printing only; nothing to decide, no MGPU106,
+    # and the blank line between the compile and the fit stays
+    source = (
+        b"import keras\n\n\ndef train(gpus):\n    model = build()\n    if gpus > 1:\n        print('parallel')\n"
+        b"        parallel_model = keras.utils.multi_gpu_model(model, gpus=gpus)\n"
+        b"        parallel_model.compile(optimizer='adam',\n                               loss='mse')\n\n"
+        b"        return parallel_model.fit(x, y)\n    else:\n"
+        b"        model.compile(optimizer='adam',\n                      loss='mse')\n\n"
+        b"        return model.fit(x, y)\n"
+    )
+    result = transform_source(source)
+    assert [f.code for f in result.findings] == []
+    assert result.output.decode().endswith(
+        "        if gpus > 1:\n            print('parallel')\n        model.compile(optimizer='adam',\n"
+        "                      loss='mse')\n\n        return model.fit(x, y)\n"
+    )
