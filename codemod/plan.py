@@ -295,9 +295,16 @@ class _Applier(cst.CSTTransformer):
             if region is not None and region.start <= index <= region.end and _removed_choice(orig, self.plan):
                 # The comments of a removed `if`/`try` that chose the model (`# For more GPUs`), or
                 # of the call, are about the choice the strategy line now makes: they go above it.
-                self.choice_comments.setdefault(id(region), []).extend(c for c in comments if c.comment is not None)
-                # the call's blank line above it still sets apart what follows
-                comments = [c for c in comments[:1] if c.comment is None] if id(orig) in self.plan.calls else []
+                if id(orig) in self.plan.calls:
+                    # only the call's own comments: those right above it (no blank line between),
+                    # after it and inside it; a comment further up (`# In[5]:`) and the blank
+                    # lines stay to set apart what follows
+                    lines = list(_leading_lines(orig))
+                    apart = max((i for i, line in enumerate(lines) if line.comment is None), default=-1) + 1
+                    comments, moved = comments[:apart], comments[apart:]
+                else:
+                    moved, comments = comments, []
+                self.choice_comments.setdefault(id(region), []).extend(c for c in moved if c.comment is not None)
             if pieces:
                 first_lines = _leading_lines(pieces[0])
                 if first_lines and first_lines[0].comment is None:

@@ -137,3 +137,13 @@ def test_repeated_compiles_the_script_wrote_itself_stay():
     after = ("import tensorflow as tf\n\n" + SCOPE + "    model = build()\n    model.compile('adam', 'mse')\n"
              "    model.compile('adam', 'mse')\nmodel.fit(x, y)\n")
     assert check_source_pair(before, after) == []
+
+
+def test_only_the_calls_own_comments_go_above_the_strategy_line():
+    # `# In[5]:` (a notebook export's cell marker) is set apart by a blank line: it stays where it
+    # was, with the blank lines; `# two cards` right above the call is about it and moves
+    before = (HEAD + "model = build()\n\n# In[5]:\n\n# two cards\nparallel = multi_gpu_model(model, gpus=2)\n"
+              "parallel.compile('adam', 'mse')\n")
+    after = ("import tensorflow as tf\n\n# two cards\n" + SCOPE + "    model = build()\n\n    # In[5]:\n\n"
+             "    model.compile('adam', 'mse')\n")
+    assert check_source_pair(before, after) == []
