@@ -1050,6 +1050,10 @@ def _path_guards(tree: Tree, anchor: cst.CSTNode, block0: Block) -> list[str]:
     return guards
 
 
+# Calls that make an object whose attributes are their keyword arguments.
+_NAMESPACES = frozenset({"SimpleNamespace", "Namespace", "EasyDict", "edict", "AttrDict", "Bunch"})
+
+
 class _IntResolver:
     """Proves a `gpus` variable holds an int: every binding of the name assigns an int
     (`n_gpus = 2`, `G = args["gpus"]`, a parameter annotated `int`), or it is an argparse
@@ -1065,6 +1069,8 @@ class _IntResolver:
         if isinstance(node, cst.Name):
             return self._name(node)
         option: str | bytes | None = None
+        if isinstance(node, cst.Attribute) and self._namespace_int(node):
+            return True
         if isinstance(node, cst.Attribute):
             option = node.attr.value
         elif isinstance(node, cst.Subscript) and len(node.slice) == 1:
@@ -1101,6 +1107,31 @@ class _IntResolver:
                     continue
             return False
         return True
+
+    def _namespace_int(self, node: cst.Attribute) -> bool:
+        """`cfg.n_gpu` where every binding of `cfg` is `SimpleNamespace(..., n_gpu=2)` (or
+        argparse's `Namespace`, `EasyDict`, `AttrDict`, `Bunch`) and nothing assigns `cfg.n_gpu`."""
+        if not isinstance(node.value, cst.Name):
+            return False
+        scope = self.tree.scopes.get(node.value) or self.tree.scopes.get(self.root)
+        assignments = list(scope.assignments[node.value.value]) if scope is not None else []
+        if not assignments:
+            return False
+        for assignment in assignments:
+            target = getattr(assignment, "node", None)
+            parent = self.tree.parent(target) if target is not None else None
+            assign = self.tree.parent(parent) if isinstance(parent, cst.AssignTarget) else None
+            call = assign.value if isinstance(assign, cst.Assign) else None
+            if not (isinstance(call, cst.Call) and dotted_name(call.func).split(".")[-1] in _NAMESPACES):
+                return False
+            given = [a.value for a in call.args if a.keyword is not None and a.keyword.value == node.attr.value]
+            if len(given) != 1 or not surely_int(given[0], self):
+                return False
+        spelled = self.tree.code(node)
+        return not any(
+            isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and self.tree.code(n.target) == spelled
+            for n in self.tree.all_nodes()
+        )
 
     def int_options(self) -> set[str | bytes]:
         if self._int_options is None:

@@ -532,3 +532,16 @@ REPORTED_FIXTURES = [
 @pytest.mark.parametrize("name,findings", REPORTED_FIXTURES)
 def test_fixture_left_unchanged_and_reported(name, findings):
     assert reported((ROOT / "strategy_scope" / name).read_bytes(), name) == findings
+
+
+@pytest.mark.parametrize("config,guessed", [
+    ("cfg = SimpleNamespace(n_gpu=2, lr=1e-3)\n", False),  # a keyword argument: an int
+    ("cfg = argparse.Namespace(n_gpu=2)\n", False),
+    ("cfg = SimpleNamespace(n_gpu=2)\ncfg.n_gpu = ids\n", True),  # assigned again
+    ("cfg = Config(n_gpu=2)\n", True),  # a class of its own may keep anything
+])
+def test_a_namespace_keyword_says_the_count_is_an_int(config, guessed):
+    source = (f"from types import SimpleNamespace\nimport argparse\nfrom keras.utils import multi_gpu_model\n\n{config}"
+              "model = build()\nparallel = multi_gpu_model(model, gpus=cfg.n_gpu)\nparallel.compile('adam', 'mse')\n")
+    result = transform_source(source.encode())
+    assert ("MGPU117" in [f.code for f in result.findings]) is guessed
