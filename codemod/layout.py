@@ -109,3 +109,36 @@ class _Shift(cst.CSTTransformer):
         # A file aligning with tabs keeps them: as many as fit, then spaces.
         text = "\t" * (width // 4) + " " * (width % 4) if "\t" in spaces else " " * width
         return updated_node.with_changes(last_line=cst.SimpleWhitespace(text))
+
+
+def fitted(statement: cst.SimpleStatementLine, indent: str, unit: str, limit: int) -> cst.SimpleStatementLine:
+    """A one-line statement that moved under the scope and no longer fits: its outermost call's
+    arguments go on a line of their own, or one per line with a trailing comma (black's shapes).
+    `indent`: where the statement now is. Unchanged when it fits, is not one line ending in a
+    call, or no shape fits."""
+    if _fits_at(statement, indent, limit) or len(statement.body) != 1:
+        return statement
+    small = statement.body[0]
+    call = getattr(small, "value", None)
+    one_line = cst.Module([]).code_for_node(statement.with_changes(leading_lines=[])).rstrip("\n")
+    if not isinstance(call, cst.Call) or not call.args or "\n" in one_line:
+        return statement
+    hanging = cst.ParenthesizedWhitespace(indent=True, last_line=cst.SimpleWhitespace(unit))
+    closing = cst.ParenthesizedWhitespace(indent=True, last_line=cst.SimpleWhitespace(""))
+    args = list(call.args)
+    together = [*args[:-1], args[-1].with_changes(whitespace_after_arg=closing)]
+    per_line = [
+        a.with_changes(comma=cst.Comma(whitespace_after=hanging)) for a in args[:-1]
+    ] + [args[-1].with_changes(comma=cst.Comma(), whitespace_after_arg=closing)]
+    for shape in (together, per_line):
+        candidate = statement.with_changes(
+            body=[small.with_changes(value=call.with_changes(whitespace_before_args=hanging, args=shape))]
+        )
+        if _fits_at(candidate, indent, limit):
+            return candidate
+    return statement
+
+
+def _fits_at(statement: cst.SimpleStatementLine, indent: str, limit: int) -> bool:
+    code = cst.Module([]).code_for_node(statement.with_changes(leading_lines=[]))
+    return all(fits(indent + line, limit) for line in code.rstrip("\n").split("\n"))

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
 
 from ._tree import Block, branch_suites, walk, zip_equal
 from .fallthrough import stops_when_no_branch_runs
-from .layout import realign_call, renamed_in, spans_lines, strategy_statements
+from .layout import fitted, realign_call, renamed_in, spans_lines, strategy_statements
 from .same_branches import already_holds, merged
 from .fallbacks import Said
 from .strategy_expression import StrategyCode, refine
@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 __all__ = ["Plan", "Region", "apply_plan"]
 
 _MODULE = cst.Module([])
+_N = TypeVar("_N", bound=cst.CSTNode)
 
 
 @dataclass
@@ -365,11 +366,33 @@ class _Applier(cst.CSTTransformer):
                 strategy = strategy.with_changes(leading_lines=[*blanks, *_leading_lines(strategy)])
         else:
             strategy = strategy.with_changes(leading_lines=[*lines, *_leading_lines(strategy)])
+        body = [_fitted_lines(statement, indent + self.unit, self.unit, self.limit) for statement in body]
         scope = cst.With(
             items=[cst.WithItem(item=cst.parse_expression(f"{region.name}.scope()"))],
             body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine(body=[cst.Pass()])]),
         )
         return [*region.hoisted, strategy, *announced, scope]
+
+
+def _fitted_lines(node: _N, indent: str, unit: str, limit: int) -> _N:
+    """`node` (a statement, or an `else`/`except` clause of one), moved one level in under the
+    scope, with its one-line statements that no longer fit within `limit` rewrapped
+    (layout.fitted); `indent`: where it now is."""
+    if isinstance(node, cst.SimpleStatementLine):
+        return fitted(node, indent, unit, limit)  # type: ignore[return-value]
+    if isinstance(node, (cst.FunctionDef, cst.ClassDef)):
+        return node  # a definition keeps its lines as written
+    changes: dict[str, object] = {}
+    for name in ("body", "orelse", "finalbody", "handlers"):
+        part = getattr(node, name, None)
+        if isinstance(part, cst.IndentedBlock):
+            inner = indent + (part.indent if part.indent is not None else unit)
+            changes[name] = part.with_changes(body=[_fitted_lines(s, inner, unit, limit) for s in part.body])
+        elif isinstance(part, (cst.Else, cst.Finally, cst.If)):
+            changes[name] = _fitted_lines(part, indent, unit, limit)
+        elif isinstance(part, (tuple, list)):
+            changes[name] = [_fitted_lines(h, indent, unit, limit) for h in part]
+    return node.with_changes(**changes) if changes else node
 
 
 def _with_said(

@@ -3,7 +3,8 @@
 import pytest
 
 from codemod_fixtures import ROOT, check_pair, pairs
-from multi_gpu_codemod.layout import strategy_statements
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.layout import fitted, strategy_statements
 from multi_gpu_codemod.strategy_expression import Branch, StrategyCode
 
 import libcst as cst
@@ -59,3 +60,40 @@ def test_a_branch_uses_the_files_indentation_unit():
     assert cst.Module(body=[statement], default_indent="\t").code == (
         "if G > 1:\n\ts = tf.distribute.MirroredStrategy()\nelse:\n\ts = tf.distribute.get_strategy()\n"
     )
+
+
+WIDE = "x" * 60
+
+
+@pytest.mark.parametrize("line,indent,expected", [
+    # fits: unchanged
+    ("m = f(a, b)\n", "    ", "m = f(a, b)\n"),
+    # one line of arguments fits: black's hanging shape
+    (f"early = EarlyStopping(monitor='{WIDE}', patience=3)\n", "    " * 2,
+     f"early = EarlyStopping(\n    monitor='{WIDE}', patience=3\n)\n"),
+    # one argument per line, with a trailing comma
+    (f"early = EarlyStopping(monitor='{WIDE}', mode='{WIDE}')\n", "    ",
+     f"early = EarlyStopping(\n    monitor='{WIDE}',\n    mode='{WIDE}',\n)\n"),
+    # not a call at the end of the line, or no shape fits: left as it is
+    (f"w = '{WIDE}' + '{WIDE}'\n", "    ", f"w = '{WIDE}' + '{WIDE}'\n"),
+    (f"layer = Dense(units, name='{WIDE}{WIDE}')(v)\n", "    ", f"layer = Dense(units, name='{WIDE}{WIDE}')(v)\n"),
+])
+def test_a_line_pushed_past_the_limit_under_the_scope_is_wrapped_like_black(line, indent, expected):
+    statement = cst.parse_statement(line)
+    assert isinstance(statement, cst.SimpleStatementLine)
+    result = fitted(statement, indent, "    ", 100)
+    assert cst.Module([result]).code == expected
+
+
+def test_every_line_moved_under_the_scope_is_fitted_in_place():
+    before = (
+        "from keras.utils import multi_gpu_model\n\n\ndef train():\n    model = build()\n"
+        f"    stop = EarlyStopping(monitor='{'v' * 25}', patience=3, restore_best_weights=True)\n"
+        "    parallel = multi_gpu_model(model, gpus=2)\n    parallel.compile('adam', 'mse')\n"
+    )
+    assert max(len(line) for line in before.splitlines()) == 100  # within the limit before
+    out = transform_source(before.encode()).output.decode()
+    assert all(len(line) <= 100 for line in out.splitlines())
+    wrapped = ("        stop = EarlyStopping(\n"
+               "            monitor='{}', patience=3, restore_best_weights=True\n        )\n")
+    assert wrapped.format("v" * 25) in out
