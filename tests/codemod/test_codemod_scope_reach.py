@@ -94,3 +94,27 @@ def test_stacked_on_lists_the_templates_add_statements_until_it_is_bound_again()
     found = stacked_on(tree, tree.module, 0)
     assert [tree.code(s).strip().splitlines()[0] for s in found] == ["model.add(a)", "for l in ls:"]
     assert [tree.code(a) for s in found for a in stacked_arguments(tree, s, "model")] == ["a", "l"]
+
+
+# MGPU203 is one policy whatever path reaches the migrated model: a method of its class, an
+# alias chosen by a conditional expression, or an instance of the class outside it.
+
+
+@pytest.mark.parametrize(
+    ("name", "call_line", "says"),
+    [
+        ("on_batch_through_alias.unchanged.py", 15, "`net.train_on_batch(...)` (line 20)"),
+        ("on_batch_through_instance.unchanged.py", 13, "`ranker.scorer.predict_on_batch(...)` (line 23)"),
+    ],
+)
+def test_on_batch_calls_through_an_alias_or_an_instance_keep_the_site(name, call_line, says):
+    path = ROOT / "batch_calls" / name
+    assert check_unchanged(path) == ["MGPU203"]
+    finding = transform_source(path.read_bytes(), name).findings[0]
+    assert finding.line == call_line
+    assert says in finding.message
+
+
+@pytest.mark.parametrize("before", pairs("batch_calls"), ids=lambda p: p.name)
+def test_on_batch_calls_on_another_model_do_not_keep_the_site(before):
+    assert check_pair(before) == []
