@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ._tree import Tree, walk_same_scope
+from ._tree import Tree, walk, walk_same_scope
 
 __all__ = ["ON_BATCH", "EFFECT", "OnBatchCall", "on_batch_calls", "uses_after"]
 
@@ -41,18 +41,71 @@ class OnBatchCall:
 
 def on_batch_calls(tree: Tree, call: cst.CSTNode, receivers: set[str]) -> list[OnBatchCall]:
     """The `*_on_batch` calls on `receivers` after `call` in its function (for `self.` receivers:
-    in the class's other methods too), and inside module functions the model is passed to."""
+    in the class's other methods too, and outside the class through its instances,
+    `sr.discriminator`), on names bound to them (`dis = self.parallel_dis if ... else self.dis`),
+    and inside module functions the model is passed to."""
     scope = tree.enclosing_scope_node(call)
     after = tree.order(call)
     body = scope.body if isinstance(scope, cst.FunctionDef) else scope
     found: list[OnBatchCall] = []
-    for node in uses_after(tree, scope, body, receivers, after):
-        if isinstance(node, cst.Attribute) and node.attr.value in ON_BATCH and tree.code(node.value) in receivers:
+    nodes = uses_after(tree, scope, body, receivers, after)
+    named = receivers | _aliases(tree, nodes, receivers) | _through_instances(tree, scope, receivers)
+    for node in [*nodes, *_module_nodes(tree, scope, receivers)]:
+        if isinstance(node, cst.Attribute) and node.attr.value in ON_BATCH and tree.code(node.value) in named:
             parent = tree.parent(node)
             if isinstance(parent, cst.Call) and parent.func is node:
                 found.append(OnBatchCall(parent, tree.code(node.value), node.attr.value))
     found += _through_functions(tree, receivers, body, after)
     return found
+
+
+def _aliases(tree: Tree, nodes: list[cst.CSTNode], receivers: set[str]) -> set[str]:
+    """Names bound to a receiver, or to a choice between it and another model:
+    `dis = self.parallel_dis if self.gpus > 1 else self.dis`."""
+    found = set()
+    for node in nodes:
+        if not isinstance(node, cst.Assign) or len(node.targets) != 1:
+            continue
+        target = node.targets[0].target
+        if not isinstance(target, cst.Name):
+            continue
+        value = node.value
+        choices = [value.body, value.orelse] if isinstance(value, cst.IfExp) else [value]
+        if any(tree.code(choice) in receivers for choice in choices):
+            found.add(target.value)
+    return found
+
+
+def _owner(tree: Tree, scope: cst.CSTNode) -> cst.ClassDef | None:
+    if not isinstance(scope, cst.FunctionDef):
+        return None
+    owner = tree.parent(tree.parent(scope) or scope)
+    return owner if isinstance(owner, cst.ClassDef) else None
+
+
+def _through_instances(tree: Tree, scope: cst.CSTNode, receivers: set[str]) -> set[str]:
+    """`sr.discriminator` for the receiver `self.discriminator` when `sr = SuperRes(...)` (the
+    class whose method holds the site) anywhere in the module: the same model, reached from outside."""
+    owner = _owner(tree, scope)
+    attributes = {r.split(".", 1)[1] for r in receivers if r.startswith("self.") and r.count(".") == 1}
+    if owner is None or not attributes:
+        return set()
+    instances = {
+        target.target.value for assign in walk(tree.module) if isinstance(assign, cst.Assign)
+        and isinstance(assign.value, cst.Call) and isinstance(assign.value.func, cst.Name)
+        and assign.value.func.value == owner.name.value
+        for target in assign.targets if isinstance(target.target, cst.Name)
+    }
+    return {f"{instance}.{attribute}" for instance in instances for attribute in attributes}
+
+
+def _module_nodes(tree: Tree, scope: cst.CSTNode, receivers: set[str]) -> list[cst.CSTNode]:
+    """Every node outside the class that holds the site, where its instances are used."""
+    owner = _owner(tree, scope)
+    if owner is None or not any(r.startswith("self.") for r in receivers):
+        return []
+    inside = {id(n) for n in walk(owner)}
+    return [n for n in walk(tree.module) if id(n) not in inside]
 
 
 def uses_after(

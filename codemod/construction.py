@@ -20,6 +20,8 @@ __all__ = [
     "object_reads",
     "outer_construction",
     "plain_uses",
+    "stacked_arguments",
+    "stacked_on",
 ]
 
 # Calls that compute plain values, not layers: names bound by them do not drag their
@@ -40,6 +42,8 @@ _VALUE_METHODS = {
     "format", "join", "split", "strip", "replace", "lower", "upper", "startswith", "endswith",
 }
 _IMPORTS = (cst.Import, cst.ImportFrom)
+# Methods that put another model or layer inside the model they are called on.
+_STACKING_METHODS = {"add"}
 # Attributes through which a model hands its layers/tensors to another model.
 MODEL_PARTS = {"output", "outputs", "input", "inputs", "layers", "get_layer", "get_output_at", "get_input_at"}
 
@@ -80,6 +84,46 @@ def construction_start(tree: Tree, block: Block, j: int) -> int:
             start = k
             wanted |= plain_uses(statement) | object_reads(statement)
     return start
+
+
+def stacked_on(tree: Tree, block: Block, j: int) -> list[cst.BaseStatement]:
+    """The statements after `block.body[j]` (until one rebinds what it built) that stack models or
+    layers on it: `autoencoder.add(encoder)`, `for layer in base.layers: model.add(layer)`. What
+    they add is part of the model as much as the arguments of `Sequential([encoder, decoder])`."""
+    built = _assigned_codes(tree, block.body[j])
+    if not built:
+        return []
+    found: list[cst.BaseStatement] = []
+    for statement in block.body[j + 1:]:
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        if _stacking_calls(tree, statement, built):
+            found.append(statement)
+        if _assigned_codes(tree, statement) & built:
+            break
+    return found
+
+
+def stacked_arguments(tree: Tree, statement: cst.CSTNode, template: str) -> list[cst.BaseExpression]:
+    """What `statement` stacks on `template`: `encoder` in `template.add(encoder)`."""
+    return [arg.value for call in _stacking_calls(tree, statement, {template}) for arg in call.args]
+
+
+def _stacking_calls(tree: Tree, statement: cst.CSTNode, built: set[str]) -> list[cst.Call]:
+    """`model.add(...)` calls under `statement` whose receiver is one of `built`."""
+    return [
+        call for call in findall(statement, cst.Call)
+        if isinstance(call.func, cst.Attribute) and call.func.attr.value in _STACKING_METHODS
+        and tree.code(call.func.value) in built
+    ]
+
+
+def _assigned_codes(tree: Tree, statement: cst.CSTNode) -> set[str]:
+    """What a statement assigns, as written: `model`, `self.model`."""
+    return {
+        tree.code(target.target) for assign in findall(statement, cst.Assign) for target in assign.targets
+        if isinstance(target.target, (cst.Name, cst.Attribute))
+    }
 
 
 def is_alias(statement: cst.CSTNode) -> bool:
@@ -126,8 +170,9 @@ def plain_uses(node: cst.CSTNode) -> set[str]:
 @memoized
 def object_reads(node: cst.CSTNode) -> set[str]:
     """Names whose model parts are read (`backbone.output`, `base.layers[-1]`,
-    `enc.get_layer('x')`): the model they name owns layers the template uses. Data read the
-    same way (`x_train.shape`) is not followed."""
+    `enc.get_layer('x')`), or that are stacked into a model (`model.add(encoder)`,
+    `self.model.add(self.encoder)`, given as `self.encoder`): the model they name owns layers the
+    template uses. Data read the same way (`x_train.shape`) is not followed."""
     names = set()
     for attribute in findall(node, cst.Attribute):
         if not isinstance(attribute.value, cst.Name):
@@ -135,7 +180,32 @@ def object_reads(node: cst.CSTNode) -> set[str]:
         root = attribute.value.value
         if root not in _VALUE_ROOTS and attribute.attr.value in MODEL_PARTS:
             names.add(root)
+    for call in findall(node, cst.Call):
+        stacked = _stacked_part(call)
+        if stacked is not None:
+            names.add(stacked)
     return names
+
+
+def _stacked_part(call: cst.Call) -> str | None:
+    """`encoder` in `model.add(encoder)`, `self.encoder` in `self.model.add(self.encoder)`: one
+    positional argument of `.add` on a model's name (not `tf.add(a, b)`, not `np`, `args`...)."""
+    func = call.func
+    if not (isinstance(func, cst.Attribute) and func.attr.value in _STACKING_METHODS):
+        return None
+    receiver = func.value
+    if isinstance(receiver, cst.Attribute) and isinstance(receiver.value, cst.Name) and receiver.value.value == "self":
+        pass
+    elif not (isinstance(receiver, cst.Name) and receiver.value not in _VALUE_ROOTS):
+        return None
+    if len(call.args) != 1 or call.args[0].keyword is not None or call.args[0].star:
+        return None
+    value = call.args[0].value
+    if isinstance(value, cst.Name):
+        return value.value
+    if isinstance(value, cst.Attribute) and isinstance(value.value, cst.Name) and value.value.value == "self":
+        return f"self.{value.attr.value}"
+    return None
 
 
 def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:

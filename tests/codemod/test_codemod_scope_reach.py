@@ -1,0 +1,120 @@
+"""The scope reaches every model the migrated one is made of: models stacked into it with
+`.add(...)` are built under `strategy.scope()` as those listed in `Sequential([...])` are."""
+
+from __future__ import annotations
+
+import libcst as cst
+import pytest
+
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.construction import object_reads
+
+from codemod_fixtures import ROOT, check_pair, check_source_pair, check_unchanged, pairs, unchanged
+
+
+@pytest.mark.parametrize("before", pairs("scope_reach"), ids=lambda p: p.name)
+def test_fixture_pairs(before):
+    assert check_pair(before) == []
+
+
+@pytest.mark.parametrize("path", unchanged("scope_reach"), ids=lambda p: p.name)
+def test_unchanged_fixtures_are_reported(path):
+    assert check_unchanged(path) == ["MGPU109"]
+
+
+def test_module_level_part_is_named_with_its_line():
+    name = "added_module_level_part.unchanged.py"
+    findings = transform_source((ROOT / "scope_reach" / name).read_bytes(), name).findings
+    assert [(f.line, f.code) for f in findings] == [(7, "MGPU109")]
+    assert "`shared_trunk` is created here, at module level" in findings[0].message
+
+
+@pytest.mark.parametrize(
+    ("code", "reads"),
+    [
+        ("model.add(encoder)", {"encoder"}),
+        ("self.model.add(self.encoder)", {"self.encoder"}),
+        ("for layer in base.layers:\n    model.add(layer)", {"base", "layer"}),
+        # not a model stacked into another: two operands, a keyword, a module or settings root
+        ("t = tf.add(a, b)", set()),
+        ("np.add(a)", set()),
+        ("model.add(units=n)", set()),
+        ("model.add(Dense(4))", set()),
+        ("model.summary(encoder)", set()),
+    ],
+)
+def test_object_reads_include_what_add_stacks(code, reads):
+    assert object_reads(cst.parse_module(code + "\n")) == reads
+
+
+def test_an_unrelated_model_between_the_part_and_the_add_still_stops_the_scope():
+    """The scope moves up over plain data only: a model built in between is reported (MGPU118)."""
+    source = (
+        "from keras.models import Sequential\nfrom keras.utils import multi_gpu_model\n\n"
+        "trunk = make_trunk()\nother = make_other()\nmodel = Sequential()\nmodel.add(trunk)\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile(optimizer='adam', loss='mse')\n"
+    )
+    result = transform_source(source.encode(), "t.py")
+    assert result.output == source.encode()
+    assert [(f.line, f.code) for f in result.findings] == [(4, "MGPU118")]
+    assert "line 5 (`other = make_other()`)" in result.findings[0].message
+
+
+def test_list_and_add_forms_get_the_same_scope():
+    """`Sequential([enc, dec])` and `Sequential()` + `.add(enc)` + `.add(dec)` are one model:
+    the scope starts above `enc = ...` in both."""
+    head = "from keras.models import Sequential\nfrom keras.utils import multi_gpu_model\n\n"
+    tail = "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile(optimizer='adam', loss='mse')\n"
+    built = "enc = make_enc()\ndec = make_dec()\n"
+    scoped = (
+        "from keras.models import Sequential\nimport tensorflow as tf\n\n"
+        "strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices(\"GPU\")[:2])\n"
+        "with strategy.scope():\n    enc = make_enc()\n    dec = make_dec()\n"
+    )
+    check_source_pair(
+        head + built + "model = Sequential([enc, dec])\n" + tail,
+        scoped + "    model = Sequential([enc, dec])\n    model.compile(optimizer='adam', loss='mse')\n",
+    )
+    check_source_pair(
+        head + built + "model = Sequential()\nmodel.add(enc)\nmodel.add(dec)\n" + tail,
+        scoped + "    model = Sequential()\n    model.add(enc)\n    model.add(dec)\n"
+        "    model.compile(optimizer='adam', loss='mse')\n",
+    )
+
+
+def test_stacked_on_lists_the_templates_add_statements_until_it_is_bound_again():
+    from multi_gpu_codemod._tree import Tree
+    from multi_gpu_codemod.construction import stacked_arguments, stacked_on
+
+    source = (
+        "model = Sequential()\nmodel.add(a)\nother.add(b)\nfor l in ls:\n    model.add(l)\n"
+        "model = f()\nmodel.add(c)\n"
+    )
+    tree = Tree(cst.parse_module(source))
+    found = stacked_on(tree, tree.module, 0)
+    assert [tree.code(s).strip().splitlines()[0] for s in found] == ["model.add(a)", "for l in ls:"]
+    assert [tree.code(a) for s in found for a in stacked_arguments(tree, s, "model")] == ["a", "l"]
+
+
+# MGPU203 is one policy whatever path reaches the migrated model: a method of its class, an
+# alias chosen by a conditional expression, or an instance of the class outside it.
+
+
+@pytest.mark.parametrize(
+    ("name", "call_line", "says"),
+    [
+        ("on_batch_through_alias.unchanged.py", 15, "`net.train_on_batch(...)` (line 20)"),
+        ("on_batch_through_instance.unchanged.py", 13, "`ranker.scorer.predict_on_batch(...)` (line 23)"),
+    ],
+)
+def test_on_batch_calls_through_an_alias_or_an_instance_keep_the_site(name, call_line, says):
+    path = ROOT / "batch_calls" / name
+    assert check_unchanged(path) == ["MGPU203"]
+    finding = transform_source(path.read_bytes(), name).findings[0]
+    assert finding.line == call_line
+    assert says in finding.message
+
+
+@pytest.mark.parametrize("before", pairs("batch_calls"), ids=lambda p: p.name)
+def test_on_batch_calls_on_another_model_do_not_keep_the_site(before):
+    assert check_pair(before) == []
