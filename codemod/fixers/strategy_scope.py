@@ -31,6 +31,8 @@ from ..construction import (
     object_reads,
     outer_construction,
     plain_uses,
+    stacked_arguments,
+    stacked_on,
 )
 from ..fix_context import FixContext, contains, subtree
 from ..devices import creates_no_variables, device_setting, only_device_work
@@ -226,10 +228,10 @@ def _plan_site(
     receivers = {template} if target is None else {template, target}
     compiles = _compiles(tree, scope_node, receivers, block0.body[start0], site.call)
     derived = _derived_statements(tree, scope_node, site, receivers)
-    derived_names = set().union(*(bound_names(d) for d in derived)) if derived else set()
+    derived_names = set().union(*(_assigned(tree, d) for d in derived)) if derived else set()
     if derived:
         compiles += _compiles(tree, scope_node, derived_names, derived[0])
-    construction_nodes: list[cst.CSTNode] = [*block0.body[start0:j + 1], *rebinders]
+    construction_nodes: list[cst.CSTNode] = [*block0.body[start0:j + 1], *stacked_on(tree, block0, j), *rebinders]
     if _reported_caller_object(ctx, site, scope_node, construction_nodes, template):
         return None
     if _reported_module_object(ctx, site, scope_node, [block0.body[start0], built_by, *compiles, *derived]):
@@ -240,6 +242,8 @@ def _plan_site(
                                   [block0.body[start0], built_by, *compiles, *derived])
     if _reported_batch_calls(ctx, site, receivers | derived_names):
         return None
+    if _reported_derived_compiled_elsewhere(ctx, site, scope_node, template, derived, compiles):
+        return None
     if not compiles and not _loaded(built_by):
         _report_no_compile(ctx, site, scope_node, template, target)
         return None
@@ -249,6 +253,12 @@ def _plan_site(
     region = block.body[start:end + 1]
     if fallback.said is not None and not _said_moves(tree, fallback.said, region, receivers):
         return _plan_site(ctx, site, uncovered, messages=False)  # the `if` stays with its messages
+    # Past the construction: a model the covered code calls (`fake = self.generator(z)` for a GAN's
+    # stacked model) that another method or the caller built has variables outside the scope too.
+    past: list[cst.CSTNode] = [s for s in region if not any(s is c for c in construction_nodes)]
+    if _reported_caller_object(ctx, site, scope_node, past, template,
+                               user="the code the `strategy.scope()` would cover"):
+        return None
     others = {
         name: statement for statement in region if makes_layers(statement)
         for name in bound_names(statement) - receivers - derived_names
@@ -755,7 +765,10 @@ def _derived_statements(
         if not (tree.order(node) > after and len(node.body) == 1):
             continue
         small = node.body[0]
-        if not (isinstance(small, cst.Assign) and all(isinstance(t.target, cst.Name) for t in small.targets)):
+        # `full = Model(...)` or `self.combined = Model(...)` (a GAN's stacked model, kept on the object)
+        if not (isinstance(small, cst.Assign) and all(
+            isinstance(t.target, cst.Name) or _self_attribute(t.target) for t in small.targets
+        )):
             continue
         value = small.value
         calls = findall(value, cst.Call)
@@ -772,12 +785,56 @@ def _derived_statements(
         callees = {tree.code(c.func) for c in calls}
         if (passed | callees) & flowing and makes_layers(value):
             found.append(node)
-            flowing |= bound_names(node)
+            flowing |= _assigned(tree, node)
     return found
 
 
+def _reported_derived_compiled_elsewhere(
+    ctx: FixContext, site: Site, scope_node: cst.CSTNode, template: str,
+    derived: Sequence[cst.BaseStatement], compiles: list[cst.Call],
+) -> bool:
+    """MGPU110: a `self.` model built on the parallel model (`self.combined = Model(z, d(g(z)))`)
+    goes under the scope, but another method compiles it: its optimizer would be created outside
+    the strategy, and training it fails."""
+    tree = ctx.tree
+    owner = _owner_class(tree, scope_node) if isinstance(scope_node, cst.FunctionDef) else None
+    if owner is None:
+        return False
+    compiled_here = {tree.code(cst.ensure_type(c.func, cst.Attribute).value) for c in compiles}
+    for statement in derived:
+        for code in sorted(_assigned(tree, statement) - compiled_here):
+            if not code.startswith("self."):
+                continue
+            elsewhere = next((
+                (method, node) for method in owner.body.body if isinstance(method, cst.FunctionDef)
+                and method is not scope_node for node in walk_same_scope(method.body)
+                if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute)
+                and node.func.attr.value == "compile" and tree.code(node.func.value) == code
+            ), None)
+            if elsewhere is None:
+                continue
+            method, call = elsewhere
+            built = tree.position(statement)[0]
+            ctx.report(call, COMPILE_OBJECTS, (
+                f"`{code}` (line {built}) is built on `{template}`, so the migration would build it under "
+                f"`strategy.scope()` with `{template}`, but it is compiled here, in `{method.name.value}`, "
+                f"outside that scope: its optimizer would be created outside the strategy and training `{code}` "
+                f"would fail. Compile `{code}` in the function that builds it, right after line {built}, and rerun; "
+                f"the `{site.name}` call (line {tree.position(site.call)[0]}) is left as it is."
+            ))
+            return True
+    return False
+
+
+def _assigned(tree: Tree, statement: cst.CSTNode) -> set[str]:
+    """What a derived statement assigns, as written: `full`, `self.combined`."""
+    small = cst.ensure_type(cst.ensure_type(statement, cst.SimpleStatementLine).body[0], cst.Assign)
+    return {tree.code(t.target) for t in small.targets}
+
+
 def _reported_caller_object(
-    ctx: FixContext, site: Site, scope_node: cst.CSTNode, construction: list[cst.CSTNode], template: str
+    ctx: FixContext, site: Site, scope_node: cst.CSTNode, construction: list[cst.CSTNode], template: str,
+    user: str | None = None,
 ) -> bool:
     """MGPU113: the construction uses as a layer or model a parameter of the function (its caller
     built it) or a `self.` attribute another method built: its variables exist outside the scope."""
@@ -807,6 +864,14 @@ def _reported_caller_object(
                 built = _built_in_other_method(tree, owner, scope_node, tree.code(func))
                 if built is not None:
                     found = (tree.code(func), func, f"built in another method (line {tree.position(built)[0]})")
+        for added in stacked_arguments(tree, statement, template):  # `model.add(self.encoder)`
+            if found is not None or owner is None:
+                break
+            code = tree.code(added)
+            if _self_attribute(added) and not _binds_in(tree, scope_node, site, code):
+                built = _built_in_other_method(tree, owner, scope_node, code)
+                if built is not None:
+                    found = (code, added, f"built in another method (line {tree.position(built)[0]})")
         for part in _self_attribute_parts(statement):
             if found is not None or owner is None:
                 break
@@ -821,7 +886,8 @@ def _reported_caller_object(
             continue
         name, node, origin = found
         ctx.report(node, CALLER_OBJECTS, (
-            f"`{name}` is {origin}, and the construction of `{template}` uses it as a layer or model on this line; "
+            f"`{name}` is {origin}, and {user or f'the construction of `{template}`'} uses it as a layer or model "
+            "on this line; "
             f"its variables are created outside the `strategy.scope()` the migration would open here, so `fit` "
             f"would fail. Build `{name}` under the same scope (where it is built), or migrate the `{site.name}` call "
             f"(line {tree.position(site.call)[0]}) by hand; it is left as it is."

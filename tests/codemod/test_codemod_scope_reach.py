@@ -17,9 +17,47 @@ def test_fixture_pairs(before):
     assert check_pair(before) == []
 
 
+# What each site left as it is is reported with, at the part the scope cannot reach.
+UNCHANGED = {
+    "added_module_level_part.unchanged.py": ["MGPU109"],
+    "added_parameter.unchanged.py": ["MGPU113"],
+    "added_other_method_attribute.unchanged.py": ["MGPU113"],
+    "derived_compiled_in_other_method.unchanged.py": ["MGPU110"],
+    "derived_uses_other_method_model.unchanged.py": ["MGPU113"],
+}
+
+
 @pytest.mark.parametrize("path", unchanged("scope_reach"), ids=lambda p: p.name)
 def test_unchanged_fixtures_are_reported(path):
-    assert check_unchanged(path) == ["MGPU109"]
+    assert check_unchanged(path) == UNCHANGED[path.name]
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "says"),
+    [
+        ("added_parameter.unchanged.py", 10, "`backbone` is a parameter of `fine_tune`: its caller builds it"),
+        ("added_other_method_attribute.unchanged.py", 14, "`self.trunk` is built in another method (line 10)"),
+        ("derived_compiled_in_other_method.unchanged.py", 17,
+         "`self.stacked` (line 14) is built on `self.critic`, so the migration would build it under "
+         "`strategy.scope()` with `self.critic`, but it is compiled here, in `prepare`, outside that scope"),
+        ("derived_uses_other_method_model.unchanged.py", 16,
+         "`self.maker` is built in another method (line 20), and the code the `strategy.scope()` would cover "
+         "uses it"),
+    ],
+)
+def test_parts_the_scope_cannot_reach_are_named_where_they_are(name, line, says):
+    findings = transform_source((ROOT / "scope_reach" / name).read_bytes(), name).findings
+    assert [f.line for f in findings] == [line]
+    assert says in findings[0].message
+
+
+def test_a_stacked_self_model_compiled_in_the_same_method_goes_under_the_scope():
+    """The GAN shape: `self.combined = Model(z, self.critic(...))` built on the rebound parallel
+    critic and compiled after it, in the same method, is covered with its compile."""
+    after = (ROOT / "scope_reach" / "derived_self_model.after.py").read_text()
+    scope = after.index("with strategy.scope():")
+    assert scope < after.index("self.stacked = Model(noise, score)") < after.index("self.stacked.compile(")
+    assert "\n            self.stacked.compile(" in after  # indented under the scope
 
 
 def test_module_level_part_is_named_with_its_line():
