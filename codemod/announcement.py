@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ._tree import Tree, code_of, findall, used_names
+from ._tree import Tree, code_of, used_names
 from .fallbacks import droppable, message
 
 __all__ = ["Announcement", "announcement"]
@@ -63,10 +63,8 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
     unread = set() if target == template or alias is not None else {target.split(".")[0]}
     if not said or not all(_message(s, unread) for s in [*said, *otherwise]):
         return None
-    # the call's own comments (`# use every GPU`) go above what is left of its branch
-    comments = [cst.EmptyLine(comment=c) for c in findall(site_statement, cst.Comment)]
-    first = cst.ensure_type(_without_blank_lead(said[0]), cst.SimpleStatementLine)
-    said[0] = first.with_changes(leading_lines=[*comments, *first.leading_lines])
+    # (the call's own comments go above the strategy line: plan.py)
+    said[0] = _without_blank_lead(said[0])
     orelse = None
     if otherwise:
         otherwise[0] = _without_blank_lead(otherwise[0])

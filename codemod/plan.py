@@ -156,8 +156,13 @@ class _Applier(cst.CSTTransformer):
         self.indents: list[tuple[int, str]] = []  # (id, indent) of the blocks being visited
         self.limit = 100  # added lines stay within 100 columns, or within the file's widest line
         self.choice_comments: dict[int, list[cst.EmptyLine]] = {}  # region -> comments for its strategy line
+        self.call_regions: dict[int, Region] = {}  # a removed call in a branch -> the region around it
         for region in plan.regions:
             self.regions.setdefault(id(region.block), []).append(region)
+            for statement in region.block.body[region.start:region.end + 1]:
+                for node in walk(statement):
+                    if id(node) in plan.calls:
+                        self.call_regions[id(node)] = region
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         # Only nodes on the way to an edit are descended into: everything else stays as it is.
@@ -259,11 +264,15 @@ class _Applier(cst.CSTTransformer):
         return [updated], []
 
     def _touched(self, statement: cst.BaseStatement) -> bool:
-        """An `if`/`try` with a statement the plan replaces or removes directly in one of its branches."""
+        """An `if`/`try` with a statement the plan replaces or removes directly in one of its
+        branches, or a name it renames (`parallel_model.fit(...)` in one branch, `model.fit(...)`
+        in the other read the same after the rename)."""
         if not isinstance(statement, (cst.If, cst.Try)):
             return False
         blocks = [suite for suite in branch_suites(statement) if isinstance(suite, cst.IndentedBlock)]
-        return any(id(s) in self.plan.statements or id(s) in self.plan.unwrap for block in blocks for s in block.body)
+        if any(id(s) in self.plan.statements or id(s) in self.plan.unwrap for block in blocks for s in block.body):
+            return True
+        return bool(self.plan.nodes) and any(id(n) in self.plan.nodes for n in walk(statement))
 
     def _rebuild(self, original: Block, updated: Block) -> Block:
         regions = sorted(self.regions.get(id(original), []), key=lambda r: r.start)
@@ -293,7 +302,9 @@ class _Applier(cst.CSTTransformer):
                 # `model.compile(...)` then `parallel_model.compile(...)` with the same arguments
                 # read the same once renamed: the second compile would only redo the first.
                 pieces, comments = [], [*comments, *_comment_lines(pieces[0])]
-            if region is not None and region.start <= index <= region.end and _removed_choice(orig, self.plan):
+            around = region if region is not None and region.start <= index <= region.end else None
+            around = self.call_regions.get(id(orig), around)
+            if around is not None and _removed_choice(orig, self.plan):
                 # The comments of a removed `if`/`try` that chose the model (`# For more GPUs`), or
                 # of the call, are about the choice the strategy line now makes: they go above it.
                 if id(orig) in self.plan.calls:
@@ -305,7 +316,7 @@ class _Applier(cst.CSTTransformer):
                     comments, moved = comments[:apart], comments[apart:]
                 else:
                     moved, comments = comments, []
-                self.choice_comments.setdefault(id(region), []).extend(c for c in moved if c.comment is not None)
+                self.choice_comments.setdefault(id(around), []).extend(c for c in moved if c.comment is not None)
             if pieces:
                 first_lines = _leading_lines(pieces[0])
                 if first_lines and first_lines[0].comment is None:

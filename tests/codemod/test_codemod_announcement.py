@@ -23,9 +23,9 @@ IF = "    if strategy.num_replicas_in_sync > 1:\n"
     pytest.param(
         HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)  # replicate\n    logging.info('two GPUs')\n"
         "except:\n    pass\nmodel.compile('adam', 'mse')\n",
-        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n" + IF
-        + "        # replicate\n        logging.info('two GPUs')\n    model.compile('adam', 'mse')\n",
-        id="bare-except-with-pass-has-no-else-and-the-comment-stays",
+        "import tensorflow as tf\n\n# replicate\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        + IF + "        logging.info('two GPUs')\n    model.compile('adam', 'mse')\n",
+        id="bare-except-with-pass-has-no-else-and-the-calls-comment-goes-above-the-strategy",
     ),
     pytest.param(
         HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    print('params', model.count_params())\n"

@@ -72,6 +72,16 @@ PAIRS = [
         [],  # in a function the no-branch path stopped on an UnboundLocalError
         id="elif-without-else-in-a-function",
     ),
+    pytest.param(
+        HEAD + "G = 2\nmodel = build()\nif G > 1:\n    print('several')\n    # the copy\n"
+        "    parallel = multi_gpu_model(model, gpus=G)\n    notify('copied')\n"
+        "if G <= 1:\n    model.compile('sgd', 'mse')\nelse:\n    parallel.compile('sgd', 'mse')\n",
+        'import tensorflow as tf\n\nG = 2\n# the copy\nstrategy = tf.distribute.MirroredStrategy('
+        'tf.config.list_logical_devices("GPU")[:G])\nwith strategy.scope():\n    model = build()\n'
+        "    if G > 1:\n        print('several')\n        notify('copied')\n    model.compile('sgd', 'mse')\n",
+        [],  # the second `if` only renamed: its branches read the same and are written once
+        id="branches-the-rename-made-the-same-and-the-calls-comment-above-the-strategy",
+    ),
 ]
 
 
