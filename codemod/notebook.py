@@ -21,7 +21,7 @@ import dataclasses
 import json
 import keyword
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Collection, Iterator
 from dataclasses import dataclass
 
 from .core import TransformResult, transform_source
@@ -461,9 +461,22 @@ _INERT_CALLS = frozenset({"print", "len", "display", "repr", "str", "type", "ran
 _INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random"})
 
 
-def _inert(statement: ast.stmt) -> bool:
+def _inert_cell(statements: list[ast.stmt]) -> bool:
+    """Every statement is inert; a name an inert statement of the cell bound (`X = np.random.rand(...)`)
+    is a NumPy/pandas value after it, whose methods (`X.sum(axis=1)`) create no variables either."""
+    values: set[str] = set()
+    for statement in statements:
+        if not _inert(statement, values):
+            return False
+        if isinstance(statement, ast.Assign):
+            values |= {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return True
+
+
+def _inert(statement: ast.stmt, values: Collection[str] = ()) -> bool:
     """Creates no variables and compiles nothing: an import, a constant, an inspection
-    (`x.shape`, `model.summary()`, `print(...)`), a NumPy/pandas call."""
+    (`x.shape`, `model.summary()`, `print(...)`), a NumPy/pandas call, a method of one of
+    `values` (names bound to what such calls return)."""
     if isinstance(statement, (ast.Import, ast.ImportFrom, ast.Pass)):
         return True
     if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
@@ -478,7 +491,8 @@ def _inert(statement: ast.stmt) -> bool:
             while isinstance(root, ast.Attribute):
                 root = root.value
             module = root.id if isinstance(root, ast.Name) and root is not func else ""
-            if name.startswith("__multi_gpu_codemod_magic_") or not (name in _INERT_CALLS or module in _INERT_MODULES):
+            inert = name in _INERT_CALLS or module in _INERT_MODULES or module in values
+            if name.startswith("__multi_gpu_codemod_magic_") or not inert:
                 return False
     return True
 
@@ -497,7 +511,7 @@ def _drop_needless_reopen(body: list[str], count: int, indent: int) -> list[str]
         return body
     rest = [line[indent:] if line[:indent].strip() == "" else line.lstrip(" \t") for line in body[count:]]
     tree = _parsed(rest)
-    if tree is None or not tree.body or not all(_inert(s) for s in tree.body):
+    if tree is None or not tree.body or not _inert_cell(tree.body):
         return body
     return rest
 

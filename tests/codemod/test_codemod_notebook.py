@@ -260,3 +260,17 @@ def test_a_guard_and_a_list_of_ids_take_their_house_forms_in_a_notebook():
     # `GPU_IDS = [0, 1]`: the ids, with the one comment line saying why they are filtered.
     assert sources[3].startswith("# The listed GPUs this machine has")
     assert all(len(line) <= 100 for source in sources for line in source.splitlines())
+
+
+def test_a_data_cell_using_the_arrays_it_made_gets_no_scope():
+    # `y = X.sum(axis=1)` calls a method of what `np.random.rand` returned in the same cell: NumPy
+    # all along, no TensorFlow variable, so the cell stays as it was; `Z = other.sum()` does not
+    # say what `other` is, so that cell keeps its scope
+    cells = _migrated_cells([
+        "import numpy as np\nfrom keras.utils import multi_gpu_model\nmodel = build()\n",
+        "X = np.random.rand(64, 5)\ny = X.sum(axis=1)\nX.shape\n",
+        "Z = other.sum()\n",
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n",
+    ])
+    assert cells[1] == "X = np.random.rand(64, 5)\ny = X.sum(axis=1)\nX.shape\n"
+    assert cells[2].startswith("with strategy.scope():\n")
