@@ -645,6 +645,21 @@ def _strategy_inputs_to_hoist(
     if not needed & late:
         return hoisted
     names = sorted(needed & late)
+    loop = next((a for a in tree.ancestors(site.call) if isinstance(a, (cst.For, cst.While))), None)
+    if loop is not None and contains(tree, block.body[anchor_index], loop) and any(
+        n in bound_names(loop) for n in names
+    ):
+        # `while gpus > 1: try: wrap(gpus); break / except ValueError: gpus -= 1`: a retry with
+        # fewer GPUs, which MirroredStrategy does not need
+        ctx.report(site.call, GPU_COUNT_FIRST, (
+            f"the call sits in a loop (line {tree.position(loop)[0]}) that changes "
+            f"{' and '.join(f'`{n}`' for n in names)} and calls it again (a retry with fewer GPUs); "
+            "MirroredStrategy runs on the GPUs that exist, so replace the loop with "
+            "`strategy = tf.distribute.MirroredStrategy()` (or a device list) above the model, build and "
+            f"compile `{template}` under `with strategy.scope():`, and use `strategy.num_replicas_in_sync` where "
+            "the loop's count was read."
+        ))
+        return None
     first = block.body[start]
     assigned = " and ".join(
         f"`{n}`, assigned on line {_binding_line(tree, block.body[start:anchor_index + 1], n)}," for n in names
@@ -1731,7 +1746,7 @@ def _report_no_compile(ctx: FixContext, site: Site, scope_node: cst.CSTNode, tem
     """MGPU202, saying what was seen instead of a compile: the model called directly (a custom training
     loop), or handed to a function (which may compile it: the codemod does not follow calls)."""
     tree = ctx.tree
-    names = [n for n in (target, template) if n is not None]
+    names = list(dict.fromkeys(n for n in (target, template) if n is not None))
     models = " or ".join(f"`{n}.compile(...)`" for n in names)
     result = "the call's result" if target is None else f"`{target}`"
     fix = (f"Compile {result} in this function after the call and rerun, or migrate by hand: build and compile "
@@ -1749,7 +1764,8 @@ def _report_no_compile(ctx: FixContext, site: Site, scope_node: cst.CSTNode, tem
             fix = (f"Migrate the loop by hand: build `{template}` and its optimizer under `strategy.scope()` and "
                    "run each step with `strategy.run` on a distributed dataset (TensorFlow's custom training guide)")
             break
-        if any(tree.code(a.value) in names for a in call.args) and not isinstance(call.func, cst.Attribute):
+        method_of_model = isinstance(call.func, cst.Attribute) and tree.code(call.func.value) in names
+        if any(tree.code(a.value) in names for a in call.args) and not method_of_model:
             seen = (f" `{tree.code(call.func)}(...)` on line {line} receives the model and may compile it; the "
                     "codemod does not follow calls into other functions.")
             break

@@ -493,3 +493,27 @@ def test_a_count_computed_from_the_model_is_not_told_to_move_first():
     (finding,) = [f for f in transform_source(source.encode(), "t.py").findings if f.code == "MGPU105"]
     assert "it reads `net`, built in that code, so it cannot come first" in finding.message
     assert "assign `n` before that line" not in finding.message
+
+
+def test_a_retry_loop_with_fewer_gpus_is_named_as_such():
+    source = (
+        b"from keras.utils import multi_gpu_model\n\ngpus = 4\nmodel = build()\nparallel = model\n"
+        b"while gpus > 1:\n    try:\n        parallel = multi_gpu_model(model, gpus=gpus)\n        break\n"
+        b"    except ValueError:\n        gpus -= 1\nparallel.compile('adam', 'mse')\n"
+    )
+    (finding,) = [f for f in transform_source(source).findings if f.code == "MGPU105"]
+    assert finding.message.startswith("the call sits in a loop (line 6) that changes `gpus` and calls it again")
+    assert "`strategy = tf.distribute.MirroredStrategy()`" in finding.message
+    assert "reads `model`" not in finding.message  # the count's `gpus -= 1` reads no model
+
+
+def test_no_compile_names_a_method_that_receives_the_model_and_each_name_once():
+    source = (
+        b"from keras.utils import multi_gpu_model\n\n\nclass Net:\n    def __init__(self):\n"
+        b"        self.model = build()\n        self.model = multi_gpu_model(self.model, gpus=2)\n"
+        b"        self.compile_net(self.model)\n\n    def compile_net(self, model):\n"
+        b"        model.compile('adam', 'mse')\n"
+    )
+    (finding,) = [f for f in transform_source(source).findings if f.code == "MGPU202"]
+    assert finding.message.startswith("no `self.model.compile(...)` follows in this function")
+    assert "`self.compile_net(...)` on line 8 receives the model and may compile it" in finding.message
