@@ -34,6 +34,9 @@ class Said:
     after: list[cst.BaseStatement]
     otherwise: list[cst.BaseStatement] = field(default_factory=list)
     otherwise_after: list[cst.BaseStatement] = field(default_factory=list)
+    # a `try` inside the guard that said which path ran (`try: wrap; print('several') except:
+    # print('one')`): its messages, said by the replica count after the strategy
+    replicas: tuple[list[cst.BaseStatement], list[cst.BaseStatement]] | None = None
 
 
 @dataclass
@@ -156,6 +159,41 @@ def _otherwise(
     return statements[:aliases[0]], statements[aliases[0] + 1:]
 
 
+def _announced(tree: Tree, owner: cst.Try, anchor: cst.BaseStatement, target: str,
+               template: str) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement]] | None:
+    """The messages of a `try` that only said which path ran: besides the call its body prints or
+    logs, its one handler (for what the call raised) prints, logs or passes, and may bind the
+    template as the call did. None for anything else."""
+    if owner.orelse is not None or owner.finalbody is not None or len(owner.handlers) != 1:
+        return None
+    handler = owner.handlers[0]
+    if handler.name is not None or not _handler_ok(handler, tree):
+        return None
+    body, caught = owner.body, handler.body
+    if not isinstance(body, cst.IndentedBlock) or not isinstance(caught, cst.IndentedBlock):
+        return None
+    said = [s for s in body.body if s is not anchor and not droppable(s)]
+    otherwise = [s for s in caught.body if not droppable(s)]
+    if otherwise and target != template and _is_fallback_alias(otherwise[0], target, template, tree):
+        otherwise = otherwise[1:]
+    if not any(s is anchor for s in body.body) or not said or not all(message(s) for s in [*said, *otherwise]):
+        return None
+    return said, otherwise
+
+
+def _guarded(tree: Tree, statement: cst.Try, target: str, template: str) -> bool:
+    """`statement` is all a guard's branch holds, and the guard collapses (`if flag:` with no
+    `else`, or an `else` that is a fallback branch): its messages then go into the strategy choice."""
+    block = tree.parent(statement)
+    owner = tree.parent(block) if block is not None else None
+    if not (isinstance(owner, cst.If) and owner.body is block and _only(block, statement) and _in_block(tree, owner)):
+        return False
+    orelse = owner.orelse
+    return (orelse is None and target == template) or (
+        isinstance(orelse, cst.Else) and _fallback_branch_ok(orelse.body, target, template, tree)
+    )
+
+
 def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: str, *,
              messages: bool = True) -> Fallback:
     """Climbs from the site through fallbacks that provably reduce to the strategy code
@@ -174,6 +212,11 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                     _handler_ok(h, tree) and _fallback_branch_ok(h.body, target, template, tree) for h in owner.handlers
                 )
             ):
+                result.anchor, result.collapsed = owner, True
+                continue
+            replicas = _announced(tree, owner, result.anchor, target, template) if messages else None
+            if replicas is not None and not result.said and _guarded(tree, owner, target, template):
+                result.said = Said([], [], replicas=replicas)
                 result.anchor, result.collapsed = owner, True
                 continue
         elif isinstance(owner, cst.If) and owner.body is block and _in_block(tree, owner):

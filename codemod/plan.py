@@ -414,6 +414,9 @@ def _with_said(
     GPU"), an `if <name>.num_replicas_in_sync > 1:` after the strategy line says them."""
     groups = (said.before, said.after, said.otherwise, said.otherwise_after)
     before, after, otherwise, otherwise_after = ([_message_line(s) for s in group] for group in groups)
+    if said.replicas is not None:
+        several, one = ([_message_line(s) for s in group] for group in said.replicas)
+        after = [*after, _replicas_if(name, several, one)]
     branch = expression.branch if isinstance(expression, StrategyCode) else None
     if isinstance(strategy, cst.If) and branch is not None:
         multi, single = (strategy.body, strategy.orelse) if branch.multi_when_true else (
@@ -427,13 +430,17 @@ def _with_said(
         if branch.multi_when_true:
             return strategy.with_changes(body=new_multi, orelse=orelse.with_changes(body=new_single)), []
         return strategy.with_changes(body=new_single, orelse=orelse.with_changes(body=new_multi)), []
-    test = cst.parse_expression(f"{name}.num_replicas_in_sync > 1")
-    said_single = [*otherwise, *otherwise_after]
-    chosen = cst.If(
-        test=test, body=cst.IndentedBlock(body=[*before, *after]),
-        orelse=cst.Else(body=cst.IndentedBlock(body=said_single)) if said_single else None,
+    if said.replicas is not None and not (before or otherwise or otherwise_after):
+        return strategy, after  # only the `try`'s messages: its `if` on the replica count as it is
+    return strategy, [_replicas_if(name, [*before, *after], [*otherwise, *otherwise_after])]
+
+
+def _replicas_if(name: str, several: list[cst.BaseStatement], one: list[cst.BaseStatement]) -> cst.If:
+    """`if <name>.num_replicas_in_sync > 1: several else: one` (no `else` when `one` is empty)."""
+    return cst.If(
+        test=cst.parse_expression(f"{name}.num_replicas_in_sync > 1"), body=cst.IndentedBlock(body=several),
+        orelse=cst.Else(body=cst.IndentedBlock(body=one)) if one else None,
     )
-    return strategy, [chosen]
 
 
 def _message_line(statement: cst.BaseStatement) -> cst.BaseStatement:

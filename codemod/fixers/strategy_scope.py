@@ -309,6 +309,8 @@ def _said_moves(tree: Tree, said: fallbacks.Said, region: Sequence[cst.BaseState
     binds (they would run before it) and not the models."""
     bound = set().union(*(bound_names(s) for s in region)) | {m.split(".")[0] for m in models}
     every = [*said.before, *said.after, *said.otherwise, *said.otherwise_after]
+    if said.replicas is not None:
+        every += [*said.replicas[0], *said.replicas[1]]
     return not any(used_names(s) & bound for s in every)
 
 

@@ -70,3 +70,17 @@ def test_a_try_that_does_more_stays_and_is_reported(source):
     assert "    try:\n" in result.output.decode()
     assert "num_replicas_in_sync" not in result.output.decode()
     assert "MGPU106" in [f.code for f in result.findings]
+
+
+def test_a_guard_holding_only_such_a_try_chooses_the_strategy_and_says_it_there():
+    before = (
+        HEAD + "if PARALLEL:\n    try:\n        model = multi_gpu_model(model)\n        print('several')\n"
+        "    except:\n        print('one')\nmodel.compile('adam', 'mse')\n"
+    )
+    after = (
+        "import tensorflow as tf\n\nif PARALLEL:\n    strategy = tf.distribute.MirroredStrategy()\n"
+        "    if strategy.num_replicas_in_sync > 1:\n        print('several')\n    else:\n        print('one')\n"
+        "else:\n    strategy = tf.distribute.get_strategy()\nwith strategy.scope():\n    model = build()\n"
+        "    model.compile('adam', 'mse')\n"
+    )
+    assert check_source_pair(before, after) == []
