@@ -1254,6 +1254,17 @@ def _sibling_branch(tree: Tree, node: cst.CSTNode, site_call: cst.CSTNode) -> bo
     return any(id(a) in site_ancestors for a in tree.ancestors(node))
 
 
+def _dead_guard(tree: Tree, statement: cst.CSTNode) -> cst.If | None:
+    """The `if` (no `else`, a condition calling nothing) whose branch holds only `statement`."""
+    block = tree.parent(statement)
+    owner = tree.parent(block) if block is not None else None
+    if not (isinstance(owner, cst.If) and owner.body is block and owner.orelse is None):
+        return None
+    if not _empties_block(tree, statement) or findall(owner.test, cst.Call):
+        return None
+    return owner if isinstance(tree.parent(owner), (cst.IndentedBlock, cst.Module)) else None
+
+
 def _empties_block(tree: Tree, statement: cst.CSTNode) -> bool:
     """The site is the only statement of its (kept) branch: removing it would need a `pass`."""
     block = tree.parent(statement)
@@ -1554,7 +1565,12 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
     accesses: list[cst.Name] | None = []
     if target != template:
         accesses = ctx.safe_rename(site, item.anchor) if isinstance(site.target, cst.Name) else None
-        if accesses is not None and _empties_block(tree, item.anchor):
+        dead = _dead_guard(tree, item.anchor) if accesses == [] else None
+        if dead is not None:
+            # `if n_gpus > 1: parallel = multi_gpu_model(...)` and nothing reads `parallel`: the
+            # `if` only built a model no code used; it goes (its comments stay)
+            ctx.plan.statements[id(dead)] = None
+        elif accesses is not None and _empties_block(tree, item.anchor):
             accesses = None  # the alias keeps the kept branch non-empty (never a `pass`)
     ctx.references[id(site)] = ctx.references_of(site)
     if announced is not None and accesses is not None:

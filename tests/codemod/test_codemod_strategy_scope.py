@@ -545,3 +545,16 @@ def test_a_namespace_keyword_says_the_count_is_an_int(config, guessed):
               "model = build()\nparallel = multi_gpu_model(model, gpus=cfg.n_gpu)\nparallel.compile('adam', 'mse')\n")
     result = transform_source(source.encode())
     assert ("MGPU117" in [f.code for f in result.findings]) is guessed
+
+
+def test_a_guard_that_only_built_a_model_no_code_reads_goes():
+    before = (
+        "from keras.utils import multi_gpu_model\n\nn_gpus = 2\nmodel = build()\nmodel.compile('adam', 'mse')\n"
+        "# the copy\nif n_gpus > 1:\n    parallel = multi_gpu_model(model, gpus=n_gpus)\n"
+    )
+    after = (
+        "import tensorflow as tf\n\nn_gpus = 2\n# the copy\n"
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:n_gpus])\n'
+        "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n"
+    )
+    assert check_source_pair(before, after) == []
