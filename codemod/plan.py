@@ -272,7 +272,11 @@ class _Applier(cst.CSTTransformer):
         blocks = [suite for suite in branch_suites(statement) if isinstance(suite, cst.IndentedBlock)]
         if any(id(s) in self.plan.statements or id(s) in self.plan.unwrap for block in blocks for s in block.body):
             return True
-        return bool(self.plan.nodes) and any(id(n) in self.plan.nodes for n in walk(statement))
+        if not self.plan.nodes:
+            return False
+        if self.paths is not None:  # the nodes on the way to an edit, known already
+            return id(statement) in self.paths
+        return any(id(n) in self.plan.nodes for n in walk(statement))
 
     def _rebuild(self, original: Block, updated: Block) -> Block:
         regions = sorted(self.regions.get(id(original), []), key=lambda r: r.start)
