@@ -163,7 +163,7 @@ def missing(stack: str) -> list[str]:
             continue
         try:
             found = resolve(internal)
-        except (ImportError, AttributeError):
+        except Exception:  # ImportError, AttributeError, or a private module failing to import
             found = None
         if found is None:  # a method shadowed by None is as good as gone
             lacking.append(str(internal))
