@@ -163,9 +163,7 @@ def _batch_logs(model: Any, logs: Any, return_dict: bool) -> Any:
 
 def _bind_fixes(template: Any) -> None:
     """Gives the template the fixes, unless its class overrides those methods itself."""
-    for name in _internals.STRATEGY_FIX_METHODS:
-        if getattr(type(template), name) is getattr(TensorFlowTrainer, name):
-            template.__dict__[name] = MethodType(getattr(_StrategyFixes, name), template)
+    _internals.bind_trainer_methods(template, _StrategyFixes)
     template.__dict__["compile"] = MethodType(_compile_distributed_template, template)
 
 

@@ -30,6 +30,7 @@ Kept here:
 from __future__ import annotations
 
 import importlib
+from types import MethodType
 from typing import Any
 
 import numpy as np
@@ -93,6 +94,14 @@ def _get(obj: Any, name: str, default: Any = _internals._REQUIRED) -> Any:
 
 def _put(obj: Any, name: str, value: Any) -> None:
     _internals.put(obj, name, _internals.KERAS3, value)
+
+
+def bind_trainer_methods(model: Any, fixes: type) -> None:
+    """Gives `model` the `STRATEGY_FIX_METHODS` of class `fixes`, bound to it (some are private
+    trainer methods), unless the model's class overrides them itself."""
+    for name in STRATEGY_FIX_METHODS:
+        if getattr(type(model), name) is getattr(TensorFlowTrainer, name):
+            model.__dict__[name] = MethodType(getattr(fixes, name), model)
 
 
 # --- logs -------------------------------------------------------------------------
