@@ -41,8 +41,9 @@ def attr(expr):
     def fn():
         ns = {}
         exec(f"import tensorflow as tf, keras\\nf = {expr}\\nm = {expr.rpartition('.')[0]}", ns)
-        # On Keras 3.x `tf.keras.utils` can be the `keras.utils` module itself: one attribute.
-        shared = ns["m"] is sys.modules.get("keras.utils")
+        # On Keras 3, `tf.compat.v1.keras.utils` (3.3+) and `tf.keras.utils` (3.11+) are the module
+        # `keras.utils` names: one attribute, with the Keras naming.
+        shared = ns["m"] is ns["keras"].utils and ns["keras"].__version__.startswith("3.")
         namings[expr] = "keras.utils module: " + naming(ns["f"]) if shared else naming(ns["f"])
         return ns["f"].__module__ + "." + ns["f"].__qualname__
     return fn
