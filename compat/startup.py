@@ -9,7 +9,8 @@ in them is done here, by `run`, which is called
 - at the top of `multi_gpu_model`, where the hook may not have run (`python -S` with
   `multi_gpu_compat.activate()`, or the hook switched off).
 
-Each step is idempotent, so calling `run` again costs a few environment reads:
+Each step is idempotent, so calling `run` again costs a few environment reads and attribute
+look-ups:
 
 1. Simulated GPUs from `MULTI_GPU_COMPAT_SIMULATE_GPUS` (unless `MULTI_GPU_COMPAT_DISABLE`
    switches the shim off). A value that cannot take effect (not a number, or TensorFlow
