@@ -13,8 +13,9 @@ two cannot drift apart. Python 3.9 syntax: the codemod runs there.
 - `"output_naming"` (with `"serve"`): how that family's `multi_gpu_model` named repeated outputs
   (a shared sub-model called twice), which the served function keeps: `"keras"` (Keras
   2.2.3-2.3, `add, nested_1, nested_2`) or `"tf.keras"` (tf.keras and tf_keras: `add, nested,
-  nested_1`). One module has one attribute: where Keras 3 makes `tf.compat.v1.keras.utils` (3.3+)
-  or `tf.keras.utils` (3.11+) the `keras.utils` module itself, those paths get its naming.
+  nested_1`). One module has one attribute: where Keras 3 makes `tf.keras.utils` or
+  `tf.compat.v1.keras.utils` the module `keras.utils` (or `keras.api.utils`), those attribute
+  paths get its naming.
 - `"virtual"`: the module no longer exists; the hook creates it when imported (if no real one
   is found), forwarding other attribute look-ups to the module named here (None: to none).
   `"package": True` makes it a package (its children can be imported).

@@ -16,6 +16,7 @@ import pytest
 
 from child_process import child_env
 from compat_helpers import ROOT, SITE_PACKAGES, run
+from multi_gpu_compat import legacy_modules
 
 PATHS_CODE = """
 import json, sys
@@ -41,10 +42,8 @@ def attr(expr):
     def fn():
         ns = {}
         exec(f"import tensorflow as tf, keras\\nf = {expr}\\nm = {expr.rpartition('.')[0]}", ns)
-        # On Keras 3, `tf.compat.v1.keras.utils` (3.3+) and `tf.keras.utils` (3.11+) are the module
-        # `keras.utils` names: one attribute, with the Keras naming.
-        shared = ns["m"] is ns["keras"].utils and ns["keras"].__version__.startswith("3.")
-        namings[expr] = "keras.utils module: " + naming(ns["f"]) if shared else naming(ns["f"])
+        # An attribute path reaches a module object, whose one attribute has that module's naming.
+        namings[expr] = [naming(ns["f"]), ns["m"].__name__]
         return ns["f"].__module__ + "." + ns["f"].__qualname__
     return fn
 
@@ -108,8 +107,20 @@ def test_every_legacy_import_path_in_fresh_interpreter(legacy_keras):
     assert results["use"] == [2, True], results["use"]
     # Repeated output names follow the import path: Keras 2.2.3-2.3's, or tf.keras's.
     namings = json.loads(run_output_after(proc, "NAMINGS"))
-    family = {p: "keras" if p.split()[-1].startswith("keras.") else "tf.keras" for p in namings}
-    wrong = {p: n for p, n in namings.items() if n not in (family[p], "keras.utils module: keras")}
+    table = legacy_modules.LEGACY_MODULES
+    wrong = {}
+    for path, found in namings.items():
+        family = "keras" if path.split()[-1].startswith("keras.") else "tf.keras"
+        if isinstance(found, str):  # `from X import multi_gpu_model`: X's family
+            ok = found == family
+        else:  # an attribute path: the naming of the module it reached; a tf.keras path reaches a
+            # Keras module only where Keras 3 makes `tf.keras.utils` / `tf.compat.v1.keras.utils` it
+            found_naming, module = found
+            ok = found_naming == table.get(module, {}).get("output_naming") and (
+                found_naming == family or module in ("keras.utils", "keras.api.utils") and not legacy_keras
+            )
+        if not ok:
+            wrong[path] = found
     assert not wrong, f"paths with another family's output naming: {wrong}"
     assert len(namings) >= len(paths) - 1  # every path but the fallback
 
