@@ -6,7 +6,7 @@ import threading
 from collections.abc import Sequence
 from typing import Any
 
-from . import simulation
+from . import _tf_internals, simulation
 
 # MirroredStrategy objects by device tuple: a second call on the same devices reuses one.
 _strategies: dict[tuple[str, ...], Any] = {}
@@ -64,7 +64,7 @@ def _strategy_for(devices: list[str], cross_device_ops: Any) -> Any:
     key = tuple(devices)
     strategy = _strategies.get(key)
     if strategy is not None:
-        chosen = strategy.extended._cross_device_ops  # what the strategy was created with
+        chosen = _tf_internals.cross_device_ops(strategy)  # what the strategy was created with
         if cross_device_ops is not None and cross_device_ops is not chosen:
             raise ValueError(
                 f"`multi_gpu_model` already runs a MirroredStrategy on {list(key)} with "
@@ -110,7 +110,7 @@ def adopt_enclosing(strategy: Any, devices: list[str], gpus: Any, cross_device_o
 
     theirs = [short_name(d) for d in getattr(strategy.extended, "worker_devices", ())]
     wanted = [short_name(d) for d in devices]
-    chosen = getattr(strategy.extended, "_cross_device_ops", None)
+    chosen = _tf_internals.cross_device_ops(strategy, default=None)
     fits = (
         isinstance(strategy, tf.distribute.MirroredStrategy)
         and sorted(theirs) == sorted(wanted)

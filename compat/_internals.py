@@ -13,12 +13,19 @@ where it lives, which stack needs it, and how it can be checked.
 
 Keras 2 internals are named under the package's sources: `engine.functional` is
 `tf_keras.src.engine.functional`, `keras.src.engine.functional` on Keras 2.13-2.15, and
-`keras.engine.functional` on 2.12 (`keras2_module`). The accessors that use them live in
-`_keras3_internals`, `_tf_internals` and the backends; this module only names and finds them.
+`keras.engine.functional` on 2.12 (`keras2_module`).
+
+The shim reaches them only through accessors: `_keras3_internals` (Keras 3), `_keras2_internals`
+(tf_keras and the built-in Keras 2), `_tf_internals` (TensorFlow), and the two below that both
+Keras share (`producing_layer_name`, `sublayers`). Those read and write live objects with `get`
+and `put`, which accept only the attribute names declared here, so an internal the code touches
+cannot be missing from doctor's list (`tests/compat/test_internals_registry.py` checks the rest
+of `compat/` for private attributes of Keras or TensorFlow objects).
 """
 
 from __future__ import annotations
 
+import functools
 import importlib
 from dataclasses import dataclass
 from types import ModuleType
@@ -156,7 +163,7 @@ def missing(stack: str) -> list[str]:
             continue
         try:
             found = resolve(internal)
-        except (ImportError, AttributeError):
+        except Exception:  # ImportError, AttributeError, or a private module failing to import
             found = None
         if found is None:  # a method shadowed by None is as good as gone
             lacking.append(str(internal))
@@ -171,3 +178,60 @@ def check(stack: str) -> None:
     if lacking:
         backend = _stack.backend() if stack != KERAS3 else KERAS3
         raise _support.missing_internal(backend, ", ".join(f"`{name}`" for name in lacking))
+
+
+# --- Reading and writing live objects' internals ----------------------------------------
+
+_REQUIRED: Any = object()
+
+
+@functools.lru_cache(maxsize=None)
+def _declared_names(stack: str | None) -> frozenset[str]:
+    return frozenset(
+        i.attribute.rpartition(".")[2] for i in REGISTRY if stack is None or i.stack == stack
+    )
+
+
+def _check_declared(name: str, stack: str | None) -> None:
+    if name not in _declared_names(stack):  # a bug of the shim's, found by its tests
+        raise LookupError(f"`{name}` is not declared in multi_gpu_compat._internals.REGISTRY for {stack}.")
+
+
+def _missing(obj: Any, name: str, stack: str | None) -> Exception:
+    from . import _support
+
+    backend = KERAS3 if stack == KERAS3 else _stack.backend()
+    owner = obj.__name__ if isinstance(obj, type) else type(obj).__name__
+    return _support.missing_internal(backend, f"`{owner}.{name}`")
+
+
+def get(obj: Any, name: str, stack: str | None, default: Any = _REQUIRED) -> Any:
+    """`obj.<name>`, a private attribute declared for `stack` (None: any stack).
+
+    Without `default`, a missing attribute raises `UnsupportedVersionError` naming it.
+    """
+    _check_declared(name, stack)
+    try:
+        return getattr(obj, name)
+    except AttributeError:
+        if default is not _REQUIRED:
+            return default
+        raise _missing(obj, name, stack) from None
+
+
+def put(obj: Any, name: str, stack: str | None, value: Any) -> None:
+    """Sets `obj.<name>`, a private attribute declared for `stack` that `obj` must already have."""
+    get(obj, name, stack)
+    setattr(obj, name, value)
+
+
+def producing_layer_name(tensor: Any) -> str | None:
+    """The name of the layer that produced a symbolic Keras tensor (Keras 3 and Keras 2), or None."""
+    history = get(tensor, "_keras_history", None, default=None)
+    return None if history is None else str(history[0].name)
+
+
+def sublayers(model: Any, include_self: bool = False) -> list[Any]:
+    """Every layer inside `model`, recursively (Keras 3 and Keras 2); [] for an object without layers."""
+    flatten = get(model, "_flatten_layers", None, default=None)
+    return list(flatten(include_self=include_self, recursive=True)) if callable(flatten) else []

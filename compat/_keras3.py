@@ -1,6 +1,6 @@
 """Keras 3 backend of the shim: distribute a template's variables and wrap it.
 
-Imported by `multi_gpu_model` after `startup.run(keras3=True)` checked Keras 3 and applied its fixes."""
+Imported by `multi_gpu_model` after `startup.run(backend="keras3")` checked Keras 3 and applied its fixes."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import tensorflow as tf
 
 from . import _devices, _parallel
 from . import _keras3_internals as _internals
+from ._internals import sublayers
 from ._keras3_internals import Functional, TensorFlowTrainer, pythonify_logs
 
 
@@ -110,13 +111,13 @@ class _StrategyFixes:
                 return
             if batch is not None:
                 data_batch = tf.nest.map_structure(partial(_first_replica, self), batch)
-        TensorFlowTrainer._maybe_symbolic_build(self, data_batch=data_batch)
+        _internals.symbolic_build(self, data_batch)
 
     # Keras runs *_on_batch without distributing the batch: every replica got all rows.
     def train_on_batch(self, x, y=None, sample_weight=None, class_weight=None, return_dict=False):
         if class_weight is not None or (y is None and sample_weight is not None):
             return TensorFlowTrainer.train_on_batch(self, x, y, sample_weight, class_weight, return_dict)
-        self._assert_compile_called("train_on_batch")
+        _internals.assert_compile_called(self, "train_on_batch")
         self.make_train_function()
         self.reset_metrics()
         logs = self.train_function(_internals.step_input(_distributed_batch(self, x, y, sample_weight)))
@@ -125,7 +126,7 @@ class _StrategyFixes:
     def test_on_batch(self, x, y=None, sample_weight=None, return_dict=False):
         if y is None and sample_weight is not None:
             return TensorFlowTrainer.test_on_batch(self, x, y, sample_weight, return_dict)
-        self._assert_compile_called("test_on_batch")
+        _internals.assert_compile_called(self, "test_on_batch")
         self.make_test_function()
         self.reset_metrics()
         logs = self.test_function(_internals.step_input(_distributed_batch(self, x, y, sample_weight)))
@@ -157,14 +158,12 @@ def _distributed_batch(model: Any, x: Any, y: Any = None, sample_weight: Any = N
 
 def _batch_logs(model: Any, logs: Any, return_dict: bool) -> Any:
     logs = pythonify_logs(logs)
-    return logs if return_dict else model._flatten_metrics_in_order(logs)
+    return logs if return_dict else _internals.metrics_in_order(model, logs)
 
 
 def _bind_fixes(template: Any) -> None:
     """Gives the template the fixes, unless its class overrides those methods itself."""
-    for name in _internals.STRATEGY_FIX_METHODS:
-        if getattr(type(template), name) is getattr(TensorFlowTrainer, name):
-            template.__dict__[name] = MethodType(getattr(_StrategyFixes, name), template)
+    _internals.bind_trainer_methods(template, _StrategyFixes)
     template.__dict__["compile"] = MethodType(_compile_distributed_template, template)
 
 
@@ -205,19 +204,19 @@ class ParallelModel(_parallel.ParallelMixin, _StrategyFixes, Functional):
 
 def _template_inputs(template: Any) -> tuple[list[Any], Any]:
     """Fresh symbolic inputs like the template's, and the structure to call it with."""
-    if getattr(template, "_inputs_struct", None) is not None or hasattr(template, "inputs"):
+    structure = _internals.inputs_structure(template)
+    if structure is not None or hasattr(template, "inputs"):
         try:
             specs = template.inputs
         except (AttributeError, ValueError):
             specs = None
         if specs:
             inputs = _parallel.fresh_inputs(keras, specs)
-            structure = getattr(template, "_inputs_struct", None)
             if isinstance(structure, dict):
                 return inputs, tf.nest.pack_sequence_as(structure, inputs)
             return inputs, inputs if len(inputs) > 1 else inputs[0]
     # A subclassed model has no symbolic inputs: use the shape it was built with.
-    shapes = getattr(template, "_build_shapes_dict", None) or {}
+    shapes = _internals.build_shapes(template) or {}
     if len(shapes) == 1:
         shape = next(iter(shapes.values()))
         if isinstance(shape, (tuple, list)) and all(isinstance(d, (int, type(None))) for d in shape):
@@ -234,12 +233,12 @@ def _guard_empty_batches(template: Any) -> None:
     statistics would turn them NaN. On an empty batch the layer now uses its
     moving statistics, so it contributes no change instead.
     """
-    for layer in template._flatten_layers(include_self=False, recursive=True):
+    for layer in sublayers(template):
         if not isinstance(layer, keras.layers.BatchNormalization):
             continue
         if getattr(layer, "_compat_guarded", False):
             continue
-        original = layer._moments
+        original = _internals.batch_moments(layer)
 
         def _moments(inputs: Any, mask: Any, _layer: Any = layer, _original: Any = original) -> Any:
             mean, variance = _original(inputs, mask)
@@ -248,14 +247,15 @@ def _guard_empty_batches(template: Any) -> None:
             moving_variance = tf.cast(_layer.moving_variance, variance.dtype)
             return tf.where(empty, moving_mean, mean), tf.where(empty, moving_variance, variance)
 
-        layer.__dict__["_moments"] = _moments
+        _internals.replace_batch_moments(layer, _moments)
         layer.__dict__["_compat_guarded"] = True
 
 
-def replicate(template: Any, strategy: Any) -> ParallelModel:
-    """Distributes `template` onto `strategy` and returns the parallel model."""
-    _parallel.note_owner(template, getattr(template, "_distribute_strategy", None), strategy)
+def replicate(template: Any, strategy: Any, output_naming: str | None = None) -> ParallelModel:
+    """Distributes `template` onto `strategy` and returns the parallel model (its outputs
+    named by `output_naming`, see `_parallel.output_names`)."""
+    _parallel.note_owner(template, _internals.model_strategy(template), strategy)
     distribute_template(template, strategy)
     _bind_fixes(template)
     _guard_empty_batches(template)
-    return _parallel.build_parallel(template, strategy, ParallelModel, keras, _template_inputs)
+    return _parallel.build_parallel(template, strategy, ParallelModel, keras, _template_inputs, output_naming)

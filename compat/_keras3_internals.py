@@ -6,7 +6,7 @@ internal moved or appeared, it is found by feature detection; where Keras behave
 differently, what the installed release has decides. A missing internal raises
 `UnsupportedVersionError` naming it and the tested range, never an ImportError from a
 private module. Importing this module changes nothing in Keras: the start-up routine
-(`startup.run(keras3=True)`) calls `check_required` and `install_fixes`.
+(`startup.run(backend="keras3")`) calls `check_required` and `install_fixes`.
 
 Kept here:
 - `TensorFlowTrainer` (the methods the parallel model fixes) and `Functional`
@@ -30,6 +30,7 @@ Kept here:
 from __future__ import annotations
 
 import importlib
+from types import MethodType
 from typing import Any
 
 import numpy as np
@@ -87,13 +88,20 @@ STRATEGY_FIX_METHODS = tuple(
 )
 
 
-def _instance_attribute(obj: Any, name: str) -> Any:
-    try:
-        return getattr(obj, name)
-    except AttributeError:
-        raise _support.missing_internal(
-            "keras3", f"`{type(obj).__name__}.{name}`"
-        ) from None
+def _get(obj: Any, name: str, default: Any = _internals._REQUIRED) -> Any:
+    return _internals.get(obj, name, _internals.KERAS3, default)
+
+
+def _put(obj: Any, name: str, value: Any) -> None:
+    _internals.put(obj, name, _internals.KERAS3, value)
+
+
+def bind_trainer_methods(model: Any, fixes: type) -> None:
+    """Gives `model` the `STRATEGY_FIX_METHODS` of class `fixes`, bound to it (some are private
+    trainer methods), unless the model's class overrides them itself."""
+    for name in STRATEGY_FIX_METHODS:
+        if getattr(type(model), name) is getattr(TensorFlowTrainer, name):
+            model.__dict__[name] = MethodType(getattr(fixes, name), model)
 
 
 # --- logs -------------------------------------------------------------------------
@@ -166,8 +174,7 @@ _SYNCHRONIZATIONS = {
 
 def set_aggregation(variable: Any, aggregation: str) -> None:
     """Changes the aggregation a Keras variable declares (it has no public setter)."""
-    _instance_attribute(variable, "_aggregation")
-    variable._aggregation = aggregation
+    _put(variable, "_aggregation", aggregation)
 
 
 def tf_aggregation(variable: Any) -> Any:
@@ -191,17 +198,57 @@ def tf_synchronization(variable: Any) -> Any:
 
 def set_backing_variable(variable: Any, backing: Any) -> None:
     """Makes a Keras variable read and write `backing` (a tf.Variable) from now on."""
-    _instance_attribute(variable, "_value")
-    variable._value = backing
+    _put(variable, "_value", backing)
 
 
 # --- models and optimizers --------------------------------------------------------
 
 
+def model_strategy(model: Any) -> Any:
+    """The strategy a model runs its train/test/predict functions under (None: none set)."""
+    return _get(model, "_distribute_strategy", None)
+
+
 def set_model_strategy(model: Any, strategy: Any) -> None:
     """Makes `model` run its train/test/predict functions under `strategy`."""
     strategy._compat_served = True  # the fixes for older Keras apply under it
-    model._distribute_strategy = strategy
+    _put(model, "_distribute_strategy", strategy)
+
+
+def symbolic_build(model: Any, data_batch: Any) -> None:
+    """Keras's own `_maybe_symbolic_build` (3.5+), which learns the model's shapes from a batch."""
+    _get(TensorFlowTrainer, "_maybe_symbolic_build")(model, data_batch=data_batch)
+
+
+def assert_compile_called(model: Any, method: str) -> None:
+    """Keras's error for `method` called on a model that was never compiled."""
+    _get(model, "_assert_compile_called")(method)
+
+
+def metrics_in_order(model: Any, logs: dict[str, Any]) -> Any:
+    """`*_on_batch` logs as the list Keras returns without `return_dict` (its metrics' order)."""
+    return _get(model, "_flatten_metrics_in_order")(logs)
+
+
+def inputs_structure(model: Any) -> Any:
+    """The structure (list, dict...) a functional model takes its inputs in; None if unknown."""
+    return _get(model, "_inputs_struct", None)
+
+
+def build_shapes(model: Any) -> Any:
+    """The input shapes a subclassed model was built with ({argument: shape}); None if unknown."""
+    return _get(model, "_build_shapes_dict", None)
+
+
+def batch_moments(layer: Any) -> Any:
+    """A BatchNormalization layer's method computing a batch's mean and variance."""
+    return _get(layer, "_moments")
+
+
+def replace_batch_moments(layer: Any, moments: Any) -> None:
+    """Gives one BatchNormalization layer its own `moments(inputs, mask)` (its class keeps Keras's)."""
+    batch_moments(layer)
+    layer.__dict__["_moments"] = moments
 
 
 def rebind_optimizer(optimizer: Any, strategy: Any) -> None:
@@ -210,14 +257,11 @@ def rebind_optimizer(optimizer: Any, strategy: Any) -> None:
     Keras 3's TF optimizer remembers the strategy it was created under, and a built
     optimizer finds a variable's slots by the backing tf.Variable's id, which changed.
     """
-    _instance_attribute(optimizer, "_distribution_strategy")
-    optimizer._distribution_strategy = strategy
-    known = getattr(optimizer, "_trainable_variables", None)
+    _put(optimizer, "_distribution_strategy", strategy)
+    known = _get(optimizer, "_trainable_variables", None)
     if known:
-        _instance_attribute(optimizer, "_trainable_variables_indices")
-        optimizer._trainable_variables_indices = {
-            optimizer._var_key(v): i for i, v in enumerate(known)
-        }
+        var_key = _get(optimizer, "_var_key")
+        _put(optimizer, "_trainable_variables_indices", {var_key(v): i for i, v in enumerate(known)})
 
 
 # --- Keras before 3.8: gradients under MirroredStrategy ----------------------------------
@@ -269,9 +313,7 @@ def _update_with_averaged_gradients(
 
 def _install_gradient_averaging() -> None:
     optimizer_class = _resolve(_internals.K3_OPTIMIZER, "TFOptimizer")
-    original = getattr(optimizer_class, "_backend_update_step", None)
-    if original is None:
-        raise _support.missing_internal("keras3", "`TFOptimizer._backend_update_step`")
+    original = _get(optimizer_class, "_backend_update_step")
     if _patching.is_marked(original, "_compat_averaging"):
         return
 
@@ -281,7 +323,7 @@ def _install_gradient_averaging() -> None:
         return _update_with_averaged_gradients(self, grads, trainable_variables, learning_rate)
 
     _patching.mark(_backend_update_step, "_compat_averaging")
-    optimizer_class._backend_update_step = _backend_update_step
+    _put(optimizer_class, "_backend_update_step", _backend_update_step)
 
 
 def install_fixes() -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from . import _internals
 from .notices import notify_once
 
 _SAVE_NOTICE = (
@@ -17,10 +18,7 @@ _SAVE_NOTICE = (
 
 def tensor_name(tensor: Any) -> str:
     """The name of the input layer that produced a symbolic tensor."""
-    history = getattr(tensor, "_keras_history", None)
-    if history is not None:
-        return history[0].name
-    return str(tensor.name).split(":")[0]
+    return _internals.producing_layer_name(tensor) or str(tensor.name).split(":")[0]
 
 
 def reset_compiled_functions(model: Any) -> None:
@@ -28,24 +26,46 @@ def reset_compiled_functions(model: Any) -> None:
     model.train_function = model.test_function = model.predict_function = None
 
 
-def output_names(template: Any, count: int) -> list[str]:
-    """The template's output names (Keras 3 Sequential has no `output_names`: use its layers).
+# How a family of legacy modules named the parallel model's outputs when the template repeats
+# a name (a shared sub-model called twice, a siamese network). The import path a script used
+# decides (`legacy_modules.LEGACY_MODULES`, "output_naming"):
+KERAS_NAMING = "keras"  # Keras 2.2.3-2.3 (`keras.utils`): add, nested_1, nested_2
+TF_KERAS_NAMING = "tf.keras"  # tf.keras of TF 2.x, tf_keras: add, nested, nested_1
+OUTPUT_NAMINGS = (KERAS_NAMING, TF_KERAS_NAMING)
 
-    A name the template repeats (a shared sub-model called twice) becomes `name_1`,
-    `name_2`, ... and the unique names are kept, as Keras 2.2.3+ named them.
+
+def output_names(template: Any, count: int, naming: str | None = None) -> list[str]:
+    """The names of the parallel model's `count` outputs.
+
+    `naming` None (a direct `multi_gpu_compat.multi_gpu_model` call): the template's own
+    output names, a repeated one numbered as Keras 2.2.3+ numbered it (Keras 3 repeats
+    names, tf_keras does not). `KERAS_NAMING` / `TF_KERAS_NAMING`: the names that family's
+    `multi_gpu_model` gave, computed from the names of the layers producing the outputs.
     """
-    names = list(getattr(template, "output_names", None) or [])
+    own = list(getattr(template, "output_names", None) or [])  # Keras 3 Sequential has none
+    layers = _output_layer_names(template)
+    names = layers if naming is not None and len(layers) == count else own
     if len(names) != count:
-        try:
-            names = [t._keras_history[0].name for t in template.outputs]
-        except (AttributeError, TypeError, ValueError, IndexError):
-            names = []
+        names = layers
     if len(names) != count:
         names = [f"output_{i + 1}" for i in range(count)]
-    return _deduplicated(names)
+    return _uniquified(names) if naming == TF_KERAS_NAMING else _numbered_repeats(names)
 
 
-def _deduplicated(names: list[str]) -> list[str]:
+def _output_layer_names(template: Any) -> list[str]:
+    try:
+        names = [_internals.producing_layer_name(t) for t in template.outputs]
+    except (AttributeError, TypeError, ValueError, IndexError):
+        return []
+    return [n for n in names if n is not None] if all(names) else []
+
+
+def _numbered_repeats(names: list[str]) -> list[str]:
+    """Keras 2.2.3-2.3: every repeated name numbered from 1, the unique ones kept.
+
+    A suffixed name that is already taken is skipped (['a', 'a', 'a_1'] gives a_2, a_3, a_1,
+    where Keras 2.3 gave a duplicate a_1 and failed).
+    """
     repeated = {n for n in names if names.count(n) > 1}
     taken = set(names) - repeated
     last_suffix: dict[str, int] = {}
@@ -55,11 +75,27 @@ def _deduplicated(names: list[str]) -> list[str]:
             result.append(name)
             continue
         suffix = last_suffix.get(name, 0) + 1
-        while f"{name}_{suffix}" in taken:  # e.g. ['a', 'a', 'a_1']: skip to a_2
+        while f"{name}_{suffix}" in taken:
             suffix += 1
         last_suffix[name] = suffix
         taken.add(f"{name}_{suffix}")
         result.append(f"{name}_{suffix}")
+    return result
+
+
+def _uniquified(names: list[str]) -> list[str]:
+    """tf.keras: the first of a name kept, later ones numbered from 1 (as its models name outputs)."""
+    taken: set[str] = set()
+    next_suffix: dict[str, int] = {}
+    result = []
+    for name in names:
+        proposal = name
+        while proposal in taken:
+            suffix = next_suffix.get(name, 1)
+            proposal = f"{name}_{suffix}"
+            next_suffix[name] = suffix + 1
+        taken.add(proposal)
+        result.append(proposal)
     return result
 
 
@@ -89,13 +125,14 @@ def build_parallel(
     parallel_class: Any,
     keras: Any,
     template_inputs: Callable[[Any], tuple[list[Any], Any]],
+    output_naming: str | None = None,
 ) -> Any:
     """Wraps `template` (already distributed) in a `parallel_class` model built under `strategy`.
 
     The template is called once, as one layer, on fresh inputs like its own
     (`template_inputs` returns them and the structure to call it with); identity
-    layers named like its outputs keep the output names that losses and metrics
-    dictionaries refer to.
+    layers named like its outputs (`output_names`, by `output_naming`) keep the output
+    names that losses and metrics dictionaries refer to.
     """
     import tensorflow as tf  # the backend modules that call this imported it already
 
@@ -103,7 +140,7 @@ def build_parallel(
         inputs, call_inputs = template_inputs(template)
         raw = template(call_inputs)
         flat = tf.nest.flatten(raw)
-        names = output_names(template, len(flat))
+        names = output_names(template, len(flat), output_naming)
         flat = [keras.layers.Identity(name=n)(o) for n, o in zip(names, flat)]
         # Inputs and outputs in the template's own structure: a single-input template takes
         # a plain tensor, dict inputs and outputs stay dicts (`predict` returns one, `evaluate`

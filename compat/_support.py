@@ -199,3 +199,19 @@ def missing_internal(backend: str, what: str, detail: str = "") -> UnsupportedVe
         f"multi-gpu-compat cannot run on {here}: it needs {what}, which this version "
         f"does not have{suffix}. Tested: {found.tested.describe()}. {advice}"
     )
+
+
+def missing_internals_warning(backend: str, names: list[str], needed_by: str) -> str:
+    """The start-up warning for private internals this TensorFlow / Keras lacks, which only
+    `needed_by` uses (so the rest of the shim still works)."""
+    found = status(backend)
+    if found.supported:
+        advice = f"this is a bug in multi-gpu-compat: {_REPORT_HINT}"
+    else:
+        advice = f"install a tested version ({found.tested.pin_hint()}) or {_REPORT_HINT}"
+    listed = ", ".join(f"`{name}`" for name in names)
+    return (
+        f"multi-gpu-compat: this TensorFlow lacks private internals that {needed_by} needs, so "
+        f"{needed_by} will fail here (the rest of the shim is not affected); {advice}. "
+        f"Received: TensorFlow {found.tensorflow} without {listed}."
+    )

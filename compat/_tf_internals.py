@@ -22,6 +22,7 @@ __all__ = [
     "coordination_config_pb2",
     "coordination_leader",
     "distribute_strategy_of",
+    "cross_device_ops",
     "missing_internals",
 ]
 
@@ -70,7 +71,7 @@ def eager_context() -> Any:
 def context_initialized(ctx: Any = None) -> bool:
     """Whether TensorFlow has initialised its context (devices fixed, ops run)."""
     ctx = eager_context() if ctx is None else ctx
-    return bool(ctx._initialized)
+    return bool(_get(ctx, "_initialized"))
 
 
 def context_class() -> Any:
@@ -82,15 +83,24 @@ def context_class() -> Any:
 
 def collective_setup_pending(ctx: Any) -> bool:
     """True when no collective strategy has configured the context yet."""
-    return getattr(ctx, "_collective_leader", None) is None and getattr(
-        ctx, "_collective_ops_server_def", None
-    ) is None
+    return _get(ctx, "_collective_leader", None) is None and _get(ctx, "_collective_ops_server_def", None) is None
 
 
 def collective_extended_class() -> Any:
     """MultiWorkerMirroredStrategy's `extended` class (picks each worker's local devices)."""
     _require("collective_all_reduce_strategy", "CollectiveAllReduceExtended._initialize_local_devices")
     return _require("collective_all_reduce_strategy", "CollectiveAllReduceExtended")
+
+
+def local_devices_method() -> Any:
+    """`CollectiveAllReduceExtended._initialize_local_devices(self, resolver, worker_device)`,
+    which returns a worker's replica devices and their type."""
+    return _get(collective_extended_class(), "_initialize_local_devices")
+
+
+def set_local_devices_method(method: Any) -> None:
+    """Replaces the method `local_devices_method` returns (and puts the original back)."""
+    _internals.put(collective_extended_class(), "_initialize_local_devices", _internals.TENSORFLOW, method)
 
 
 def coordination_config_pb2() -> Any:
@@ -108,9 +118,13 @@ def coordination_leader(cluster_spec: Any) -> str:
 
 def distribute_strategy_of(value: Any) -> Any:
     """The strategy a distributed value (e.g. a MirroredVariable) belongs to."""
-    try:
-        return value._distribute_strategy
-    except AttributeError:
-        raise _support.missing_internal(
-            _stack.backend(), f"`{type(value).__name__}._distribute_strategy`"
-        ) from None
+    return _get(value, "_distribute_strategy")
+
+
+def cross_device_ops(strategy: Any, default: Any = _internals._REQUIRED) -> Any:
+    """The `CrossDeviceOps` a MirroredStrategy was created with (`default` for another strategy)."""
+    return _get(strategy.extended, "_cross_device_ops", default)
+
+
+def _get(obj: Any, name: str, default: Any = _internals._REQUIRED) -> Any:
+    return _internals.get(obj, name, _internals.TENSORFLOW, default)

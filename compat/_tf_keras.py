@@ -14,27 +14,22 @@ from typing import Any
 
 import tensorflow as tf
 
-from . import _devices, _internals, _parallel, backend
-
-
-# A Keras 2 module by its path under the package's sources (`engine.functional` is
-# `tf_keras.src.engine.functional`); every private internal used here is in `_internals`.
-_private = _internals.keras2_module
-
+from . import _devices, _parallel, _tf_internals, backend
+from . import _keras2_internals as _internals
 
 # Named for the package most users have; on TF 2.12-2.15 it is `keras` (Keras 2).
 tf_keras = importlib.import_module(backend.keras2_package_name())
-Functional: Any = _private("engine.functional").Functional  # an untyped Keras class
+Functional: Any = _internals.functional_class()  # an untyped Keras class
 
 
 def _mirror(variable: tf.Variable, strategy: Any, keep_synchronization: bool = False) -> tf.Variable:
-    autocast_variable = _private("mixed_precision.autocast_variable")
+    autocast_variable = _internals.autocast_variable_module()
 
     if isinstance(variable, autocast_variable.AutoCastVariable):
         # Mixed precision: mirror the float32 variable inside, then wrap it again so
         # layers keep reading it in their compute dtype.
         return autocast_variable.create_autocast_variable(
-            _mirror(variable._variable, strategy, keep_synchronization)
+            _mirror(_internals.inner_variable(variable), strategy, keep_synchronization)
         )
     synchronization, aggregation = variable.synchronization, variable.aggregation
     if (
@@ -66,10 +61,10 @@ def _replace_in(container: Any, old: Any, new: Any, depth: int = 2) -> None:
     """Replaces `old` in lists and dicts (and one level of nesting: optimizer slots)."""
     items: Iterable[tuple[Any, Any]]
     if isinstance(container, list):
-        storage = getattr(container, "_storage", container)  # ListWrapper keeps a plain list
+        storage = _internals.tracked_storage(container)  # ListWrapper keeps a plain list
         items = enumerate(storage)
     elif isinstance(container, dict):
-        storage = getattr(container, "_storage", container)  # and DictWrapper a plain dict
+        storage = _internals.tracked_storage(container)  # and DictWrapper a plain dict
         items = storage.items()
     else:
         return
@@ -91,11 +86,9 @@ def _swap(owner: Any, old: Any, new: Any) -> None:
     # setattr does not replace: tf.train.Checkpoint (and so BackupAndRestore) would save
     # and restore the old, unused variable.
     # (_track_trackable is a no-op on tf_keras layers: `_manual_tracking` is off.)
-    dependencies = getattr(owner, "_self_unconditional_checkpoint_dependencies", None) or []
-    for i, ref in enumerate(dependencies):
+    for i, ref in enumerate(_internals.checkpoint_dependencies(owner)):
         if ref.ref is old:
-            dependencies[i] = type(ref)(name=ref.name, ref=new)
-            owner._self_unconditional_dependency_names[ref.name] = new
+            _internals.replace_checkpoint_dependency(owner, i, new)
 
 
 def _distribute_owned(
@@ -103,9 +96,10 @@ def _distribute_owned(
 ) -> None:
     for variable in variables:
         if isinstance(variable, tf.distribute.DistributedValues):
-            if variable._distribute_strategy is strategy:
+            current = _tf_internals.distribute_strategy_of(variable)
+            if current is strategy:
                 continue
-            if not _devices.is_shim_strategy(variable._distribute_strategy):
+            if not _devices.is_shim_strategy(current):
                 raise _devices.foreign_strategy_error(variable.name)
             # Wrapped again on other devices: the new strategy takes the variable over.
         new = mapping.get(id(variable))
@@ -121,7 +115,7 @@ def _rebind_weight_losses(layer: Any, mapping: dict[int, Any]) -> None:
     holding the weight it was created for: left alone, the loss would be taken from
     the old variable (its initial value, with no gradient for the trained one).
     """
-    losses = getattr(layer, "_callable_losses", None) or []
+    losses = _internals.weight_losses(layer)
     for i, loss in enumerate(list(losses)):
         losses[i] = _rebound(loss, mapping)
 
@@ -143,9 +137,8 @@ def distribute_metrics(metrics: Iterable[Any], strategy: Any) -> None:
     for metric in metrics:
         if not isinstance(metric, metric_class):
             continue
-        for layer in metric._flatten_layers(include_self=True, recursive=True):
-            own = list(layer._trainable_weights) + list(layer._non_trainable_weights)
-            _distribute_owned(layer, own, strategy, {}, keep_synchronization=True)
+        for layer in _internals.layers_of(metric):
+            _distribute_owned(layer, _internals.own_weights(layer), strategy, {}, keep_synchronization=True)
 
 
 def _optimizer_variables(optimizer: Any) -> list[Any]:
@@ -154,49 +147,38 @@ def _optimizer_variables(optimizer: Any) -> list[Any]:
     return list(variables() if callable(variables) else variables)
 
 
-def _slot_key(optimizer: Any, variable: Any) -> Any:
-    if hasattr(optimizer, "_var_key"):
-        return optimizer._var_key(variable)
-    return _private("optimizers.legacy.optimizer_v2")._var_key(variable)
-
-
 def _distribute_optimizer(optimizer: Any, strategy: Any, mapping: dict[int, Any], old_keys: dict[int, Any]) -> None:
     """Moves an optimizer and its state onto `strategy`; slots follow their model variables."""
     _distribute_owned(optimizer, _optimizer_variables(optimizer), strategy, mapping)
-    if hasattr(optimizer, "_distribution_strategy"):
-        optimizer._distribution_strategy = strategy
-    # Slots are found by the model variable's key (`_index_dict` on tf_keras optimizers,
-    # `_slots` on the legacy ones), which the swap changed.
-    for table in (getattr(optimizer, "_index_dict", None), getattr(optimizer, "_slots", None)):
-        if not table:
-            continue
+    _internals.set_optimizer_strategy(optimizer, strategy)
+    # Slots are found by the model variable's key, which the swap changed.
+    for table in _internals.slot_tables(optimizer):
         for old_id, old_key in old_keys.items():
             if old_key in table and old_id in mapping:
-                table[_slot_key(optimizer, mapping[old_id])] = table.pop(old_key)
+                table[_internals.slot_key(optimizer, mapping[old_id])] = table.pop(old_key)
 
 
 def distribute_template(template: Any, strategy: Any) -> None:
     """Makes the template itself a distributed model that shares its variables."""
     optimizer = getattr(template, "optimizer", None)
     old_keys = (
-        {id(v): _slot_key(optimizer, v) for v in template.trainable_variables}
+        {id(v): _internals.slot_key(optimizer, v) for v in template.trainable_variables}
         if optimizer is not None
         else {}
     )
     mapping: dict[int, Any] = {}
-    layers = list(template._flatten_layers(include_self=True, recursive=True))
+    layers = _internals.layers_of(template)
     for layer in layers:
-        own = list(layer._trainable_weights) + list(layer._non_trainable_weights)
-        _distribute_owned(layer, own, strategy, mapping)
+        _distribute_owned(layer, _internals.own_weights(layer), strategy, mapping)
     for layer in layers:
         _rebind_weight_losses(layer, mapping)
     if optimizer is not None:
         _distribute_optimizer(optimizer, strategy, mapping, old_keys)
     # Metrics move with it: a compiled template's (built if it trained already), and the
     # trackers a custom train_step updates (`self.loss_tracker = Mean()` in `__init__`).
-    attached = [m for layer in layers for m in getattr(layer, "_metrics", None) or []]
+    attached = [m for layer in layers for m in _internals.attached_metrics(layer)]
     distribute_metrics([*template.metrics, *attached], strategy)
-    template._distribution_strategy = strategy
+    _internals.set_model_strategy(template, strategy)
     _parallel.reset_compiled_functions(template)
 
 
@@ -224,15 +206,16 @@ def _template_inputs(template: Any) -> tuple[list[Any], Any]:
     if specs:
         inputs = _parallel.fresh_inputs(tf_keras, specs)
     else:
-        spec = getattr(template, "_saved_model_inputs_spec", None)
+        spec = _internals.saved_inputs_spec(template)
         if not isinstance(spec, tf.TensorSpec):
             raise _parallel.unknown_inputs_error(template, "tf.keras.Model")
         inputs = [tf_keras.Input(shape=tuple(spec.shape[1:]), dtype=spec.dtype)]
     return inputs, inputs if len(inputs) > 1 else inputs[0]
 
 
-def replicate(template: Any, strategy: Any) -> ParallelModel:
-    """Distributes `template` onto `strategy` and returns the parallel model."""
-    _parallel.note_owner(template, getattr(template, "_distribution_strategy", None), strategy)
+def replicate(template: Any, strategy: Any, output_naming: str | None = None) -> ParallelModel:
+    """Distributes `template` onto `strategy` and returns the parallel model (its outputs
+    named by `output_naming`, see `_parallel.output_names`)."""
+    _parallel.note_owner(template, _internals.model_strategy(template), strategy)
     distribute_template(template, strategy)
-    return _parallel.build_parallel(template, strategy, ParallelModel, tf_keras, _template_inputs)
+    return _parallel.build_parallel(template, strategy, ParallelModel, tf_keras, _template_inputs, output_naming)

@@ -15,7 +15,10 @@ What happens when a script does `from keras.utils import multi_gpu_model`:
    training, the version check), and `keras.utils` gets `multi_gpu_model` plus the legacy
    helpers and submodules the table lists. A module that no longer exists
    (`keras.utils.multi_gpu_utils`) is created (`_VirtualModule`).
-4. The `from ... import` finds the attribute; calling it runs `multi_gpu.multi_gpu_model`.
+4. The `from ... import` finds the attribute; calling it runs `multi_gpu.multi_gpu_model` with
+   the output naming of the module's family (the table's `"output_naming"`): outputs with a
+   repeated name are named as `keras.utils` (Keras 2.2.3-2.3) or `tensorflow.keras.utils`
+   (tf.keras) named them.
 
 A failure in the hook only warns: it never breaks the user's import. Set
 `MULTI_GPU_COMPAT_DISABLE=1` (or `true`, `yes`, `on`) to switch it off; `0`, `false`, `no`,
@@ -62,12 +65,14 @@ def import_paths() -> list[str]:
     return [name for name, entry in _TABLE.items() if entry.get("served_import")]
 
 
-def _multi_gpu_model() -> Callable[..., Any]:
+def _multi_gpu_model(name: str) -> Callable[..., Any]:
+    """`multi_gpu_model` as the legacy module `name` serves it (with its family's output naming)."""
     try:
-        from .multi_gpu import multi_gpu_model
+        from .multi_gpu import served
+
+        return served(_TABLE[name]["output_naming"])
     except Exception as err:  # never break the user's import; fail when used instead
         return _unavailable(err)
-    return multi_gpu_model
 
 
 def _unavailable(failure: Exception) -> Callable[..., Any]:
@@ -93,7 +98,7 @@ def _after_tensorflow(module: types.ModuleType) -> None:
 def _set_up(module: types.ModuleType) -> None:
     """What a real legacy module gets once imported: `multi_gpu_model`, then the legacy surface."""
     if _TABLE[module.__name__].get("serve") and not hasattr(module, "multi_gpu_model"):
-        module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]  # modules take any attribute
+        module.multi_gpu_model = _multi_gpu_model(module.__name__)  # type: ignore[attr-defined]  # modules take any
     _add_legacy_surface(module)
 
 
@@ -194,7 +199,7 @@ class _VirtualLoader(_Loader):
         if _TABLE[module.__name__].get("serve"):
             # Set without a `hasattr` test: it would forward to the target module, which
             # may not be importable yet (served while TensorFlow itself is importing).
-            module.multi_gpu_model = _multi_gpu_model()  # type: ignore[attr-defined]  # modules take any attribute
+            module.multi_gpu_model = _multi_gpu_model(module.__name__)  # type: ignore[attr-defined]  # any attribute
         _add_legacy_surface(module)
 
 

@@ -10,6 +10,12 @@ two cannot drift apart. Python 3.9 syntax: the codemod runs there.
 - `"served_import"`: `from <name> import multi_gpu_model` works again through the hook
   (`multi-gpu-compat doctor` lists and tries each).
 - `"serve"`: the hook gives the module a `multi_gpu_model` attribute once it is imported.
+- `"output_naming"` (with `"serve"`): how that family's `multi_gpu_model` named repeated outputs
+  (a shared sub-model called twice), which the served function keeps: `"keras"` (Keras
+  2.2.3-2.3, `add, nested_1, nested_2`) or `"tf.keras"` (tf.keras and tf_keras: `add, nested,
+  nested_1`). One module has one attribute: where Keras 3 makes `tf.keras.utils` or
+  `tf.compat.v1.keras.utils` the module `keras.utils` (or `keras.api.utils`), those attribute
+  paths get its naming.
 - `"virtual"`: the module no longer exists; the hook creates it when imported (if no real one
   is found), forwarding other attribute look-ups to the module named here (None: to none).
   `"package": True` makes it a package (its children can be imported).
@@ -23,33 +29,39 @@ two cannot drift apart. Python 3.9 syntax: the codemod runs there.
 _DEVICE_HELPERS = ("_get_available_devices", "_normalize_device_name")
 _GPU_HELPER = ("_get_available_gpus",)
 _UTILS_SUBMODULES = ("training_utils", "multi_gpu_utils")
+# Output naming of the two families (`multi_gpu_compat._parallel.output_names`).
+_KERAS = "keras"
+_TF_KERAS = "tf.keras"
 
 LEGACY_MODULES: dict = {  # name -> {key: value}, as above
     # --- keras: Keras 2.0-2.3 (standalone), Keras 2.12-2.15 (TensorFlow's), Keras 3 ---------------
-    "keras.utils": {"written": True, "served_import": True, "serve": True, "submodules": _UTILS_SUBMODULES},
-    "keras.utils.training_utils": {"written": True, "served_import": True, "serve": True,
+    "keras.utils": {"written": True, "served_import": True, "serve": True, "output_naming": _KERAS,
+                    "submodules": _UTILS_SUBMODULES},
+    "keras.utils.training_utils": {"written": True, "served_import": True, "serve": True, "output_naming": _KERAS,
                                    "virtual": "keras.utils", "helpers": _DEVICE_HELPERS},
-    "keras.utils.multi_gpu_utils": {"written": True, "served_import": True, "serve": True,
+    "keras.utils.multi_gpu_utils": {"written": True, "served_import": True, "serve": True, "output_naming": _KERAS,
                                     "virtual": "keras.utils", "helpers": _DEVICE_HELPERS},
     "keras.backend": {"helpers": _GPU_HELPER, "submodules": ("tensorflow_backend",)},
     "keras.backend.tensorflow_backend": {"virtual": "keras.backend", "helpers": _GPU_HELPER},
     # Keras 3.3-3.8: what `keras.utils`, `keras.backend` and `tf.compat.v1.keras.*` are.
-    "keras.api.utils": {"serve": True, "submodules": _UTILS_SUBMODULES, "parent": "keras.utils"},
+    "keras.api.utils": {"serve": True, "output_naming": _KERAS, "submodules": _UTILS_SUBMODULES,
+                        "parent": "keras.utils"},
     "keras.api.backend": {"helpers": _GPU_HELPER, "submodules": ("tensorflow_backend",),
                           "parent": "keras.backend"},
     # `tf.keras` on Keras 3, and on Keras 2.12-2.15 (v2; v1 is `tf.compat.v1.keras`).
-    "keras._tf_keras.keras.utils": {"serve": True},
+    "keras._tf_keras.keras.utils": {"serve": True, "output_naming": _TF_KERAS},
     "keras._tf_keras.keras.backend": {"helpers": _GPU_HELPER},
-    "keras.api._v2.keras.utils": {"serve": True},
+    "keras.api._v2.keras.utils": {"serve": True, "output_naming": _TF_KERAS},
     "keras.api._v2.keras.backend": {"helpers": _GPU_HELPER},
-    "keras.api._v1.keras.utils": {"serve": True},
+    "keras.api._v1.keras.utils": {"serve": True, "output_naming": _TF_KERAS},
     "keras.api._v1.keras.backend": {"helpers": _GPU_HELPER},
     # --- tensorflow ---------------------------------------------------------------------------
-    "tensorflow.keras.utils": {"written": True, "served_import": True, "serve": True},
+    "tensorflow.keras.utils": {"written": True, "served_import": True, "serve": True, "output_naming": _TF_KERAS},
     "tensorflow.keras.utils.multi_gpu_utils": {"written": True},
     "tensorflow.python.keras.utils": {"written": True, "served_import": True, "serve": True,
-                                      "submodules": ("multi_gpu_utils",)},
+                                      "output_naming": _TF_KERAS, "submodules": ("multi_gpu_utils",)},
     "tensorflow.python.keras.utils.multi_gpu_utils": {"written": True, "served_import": True, "serve": True,
+                                                      "output_naming": _TF_KERAS,
                                                       "virtual": "tensorflow.keras.utils",
                                                       "helpers": _DEVICE_HELPERS},
     # Has its own `_get_available_gpus`, which sees no simulated GPUs: replaced by one that does.
@@ -57,16 +69,16 @@ LEGACY_MODULES: dict = {  # name -> {key: value}, as above
     "tensorflow._api.v1": {"virtual": None, "package": True},
     "tensorflow._api.v1.keras": {"virtual": "tensorflow.keras", "package": True},
     "tensorflow._api.v1.keras.utils": {"written": True, "served_import": True, "serve": True,
-                                       "virtual": "tensorflow.keras.utils"},
+                                       "output_naming": _TF_KERAS, "virtual": "tensorflow.keras.utils"},
     # Attribute paths (`tf.compat.v1.keras.utils.multi_gpu_model`): served through the modules above.
     "tensorflow._api.v2.keras.utils": {"written": True},
     "tensorflow.compat.v1.keras.utils": {"written": True},
     "tensorflow.compat.v2.keras.utils": {"written": True},
     "tensorflow.contrib.keras.utils": {"written": True},
     # --- tf_keras (TF_USE_LEGACY_KERAS=1) -----------------------------------------------------
-    "tf_keras.utils": {"written": True, "served_import": True, "serve": True},
-    "tf_keras.api._v1.keras.utils": {"serve": True},
-    "tf_keras.api._v2.keras.utils": {"serve": True},
+    "tf_keras.utils": {"written": True, "served_import": True, "serve": True, "output_naming": _TF_KERAS},
+    "tf_keras.api._v1.keras.utils": {"serve": True, "output_naming": _TF_KERAS},
+    "tf_keras.api._v2.keras.utils": {"serve": True, "output_naming": _TF_KERAS},
     "tf_keras.backend": {"helpers": _GPU_HELPER},
     "tf_keras.api._v1.keras.backend": {"helpers": _GPU_HELPER},
     "tf_keras.api._v2.keras.backend": {"helpers": _GPU_HELPER},

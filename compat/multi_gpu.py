@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import functools
+import inspect
 import sys
 from collections.abc import Sequence
 from types import ModuleType
 from typing import Any
 
-from . import _devices, _gpus, backend, multi_worker, startup
+from . import _devices, _gpus, _internals, _parallel, backend, multi_worker, startup
 from .notices import notify_once
 
 __all__ = ["multi_gpu_model"]
@@ -27,6 +29,7 @@ def multi_gpu_model(
     *,
     cross_device_ops: Any = None,
     strategy: Any = None,
+    output_naming: str | None = None,
 ) -> Any:
     """Replicates a model on different GPUs.
 
@@ -67,6 +70,14 @@ def multi_gpu_model(
             instance overriding the gradient reduction. Default: the
             strategy's all-reduce on GPUs, `ReductionToOneDevice` on CPU
             devices (simulation mode), the fastest correct choice for each.
+        output_naming: Keyword-only. How outputs with a repeated name (a shared
+            sub-model called twice) are named: `"keras"` as Keras 2.2.3-2.3 did
+            (`add, nested_1, nested_2`), `"tf.keras"` as tf.keras did (`add, nested,
+            nested_1`). Imported from a legacy module, the function has that module's
+            naming (`from keras.utils import ...`: "keras"; `tensorflow.keras.utils`,
+            `tf_keras.utils`: "tf.keras"). Default None: the template's own output names,
+            a repeated one numbered from 1 (Keras 3: `add, nested_1, nested_2`; tf_keras
+            names the outputs itself: `add, nested, nested_1`).
 
     Returns:
         A Keras model instance which can be used just like the initial `model`
@@ -80,6 +91,7 @@ def multi_gpu_model(
     # MirroredStrategy has no output merge to place, and mirrors the variables on
     # every replica device whatever `cpu_relocation` asks.
     del cpu_merge, cpu_relocation
+    _check_output_naming(output_naming)
     backend.require_tensorflow()
     startup.run()  # done already if the import hook ran; else simulated devices, version check...
     # Created before any device query: MultiWorkerMirroredStrategy configures TensorFlow first.
@@ -93,9 +105,11 @@ def multi_gpu_model(
 
     dist = _serving_strategy(gpus, gpu_ids, cluster_strategy, cross_device_ops)
     impl = _backend_for(model)
-    parallel = impl.replicate(model, dist)
+    parallel = impl.replicate(model, dist, output_naming)
     parallel.__dict__["_compat_gpus"] = list(gpu_ids)  # copies and pickles wrap again on them
-    parallel.__dict__["_compat_rebuild"] = multi_gpu_model  # ... with this function
+    # ... with this function and naming (pickle stores both by name)
+    rebuild = functools.partial(multi_gpu_model, output_naming=output_naming) if output_naming else multi_gpu_model
+    parallel.__dict__["_compat_rebuild"] = rebuild
     if use_multi_worker:  # template.save(path) writes the real file on the chief only
         multi_worker.chief_aware_saving(model)
         multi_worker.cluster_aware_fit(parallel)
@@ -106,6 +120,30 @@ def multi_gpu_model(
     if caller is not None:
         _adopt_wrapper_instance(caller, model, impl.ParallelModel)
     return parallel
+
+
+def served(output_naming: str) -> Any:
+    """`multi_gpu_model` as the legacy modules of one family serve it: with their `output_naming`.
+
+    A `functools.partial`, so that no frame is added between the script and the function (it
+    reads its caller's frame, and its warnings point at the script's line); it carries the
+    function's name, module and documentation, and its own signature.
+    """
+    _check_output_naming(output_naming)
+    function = functools.partial(multi_gpu_model, output_naming=output_naming)
+    signature = inspect.signature(function)
+    functools.update_wrapper(function, multi_gpu_model)
+    del function.__wrapped__  # type: ignore[attr-defined]  # the signature is the partial's own
+    function.__signature__ = signature  # type: ignore[attr-defined]
+    return function
+
+
+def _check_output_naming(output_naming: Any) -> None:
+    if output_naming is not None and output_naming not in _parallel.OUTPUT_NAMINGS:
+        raise ValueError(
+            "`output_naming` must be None, \"keras\" (Keras 2.2.3-2.3's names) or \"tf.keras\" "
+            f"(tf.keras's names). Received: output_naming={output_naming!r}"
+        )
 
 
 def _serving_strategy(gpus: Any, gpu_ids: Sequence[int], cluster_strategy: Any, cross_device_ops: Any) -> Any:
@@ -223,9 +261,7 @@ def _check_stateless(model: Any) -> None:
     Replicas each see a slice of the batch, so the state's batch size cannot match any of
     them (hand-written MirroredStrategy code fails in `fit` for the same reason).
     """
-    flatten = getattr(model, "_flatten_layers", None)
-    layers = flatten(include_self=False, recursive=True) if callable(flatten) else []
-    for layer in layers:
+    for layer in _internals.sublayers(model):
         if getattr(layer, "stateful", False) is True:
             raise ValueError(
                 f"`multi_gpu_model` cannot replicate the stateful layer {layer.name!r}: its state "

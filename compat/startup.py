@@ -9,21 +9,27 @@ in them is done here, by `run`, which is called
 - at the top of `multi_gpu_model`, where the hook may not have run (`python -S` with
   `multi_gpu_compat.activate()`, or the hook switched off).
 
-Each step is idempotent, so calling `run` again costs a few environment reads:
+Each step is idempotent, so calling `run` again costs a few environment reads and attribute
+look-ups:
 
 1. Simulated GPUs from `MULTI_GPU_COMPAT_SIMULATE_GPUS` (unless `MULTI_GPU_COMPAT_DISABLE`
    switches the shim off). A value that cannot take effect (not a number, or TensorFlow
    already initialised its devices) is not an error here: `simulation` warns, saying why.
-2. Multi-worker early creation when `TF_CONFIG` / `MULTI_GPU_COMPAT_STRATEGY` ask for it:
-   MultiWorkerMirroredStrategy must configure TensorFlow before its context is initialised.
-3. The version check for the stack in use (`_stack`: Keras 3, tf_keras or the built-in
+2. TensorFlow's private internals (`_internals`, those found without a live object: all are
+   multi-worker training's): one that this TensorFlow lacks gives one warning per process
+   naming them and the fix, never an error here; multi-worker training then raises
+   `UnsupportedVersionError` when `multi_gpu_model` is called.
+3. Multi-worker early creation when `TF_CONFIG` / `MULTI_GPU_COMPAT_STRATEGY` ask for it (and
+   step 2 found its internals): MultiWorkerMirroredStrategy must configure TensorFlow before
+   its context is initialised.
+4. The version check for the stack in use (`_stack`: Keras 3, tf_keras or the built-in
    Keras 2): an untested TensorFlow or Keras warns once per process.
 
 `run(backend=...)`, called by `multi_gpu_model` before it distributes a model, adds the step
 for that model's Keras, which imports it (the hook must not: plain TensorFlow scripts would
 pay for it):
 
-4. Keras 3 (`"keras3"`): says what to install if Keras is missing, checks that every private
+5. Keras 3 (`"keras3"`): says what to install if Keras is missing, checks that every private
    Keras 3 internal the shim uses resolves (`_internals`), and applies the Keras 3 fixes that
    are global (Keras 3.3-3.7's optimizer step, which must average the replicas' gradients on
    shim-served strategies).
@@ -32,6 +38,7 @@ pay for it):
 
 from __future__ import annotations
 
+import sys
 import threading
 
 from . import _settings
@@ -48,7 +55,8 @@ def run(*, backend: str | None = None) -> None:
     """
     with _lock:
         _simulated_devices()
-        _multi_worker_early_creation()
+        if _tensorflow_internals_resolve():
+            _multi_worker_early_creation()
         _version_check()
         if backend == "keras3":
             _keras3_setup()
@@ -65,6 +73,20 @@ def _simulated_devices() -> None:
         simulation.simulate_from_environment()
     except (ValueError, RuntimeError):
         simulation.warn_if_environment_ignored()  # says why, once per value
+
+
+def _tensorflow_internals_resolve() -> bool:
+    """False (after warning once, naming them) when this TensorFlow lacks a private internal."""
+    if "tensorflow" not in sys.modules:  # checked once TensorFlow is imported, never importing it
+        return True
+    from . import _internals, _stack, _support
+    from .notices import notify_once
+
+    lacking = _internals.missing(_internals.TENSORFLOW)
+    if lacking:
+        message = _support.missing_internals_warning(_stack.backend(), lacking, "multi-worker training")
+        notify_once("internals:tensorflow", message, stacklevel=4)
+    return not lacking
 
 
 def _multi_worker_early_creation() -> None:

@@ -22,8 +22,7 @@ def local_devices(count: int | None) -> Iterator[None]:
         return
     from .. import _tf_internals
 
-    ext = _tf_internals.collective_extended_class()
-    original = ext._initialize_local_devices
+    original = _tf_internals.local_devices_method()
 
     def _initialize_local_devices(self: Any, cluster_resolver: Any, worker_device: str) -> Any:
         devices, device_type = original(self, cluster_resolver, worker_device)
@@ -31,11 +30,11 @@ def local_devices(count: int | None) -> Iterator[None]:
             return devices, device_type
         return tuple(f"{worker_device}/device:CPU:{i}" for i in range(count)), "CPU"
 
-    ext._initialize_local_devices = _initialize_local_devices
+    _tf_internals.set_local_devices_method(_initialize_local_devices)
     try:
         yield
     finally:
-        ext._initialize_local_devices = original
+        _tf_internals.set_local_devices_method(original)
 
 
 def check_gpus(gpu_ids: Sequence[int], strategy: Any) -> None:

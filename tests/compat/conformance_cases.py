@@ -199,6 +199,16 @@ def test_siamese_output_names_deduplicate_only_the_repeated_ones():
     assert {f"{name}_loss" for name in expected} <= set(history.history)
 
 
+# Each suite imported the function its way, and expected that family's names on any backend.
+@pytest.mark.parametrize("path,expected", [
+    ("keras.utils", ["add", "nested_1", "nested_2"]),  # Keras 2.3.1's multi_gpu_test.py
+    ("tensorflow.keras.utils", ["add", "nested", "nested_1"]),  # TensorFlow's multi_gpu_utils_test.py
+])
+def test_siamese_output_names_as_each_suite_imported_it(path, expected):
+    parallel = importlib.import_module(path).multi_gpu_model(_siamese(), GPUS)
+    assert list(parallel.output_names) == expected
+
+
 @pytest.mark.skipif(LEGACY, reason="tf_keras names the outputs of a shared sub-model uniquely")
 def test_plain_keras3_siamese_repeats_output_names():
     # Companion: Keras 3 itself repeats the name, so the parallel model must de-duplicate.
@@ -339,7 +349,7 @@ BACKENDS = ["keras.backend", "keras.backend.tensorflow_backend", "tensorflow.ker
 @pytest.mark.parametrize("path", LEGACY_UTILS)
 def test_legacy_utils_modules_serve_the_helpers_and_the_shim(path):
     module = importlib.import_module(path)
-    assert module.multi_gpu_model is compat.multi_gpu_model
+    assert module.multi_gpu_model.func is compat.multi_gpu_model  # with the module's output naming
     devices = module._get_available_devices()
     assert [module._normalize_device_name(d) for d in devices] == (
         ["/cpu:0"] + [f"/gpu:{i}" for i in range(GPUS)]

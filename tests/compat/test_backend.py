@@ -47,14 +47,15 @@ def test_keras2_package_is_tf_keras_next_to_keras3_else_the_keras_package():
 def test_keras2_backend_finds_its_private_modules(legacy_keras):
     if not legacy_keras:
         pytest.skip("the Keras 2 backend serves tf_keras and Keras 2.12-2.15 only")
-    from multi_gpu_compat import _tf_keras
+    from multi_gpu_compat import _internals, _keras2_internals, _tf_keras
 
     package = backend.keras2_package_name()
     assert _tf_keras.Functional.__module__.startswith(package + ".")
     assert _tf_keras.tf_keras.__name__ == package
-    autocast = _tf_keras._private("mixed_precision.autocast_variable")
+    autocast = _keras2_internals.autocast_variable_module()
+    assert autocast.__name__.startswith(package + ".")
     assert hasattr(autocast, "create_autocast_variable")
-    assert callable(_tf_keras._private("optimizers.legacy.optimizer_v2")._var_key)
+    assert callable(_internals.keras2_module("optimizers.legacy.optimizer_v2")._var_key)
 
 
 def test_multi_gpu_model_without_tensorflow_says_what_to_install():

@@ -16,10 +16,14 @@ import pytest
 
 from child_process import child_env
 from compat_helpers import ROOT, SITE_PACKAGES, run
+from multi_gpu_compat import legacy_modules
 
 PATHS_CODE = """
 import json, sys
 results = {}
+namings = {}  # the output naming each path's function carries
+def naming(f):
+    return getattr(f, "keywords", {}).get("output_naming")
 def check(label, fn):
     try:
         results[label] = fn()
@@ -30,13 +34,16 @@ def from_import(module):
     def fn():
         ns = {}
         exec(f"from {module} import multi_gpu_model", ns)
+        namings["from " + module] = naming(ns["multi_gpu_model"])
         return ns["multi_gpu_model"].__module__ + "." + ns["multi_gpu_model"].__qualname__
     return fn
 
 def attr(expr):
     def fn():
         ns = {}
-        exec(f"import tensorflow as tf, keras\\nf = {expr}", ns)
+        exec(f"import tensorflow as tf, keras\\nf = {expr}\\nm = {expr.rpartition('.')[0]}", ns)
+        # An attribute path reaches a module object, whose one attribute has that module's naming.
+        namings[expr] = [naming(ns["f"]), ns["m"].__name__]
         return ns["f"].__module__ + "." + ns["f"].__qualname__
     return fn
 
@@ -70,6 +77,7 @@ def use():
             bool((model.get_weights()[0] != before).any())]
 check("use", use)
 print("RESULTS" + json.dumps(results))
+print("NAMINGS" + json.dumps(namings))
 """
 
 SHIM = "multi_gpu_compat.multi_gpu.multi_gpu_model"
@@ -82,16 +90,39 @@ ALL_PATHS = ["from keras.utils", "from keras.utils.training_utils", "from keras.
 
 
 def _results(proc):
-    return json.loads(proc.stdout.split("RESULTS", 1)[1].splitlines()[0])
+    return json.loads(run_output_after(proc, "RESULTS"))
+
+
+def run_output_after(proc, marker: str) -> str:
+    return proc.stdout.split(marker, 1)[1].splitlines()[0]
 
 
 def test_every_legacy_import_path_in_fresh_interpreter(legacy_keras):
-    results = _results(run(PATHS_CODE, env={"MULTI_GPU_COMPAT_SIMULATE_GPUS": "2"}, timeout=150))
+    proc = run(PATHS_CODE, env={"MULTI_GPU_COMPAT_SIMULATE_GPUS": "2"}, timeout=150)
+    results = _results(proc)
     # TF 2.12-2.15 environments have their built-in Keras 2, and usually no tf_keras.
     paths = [p for p in ALL_PATHS if p != "from tf_keras.utils" or importlib.util.find_spec("tf_keras")]
     wrong = {p: results.get(p) for p in paths if results.get(p) != SHIM}
     assert not wrong, f"paths not served by the shim ({'tf_keras' if legacy_keras else 'keras 3'}): {wrong}"
     assert results["use"] == [2, True], results["use"]
+    # Repeated output names follow the import path: Keras 2.2.3-2.3's, or tf.keras's.
+    namings = json.loads(run_output_after(proc, "NAMINGS"))
+    table = legacy_modules.LEGACY_MODULES
+    wrong = {}
+    for path, found in namings.items():
+        family = "keras" if path.split()[-1].startswith("keras.") else "tf.keras"
+        if isinstance(found, str):  # `from X import multi_gpu_model`: X's family
+            ok = found == family
+        else:  # an attribute path: the naming of the module it reached; a tf.keras path reaches a
+            # Keras module only where Keras 3 makes `tf.keras.utils` / `tf.compat.v1.keras.utils` it
+            found_naming, module = found
+            ok = found_naming == table.get(module, {}).get("output_naming") and (
+                found_naming == family or module in ("keras.utils", "keras.api.utils") and not legacy_keras
+            )
+        if not ok:
+            wrong[path] = found
+    assert not wrong, f"paths with another family's output naming: {wrong}"
+    assert len(namings) >= len(paths) - 1  # every path but the fallback
 
 
 @pytest.mark.slow  # a TensorFlow child; the variable's parsing is pinned fast in test_hostile_shim.py

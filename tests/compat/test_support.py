@@ -157,6 +157,74 @@ def test_a_missing_internal_is_named_by_the_check(monkeypatch):
         _internals.check(_internals.TENSORFLOW)
 
 
+def _tensorflow_without(monkeypatch, name: str = "no_such_internal"):
+    """The registry with one more required TensorFlow internal, which this TensorFlow lacks."""
+    import dataclasses
+
+    from multi_gpu_compat import _internals
+
+    declared = next(i for i in _internals.for_stack(_internals.TENSORFLOW) if not i.live and not i.optional)
+    gone = dataclasses.replace(declared, attribute=name)
+    monkeypatch.setattr(_internals, "REGISTRY", (*_internals.REGISTRY, gone))
+    return gone
+
+
+def _shim_warnings(caught) -> list[str]:
+    return [str(w.message) for w in caught if issubclass(w.category, notices.MultiGPUCompatWarning)]
+
+
+def test_startup_warns_once_naming_a_missing_tensorflow_internal_and_the_fix(monkeypatch, fresh_notices):
+    gone = _tensorflow_without(monkeypatch)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        startup.run()  # at TensorFlow's import: never raises
+        startup.run()  # at the top of multi_gpu_model
+    shim = _shim_warnings(caught)
+    assert len(shim) == 1, shim
+    assert f"`{gone}`" in shim[0] and "multi-worker training" in shim[0]
+    assert "bug in multi-gpu-compat" in shim[0]  # a tested TensorFlow: ours to fix
+    assert "Received: TensorFlow " in shim[0]
+
+
+def test_missing_tensorflow_internal_on_an_untested_tensorflow_says_what_to_pin(monkeypatch, fresh_notices):
+    _tensorflow_without(monkeypatch)
+    monkeypatch.setattr(_stack, "tensorflow_version", lambda: "2.99.0")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        startup.run()
+    missing = [m for m in _shim_warnings(caught) if "no_such_internal" in m]
+    pin = _support.status().tested.pin_hint()  # e.g. pip install "tensorflow==2.21.*" "keras==3.15.*"
+    assert len(missing) == 1 and pin.startswith('pip install "tensorflow==') and pin in missing[0], missing
+
+
+def test_multi_worker_start_up_without_its_internals_warns_instead_of_failing(monkeypatch, fresh_notices):
+    from multi_gpu_compat import multi_worker
+
+    _tensorflow_without(monkeypatch)
+    installed = []
+    monkeypatch.setattr(multi_worker, "install_early_creation", lambda: installed.append(True))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        startup.run()
+    assert installed == [] and len(_shim_warnings(caught)) == 1
+
+
+@pytest.mark.slow  # a TensorFlow child; the warning itself is checked fast above
+def test_importing_tensorflow_without_an_internal_warns_and_imports():
+    proc = run("""
+        import dataclasses, warnings
+        warnings.simplefilter("always")
+        from multi_gpu_compat import _internals
+        declared = next(i for i in _internals.for_stack(_internals.TENSORFLOW) if not i.live and not i.optional)
+        _internals.REGISTRY = (*_internals.REGISTRY, dataclasses.replace(declared, attribute="no_such_internal"))
+        import tensorflow as tf
+        print("IMPORTED", tf.constant(1).numpy())
+    """)
+    assert "IMPORTED 1" in proc.stdout
+    assert proc.stderr.count("no_such_internal") == 1, proc.stderr[-3000:]
+    assert "could not set up" not in proc.stderr
+
+
 def test_newer_keras_without_an_internal_gets_clear_error(keras3_only, monkeypatch, fresh_notices):
     import keras
     from keras.src.backend.tensorflow import trainer
