@@ -224,8 +224,11 @@ def _original_algorithm(reference: str, default_gpus: int) -> Any:
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
 
-    def multi_gpu_model(model: Any, gpus: Any = None, cpu_merge: bool = True, cpu_relocation: bool = False) -> Any:
-        del cpu_merge, cpu_relocation  # devices are not part of the re-implementation
+    def multi_gpu_model(model: Any, gpus: Any = None, cpu_merge: bool = True, cpu_relocation: bool = False,
+                        *, output_naming: str | None = None) -> Any:
+        # devices are not part of the re-implementation; it names outputs as the original did
+        # (the shim's legacy modules pass the naming of their import path)
+        del cpu_merge, cpu_relocation, output_naming
         count = len(gpus) if isinstance(gpus, (list, tuple)) else int(gpus or default_gpus)
         parallel = module._multi_gpu_model(model, count)
         parallel.__dict__["_verify_template"] = model
