@@ -20,6 +20,7 @@ import libcst as cst
 
 from ._tree import Tree, code_of, used_names
 from .fallbacks import droppable, message
+from .same_branches import without_blank_lead
 
 __all__ = ["Announcement", "announcement"]
 
@@ -64,10 +65,10 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
     if not said or not all(_message(s, unread) for s in [*said, *otherwise]):
         return None
     # (the call's own comments go above the strategy line: plan.py)
-    said[0] = _without_blank_lead(said[0])
+    said[0] = without_blank_lead(said[0])
     orelse = None
     if otherwise:
-        otherwise[0] = _without_blank_lead(otherwise[0])
+        otherwise[0] = without_blank_lead(otherwise[0])
         orelse = cst.Else(
             body=handler.body.with_changes(body=otherwise), leading_lines=handler.leading_lines,
             whitespace_before_colon=handler.whitespace_before_colon,
@@ -94,11 +95,3 @@ def _catches_value_error(kind: cst.BaseExpression | None) -> bool:
 def _message(statement: cst.BaseStatement, names: set[str]) -> bool:
     """A print or logging call (fallbacks.message) reading none of `names`."""
     return message(statement) and not used_names(statement) & names
-
-
-def _without_blank_lead(statement: cst.BaseStatement) -> cst.BaseStatement:
-    assert isinstance(statement, cst.SimpleStatementLine)
-    lines = list(statement.leading_lines)
-    while lines and lines[0].comment is None:
-        lines.pop(0)
-    return statement.with_changes(leading_lines=lines)

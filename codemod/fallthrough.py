@@ -13,6 +13,7 @@ import builtins
 
 import libcst as cst
 
+from .same_branches import bodies_of_if
 from ._tree import Tree, bound_names, findall, walk, walk_same_scope
 
 __all__ = ["stops_when_no_branch_runs"]
@@ -23,7 +24,9 @@ _BUILTINS = frozenset(dir(builtins))
 def stops_when_no_branch_runs(tree: Tree, statement: cst.If) -> bool:
     """True when no path reaches the code after `statement` without a branch having run, except
     by raising `NameError` on a name every branch binds (see the module docstring)."""
-    bodies = _branch_bodies(statement)
+    if bodies_of_if(statement, no_branch_stops=False) is not None:
+        return False  # it ends in `else:`: a branch always runs
+    bodies = bodies_of_if(statement, no_branch_stops=True)
     if bodies is None:
         return False
     scope = tree.enclosing_scope_node(statement)
@@ -31,17 +34,6 @@ def stops_when_no_branch_runs(tree: Tree, statement: cst.If) -> bool:
         return False
     shared = set.intersection(*(_names_bound_at_top(body) for body in bodies))
     return any(_unbound_then_read(tree, statement, scope, name) for name in sorted(shared))
-
-
-def _branch_bodies(statement: cst.If) -> list[list[cst.BaseStatement]] | None:
-    bodies = []
-    current: cst.If | cst.Else | None = statement
-    while isinstance(current, cst.If):
-        if not isinstance(current.body, cst.IndentedBlock):
-            return None
-        bodies.append(list(current.body.body))
-        current = current.orelse
-    return None if current is not None else bodies
 
 
 def _names_bound_at_top(body: list[cst.BaseStatement]) -> set[str]:

@@ -30,7 +30,7 @@ import libcst as cst
 from ._tree import walk
 from .disjoint import disjoint
 
-__all__ = ["merged"]
+__all__ = ["bodies_of_if", "merged", "without_blank_lead"]
 
 _MODULE = cst.Module([])
 
@@ -61,7 +61,7 @@ def merged(statement: cst.If | cst.Try, *, no_branch_stops: bool = False) -> lis
     return result
 
 
-def _bodies_of_if(statement: cst.If, no_branch_stops: bool) -> list[list[cst.BaseStatement]] | None:
+def bodies_of_if(statement: cst.If, no_branch_stops: bool) -> list[list[cst.BaseStatement]] | None:
     """Each branch's statements, for a chain that ends in `else:` (every path runs one branch),
     or one without whose no-branch path stops (`no_branch_stops`)."""
     bodies = []
@@ -137,7 +137,7 @@ def _shared_tail(bodies: Sequence[Sequence[cst.BaseStatement]], start: int) -> i
     return count
 
 
-def _without_blank_lead(statement: cst.BaseStatement) -> cst.BaseStatement:
+def without_blank_lead(statement: cst.BaseStatement) -> cst.BaseStatement:
     assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     lines = list(statement.leading_lines)
     while lines and lines[0].comment is None:
@@ -148,11 +148,11 @@ def _without_blank_lead(statement: cst.BaseStatement) -> cst.BaseStatement:
 def _first_without_blank_lead(statements: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
     """Statements moved out of a branch: the first one's blank lines go (it follows the `if` or
     `try` now), the others' stay as they separated them."""
-    return [_without_blank_lead(s) if i == 0 else s for i, s in enumerate(statements)]
+    return [without_blank_lead(s) if i == 0 else s for i, s in enumerate(statements)]
 
 
 def _merged_if(statement: cst.If, no_branch_stops: bool) -> list[cst.BaseStatement] | None:
-    bodies = _bodies_of_if(statement, no_branch_stops)
+    bodies = bodies_of_if(statement, no_branch_stops)
     conditions = _conditions(statement)
     if bodies is None or any(_calls(c) for c in conditions):
         return None
@@ -207,7 +207,7 @@ def _rebuilt_if(statement: cst.If, rest: list[list[cst.BaseStatement]]) -> cst.I
 
     def body_of(index: int) -> cst.BaseSuite:
         suite = branches[index].body
-        return suite.with_changes(body=[_without_blank_lead(rest[index][0]), *rest[index][1:]])
+        return suite.with_changes(body=[without_blank_lead(rest[index][0]), *rest[index][1:]])
 
     chain: cst.If | cst.Else | None = None
     for index in reversed(kept):
