@@ -8,8 +8,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import pruning
+from . import exported_cells, pruning
 from ._tree import Tree, clear_caches
+from .continuations import Continuations
 from .findings import Finding
 from .fix_context import FixContext
 from .fixers import FIXERS, STRATEGIES, imports
@@ -78,10 +79,12 @@ def _transform_module_sites(
         ctx.plan.add_imports = [i for i in ctx.plan.add_imports if i[0] != "tensorflow"]
     if ctx.plan.empty:
         return module, sorted(set(ctx.findings)), site_statuses(ctx, source)
-    new = apply_plan(module, ctx.plan, tree)
+    continued = Continuations(tree, source)
+    new = apply_plan(module, ctx.plan, tree, continued)
     new = imports.finish(new, ctx.plan, tree)
     for finish in ctx.finishers:
         new = finish(new)
+    new = continued.follow(new)
     return new, sorted(set(ctx.findings)), site_statuses(ctx, source)
 
 
@@ -147,6 +150,8 @@ def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module,
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
             output += b"\r"
+        if output != source and text is not None and exported_cells.is_export(text):
+            output = _export_cells_kept(source, output)
     except (RecursionError, MemoryError):
         raise
     except Exception as error:  # a bug in a fixer must not cost the user their file
@@ -159,6 +164,15 @@ def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module,
         except (SyntaxError, ValueError) as error:
             return TransformResult(source, source, [_internal(path, error)], failed=True)
     return TransformResult(source, output, findings, sites=sites)
+
+
+def _export_cells_kept(source: bytes, output: bytes) -> bytes:
+    """A notebook saved as a script (exported_cells.py); UTF-8 files only, others as rewritten."""
+    try:
+        original, rewritten = source.decode("utf-8"), output.decode("utf-8")
+    except UnicodeDecodeError:
+        return output
+    return exported_cells.cells_kept(original, rewritten).encode("utf-8")
 
 
 def _internal(path: str, error: BaseException) -> Finding:

@@ -3,7 +3,11 @@ whose continuation lines were aligned under their parenthesis kept aligned after
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import libcst as cst
+
+from .continuations import CONTINUED
 
 from .strategy_expression import StrategyCode
 
@@ -51,12 +55,17 @@ def _assignment(name: str, expression: str, indent: str, written_at: str, unit: 
     return f"{name} = {func}(\n{written_at}{unit}{argument}\n{written_at})"
 
 
-def realign_call(original: cst.Call, updated: cst.Call, opening: int, block_indent: str) -> cst.Call:
+def realign_call(
+    original: cst.Call, updated: cst.Call, opening: int, block_indent: str,
+    carry: Callable[[cst.SimpleWhitespace, cst.SimpleWhitespace], None] | None = None,
+) -> cst.Call:
     """`parallel_model.compile(loss=...,` / `optimizer=...)` aligned under the parenthesis, after
     `parallel_model` became `model`: the continuation lines aligned with or beyond the column
     after `(` move by as much as the parenthesis did. Hanging indents (`f(` then an indented
     line) are left as they are. `opening`: the original column (0-based) of the call's first
-    character; `block_indent`: the indentation of the block the call is in."""
+    character; `block_indent`: the indentation of the block the call is in. Backslash-continued
+    lines (`loss=l, \\` then `optimizer=o)` under the parenthesis) move the same way; `carry` is
+    told of each whitespace so replaced."""
     if isinstance(updated.whitespace_before_args, cst.ParenthesizedWhitespace):
         return updated  # a hanging indent: relative to the statement, not to `(`
     empty = cst.Module([])
@@ -65,7 +74,7 @@ def realign_call(original: cst.Call, updated: cst.Call, opening: int, block_inde
         return updated
     # Columns as the reader sees them (a tab is 4 wide): the line starts with the block's indent.
     column = opening - len(block_indent) + _width(block_indent) + len(old) + 1  # the first one inside `(`
-    shift = _Shift(len(new) - len(old), column, block_indent)
+    shift = _Shift(len(new) - len(old), column, block_indent, carry)
     return updated.with_changes(args=[cst.ensure_type(a.visit(shift), cst.Arg) for a in updated.args])
 
 
@@ -76,6 +85,8 @@ def spans_lines(call: cst.Call) -> bool:
         current = stack.pop()
         if isinstance(current, cst.ParenthesizedWhitespace):
             return True
+        if isinstance(current, cst.SimpleWhitespace) and "\\" in current.value:
+            return True  # a backslash-continued line
         stack.extend(current.children)
     return False
 
@@ -93,9 +104,12 @@ def renamed_in(node: cst.CSTNode, replaced: dict[int, cst.CSTNode]) -> bool:
 class _Shift(cst.CSTTransformer):
     """Moves continuation lines that start at or beyond `column` by `delta` columns."""
 
-    def __init__(self, delta: int, column: int, block_indent: str) -> None:
+    def __init__(
+        self, delta: int, column: int, block_indent: str,
+        carry: Callable[[cst.SimpleWhitespace, cst.SimpleWhitespace], None] | None = None,
+    ) -> None:
         super().__init__()
-        self.delta, self.column, self.block_indent = delta, column, block_indent
+        self.delta, self.column, self.block_indent, self.carry = delta, column, block_indent, carry
 
     def leave_ParenthesizedWhitespace(
         self, original_node: cst.ParenthesizedWhitespace, updated_node: cst.ParenthesizedWhitespace
@@ -109,6 +123,27 @@ class _Shift(cst.CSTTransformer):
         # A file aligning with tabs keeps them: as many as fit, then spaces.
         text = "\t" * (width // 4) + " " * (width % 4) if "\t" in spaces else " " * width
         return updated_node.with_changes(last_line=cst.SimpleWhitespace(text))
+
+    def leave_SimpleWhitespace(
+        self, original_node: cst.SimpleWhitespace, updated_node: cst.SimpleWhitespace
+    ) -> cst.SimpleWhitespace:
+        if "\\" not in updated_node.value:
+            return updated_node
+        # After a backslash the next line's whitespace is written out in full, from column 0.
+        value = CONTINUED.sub(lambda m: m.group(1) + self._moved(m.group(2)), updated_node.value)
+        if value == updated_node.value:
+            return updated_node
+        moved = updated_node.with_changes(value=value)
+        if self.carry is not None:
+            self.carry(original_node, moved)
+        return moved
+
+    def _moved(self, spaces: str) -> str:
+        width = _width(spaces)
+        if width < self.column or width + self.delta < 0:
+            return spaces
+        width += self.delta
+        return "\t" * (width // 4) + " " * (width % 4) if "\t" in spaces else " " * width
 
 
 def fitted(statement: cst.SimpleStatementLine, indent: str, unit: str, limit: int) -> cst.SimpleStatementLine:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 import libcst as cst
 
 from ._tree import Block, branch_suites, walk, zip_equal
+from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
 from .layout import fitted, realign_call, renamed_in, spans_lines, strategy_statements
 from .same_branches import already_holds, merged
@@ -145,10 +146,14 @@ def _one_blank_line(statement: cst.BaseStatement) -> cst.BaseStatement:
 
 
 class _Applier(cst.CSTTransformer):
-    def __init__(self, plan: Plan, paths: set[int] | None = None, tree: Tree | None = None) -> None:
+    def __init__(
+        self, plan: Plan, paths: set[int] | None = None, tree: Tree | None = None,
+        continued: Continuations | None = None,
+    ) -> None:
         super().__init__()
         self.plan = plan
         self.tree = tree
+        self.continued = continued
         self.paths = paths
         self.regions: dict[int, list[Region]] = {}
         self.moved: dict[int, cst.BaseStatement] = {}
@@ -192,7 +197,9 @@ class _Applier(cst.CSTTransformer):
             and spans_lines(original_node)
         ):
             opening = self.tree.position(original_node)[1] - 1
-            return realign_call(original_node, updated, opening, "".join(i for _, i in self.indents))
+            indent = "".join(i for _, i in self.indents)
+            carry = self.continued.carry if self.continued is not None else None
+            return realign_call(original_node, updated, opening, indent, carry)
         if isinstance(original_node, (cst.Module, cst.IndentedBlock)) and isinstance(
             updated, (cst.Module, cst.IndentedBlock)
         ):
@@ -464,9 +471,12 @@ def _width(line: str) -> int:
     return len(line.expandtabs(4))
 
 
-def apply_plan(module: cst.Module, plan: Plan, tree: "Tree | None" = None) -> cst.Module:
+def apply_plan(
+    module: cst.Module, plan: Plan, tree: "Tree | None" = None, continued: Continuations | None = None
+) -> cst.Module:
     """Applies `plan`. Given the parsed `tree` (its parent map), only the paths from the module to
-    the edited nodes and region blocks are visited; everything else is reused as it is."""
+    the edited nodes and region blocks are visited; everything else is reused as it is.
+    `continued`: told of backslash continuations realigned after a rename (continuations.py)."""
     paths: set[int] | None = None
     if tree is not None:
         keys = set(plan.statements) | plan.unwrap | set(plan.nodes)
@@ -478,4 +488,4 @@ def apply_plan(module: cst.Module, plan: Plan, tree: "Tree | None" = None) -> cs
             while current is not None and id(current) not in paths:
                 paths.add(id(current))
                 current = tree.parent(current)
-    return module.visit(_Applier(plan, paths, tree))
+    return module.visit(_Applier(plan, paths, tree, continued))

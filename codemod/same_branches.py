@@ -28,6 +28,7 @@ from collections.abc import Sequence
 import libcst as cst
 
 from ._tree import walk
+from .continuations import canonical
 from .disjoint import disjoint
 
 __all__ = ["bodies_of_if", "merged", "without_blank_lead"]
@@ -39,7 +40,7 @@ def _code(statement: cst.BaseStatement) -> str:
     """The statement with its comment lines (blank lines aside): shared only if both are the same."""
     assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
     comments = [line for line in statement.leading_lines if line.comment is not None]
-    return _MODULE.code_for_node(statement.with_changes(leading_lines=comments)).strip()
+    return canonical(statement.with_changes(leading_lines=comments)).strip()
 
 
 def _comments(nodes: Sequence[cst.CSTNode]) -> set[str]:

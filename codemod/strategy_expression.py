@@ -444,7 +444,7 @@ def count_or_list(gpus: cst.BaseExpression, guards: list[str], *, known_int: boo
     """"count" when the code proves `gpus` an int (a literal, `len(...)`, arithmetic, argparse
     `type=int` via `known_int`, a guard comparing it with a number); else the guess from its
     name: "list?" (`GPU_IDS`, `gpu_list`, `devices`) or "count?" (`gpus`, `n_gpus`, `cfg["gpus"]`)."""
-    if known_int or surely_int(gpus) or _compared_in_guards(code_of(gpus), guards):
+    if known_int or surely_int(gpus) or compared_in_guards(code_of(gpus), guards):
         return "count"
     if isinstance(gpus, (cst.List, cst.Tuple, cst.ListComp)):
         return "list"
@@ -465,7 +465,7 @@ def _last_name(node: cst.BaseExpression) -> str:
     return ""
 
 
-def _compared_in_guards(text: str, guards: list[str]) -> bool:
+def compared_in_guards(text: str, guards: list[str]) -> bool:
     """A guard orders `gpus` against a number (`gpus > 1`, `gpus % 2 == 0`): a list would raise there."""
     for guard in guards:
         try:

@@ -20,7 +20,8 @@ import libcst.matchers as m
 from .. import fallbacks
 from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
 from .._tree import (
-    Block, Tree, binds, bound_names, branch_suites, children_of, dotted_name, findall, used_names, walk_same_scope,
+    Block, Tree, binds, bound_names, branch_suites, children_of, code_of, dotted_name, findall, used_names,
+    walk_same_scope,
 )
 from ..construction import (
     MODEL_PARTS as _MODEL_PARTS,
@@ -60,7 +61,9 @@ from ..preconditions import (
 from ..recognise import Site
 from ..announcement import announcement
 from ..same_branches import dissolves
-from ..strategy_expression import KeptCondition, StrategyCode, dropped_notes, refine, strategy_expression, surely_int
+from ..strategy_expression import (
+    KeptCondition, StrategyCode, compared_in_guards, dropped_notes, refine, strategy_expression, surely_int,
+)
 from ..value_uses import value_uses
 
 __all__ = ["CODES", "fix"]
@@ -291,7 +294,9 @@ def _plan_site(
         return None
     hoisted = sorted({id(h): h for h in [*settings, *hoisted]}.values(), key=tree.order)
 
-    known_int = site.gpus is not None and surely_int(site.gpus, _IntResolver(tree, site.gpus))
+    known_int = site.gpus is not None and (
+        surely_int(site.gpus, _IntResolver(tree, site.gpus)) or _ordered_on_the_way(tree, site)
+    )
     expression = strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
     planned = _Planned(
         site, anchor, block, start, end, expression, dropped_notes(site.dropped), scope_node,
@@ -1135,6 +1140,35 @@ def _path_guards(tree: Tree, anchor: cst.CSTNode, block0: Block) -> list[str]:
 
 # Calls that make an object whose attributes are their keyword arguments.
 _NAMESPACES = frozenset({"SimpleNamespace", "Namespace", "EasyDict", "edict", "AttrDict", "Bunch"})
+
+
+def _ordered_on_the_way(tree: Tree, site: Site) -> bool:
+    """An `if`/`elif` the call is reached through orders `gpus` against a number (`if gpus <= 1:`
+    ... `else:` the wrap): a list would have raised there, so it holds a count, unless a
+    statement on the way binds it again."""
+    if site.gpus is None or site.statement is None:
+        return False
+    text = code_of(site.gpus)
+    root = _root_name(site.gpus)
+    child: cst.CSTNode = site.statement
+    for ancestor in tree.ancestors(site.statement):
+        if isinstance(ancestor, (cst.FunctionDef, cst.ClassDef, cst.Lambda, cst.Module)):
+            return False
+        if isinstance(ancestor, cst.IndentedBlock):
+            earlier = ancestor.body[: next(i for i, s in enumerate(ancestor.body) if s is child)]
+            if any(root in bound_names(s) or f"{text} =" in code_of(s) for s in earlier):
+                return False
+        if isinstance(ancestor, cst.If) and child is not ancestor.test:
+            if compared_in_guards(text, [code_of(ancestor.test)]):
+                return True
+        child = ancestor
+    return False
+
+
+def _root_name(node: cst.BaseExpression) -> str:
+    while isinstance(node, (cst.Attribute, cst.Subscript)):
+        node = node.value
+    return node.value if isinstance(node, cst.Name) else ""
 
 
 class _IntResolver:

@@ -547,6 +547,23 @@ def test_a_namespace_keyword_says_the_count_is_an_int(config, guessed):
     assert ("MGPU117" in [f.code for f in result.findings]) is guessed
 
 
+@pytest.mark.parametrize("branch,guessed", [
+    ("if gpus <= 1:\n        return make()\n    else:\n{call}", False),  # a list would raise at `<=`
+    ("if gpus > 1 and gpus % 2 == 0:\n{call}", False),
+    ("if 1 < gpus:\n{call}", False),
+    ("if gpus <= 1:\n        return make()\n    else:\n        gpus = ids()\n{call}", True),  # bound again
+    ("if gpus:\n{call}", True),  # a truth test says nothing of the kind
+])
+def test_an_if_on_the_way_ordering_gpus_against_a_number_says_it_is_a_count(branch, guessed):
+    call = ("        model = make()\n        model = multi_gpu_model(model, gpus=gpus)\n"
+            "        model.compile('adam', 'mse')\n        return model")
+    source = ("from keras.utils import multi_gpu_model\n\n\ndef build(gpus):\n    "
+              + branch.format(call=call) + "\n")
+    result = transform_source(source.encode())
+    assert result.changed
+    assert ("MGPU117" in [f.code for f in result.findings]) is guessed
+
+
 def test_a_guard_that_only_built_a_model_no_code_reads_goes():
     before = (
         "from keras.utils import multi_gpu_model\n\nn_gpus = 2\nmodel = build()\nmodel.compile('adam', 'mse')\n"

@@ -1,0 +1,120 @@
+"""A cell's code after the rewrite pulled it into a scope opened in an earlier cell: the
+`with ...:` headers reopened at its top, dropped again where the cell builds and compiles
+nothing, and its final expression left where it is still displayed. Shared by notebooks
+(notebook.py) and nbconvert `.py` exports (exported_cells.py)."""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Collection
+
+__all__ = ["display_last_expression", "drop_empty_reopen", "drop_needless_reopen", "reopen"]
+
+
+def drop_empty_reopen(body: list[str], count: int, indent: int) -> list[str]:
+    """A cell whose code all went elsewhere (the call it held was removed) keeps no reopened
+    `with ...:` header: it keeps its comments and blank lines, at the cell's own indentation."""
+    rest = body[count:]
+    if any(line.strip() and not line.lstrip().startswith("#") for line in rest):
+        return body
+    return [line[indent:] if line[:indent].strip() == "" else line.lstrip(" \t") for line in rest]
+
+
+# Calls that create no TensorFlow variables: a cell holding only these (and imports, constants,
+# `x.shape`) needs no strategy scope.
+_INERT_CALLS = frozenset({"print", "len", "display", "repr", "str", "type", "range", "list", "dict", "tuple",
+                          "summary", "count_params", "plot", "show", "head", "describe"})
+_INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random"})
+
+
+def _inert_cell(statements: list[ast.stmt]) -> bool:
+    """Every statement is inert; a name an inert statement of the cell bound (`X = np.random.rand(...)`)
+    is a NumPy/pandas value after it, whose methods (`X.sum(axis=1)`) create no variables either."""
+    values: set[str] = set()
+    for statement in statements:
+        if not _inert(statement, values):
+            return False
+        if isinstance(statement, ast.Assign):
+            values |= {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return True
+
+
+def _inert(statement: ast.stmt, values: Collection[str] = ()) -> bool:
+    """Creates no variables and compiles nothing: an import, a constant, an inspection
+    (`x.shape`, `model.summary()`, `print(...)`), a NumPy/pandas call, a method of one of
+    `values` (names bound to what such calls return)."""
+    if isinstance(statement, (ast.Import, ast.ImportFrom, ast.Pass)):
+        return True
+    if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
+        return False
+    for node in ast.walk(statement):
+        if isinstance(node, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)):
+            return False
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            root = func
+            while isinstance(root, ast.Attribute):
+                root = root.value
+            module = root.id if isinstance(root, ast.Name) and root is not func else ""
+            inert = name in _INERT_CALLS or module in _INERT_MODULES or module in values
+            if name.startswith("__multi_gpu_codemod_magic_") or not inert:
+                return False
+    return True
+
+
+def _parsed(lines: list[str]) -> ast.Module | None:
+    try:
+        return ast.parse("\n".join(lines) + "\n")
+    except SyntaxError:
+        return None
+
+
+def drop_needless_reopen(body: list[str], count: int, indent: int) -> list[str]:
+    """A later cell that only reads or prints (`x.shape`, `BATCH = 32`, imports) keeps its code as
+    it was, without a reopened `with ...scope():`: only cells that build or compile need one."""
+    if len(body) < count or not all(line.lstrip().startswith("with ") for line in body[:count]):
+        return body
+    rest = [line[indent:] if line[:indent].strip() == "" else line.lstrip(" \t") for line in body[count:]]
+    tree = _parsed(rest)
+    if tree is None or not tree.body or not _inert_cell(tree.body):
+        return body
+    return rest
+
+
+def display_last_expression(body: list[str]) -> list[str]:
+    """A cell that ended in an expression (`model`, `x.shape`, `model.summary()`) still shows it: when
+    the rewrite put that last expression inside `with strategy.scope():`, it moves back out."""
+    tree = _parsed(body)
+    if tree is None or not tree.body:
+        return body
+    last = tree.body[-1]
+    if not (isinstance(last, ast.With) and len(last.items) == 1 and len(last.body) > 1):
+        return body
+    item = last.items[0].context_expr
+    if not (isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute) and item.func.attr == "scope"):
+        return body
+    final = last.body[-1]
+    if not (isinstance(final, ast.Expr) and _inert(final)) or final.end_lineno is None:
+        return body
+    if any(line.strip() for line in body[final.end_lineno:]):
+        return body
+    shift = final.col_offset - last.col_offset
+    moved = [line[shift:] if line[:shift].strip() == "" else line for line in body[final.lineno - 1:final.end_lineno]]
+    return [*body[:final.lineno - 1], *moved, *body[final.end_lineno:]]
+
+
+def reopen(before: list[str], indent: int) -> list[str]:
+    """The `with ...:` headers enclosing a line indented by `indent`, outermost first."""
+    headers = []
+    for line in reversed(before):
+        stripped = line.lstrip(" \t")
+        width = len(line) - len(stripped)
+        if stripped and not stripped.startswith("#") and width < indent:
+            if not (stripped.startswith("with ") and stripped.rstrip().endswith(":")):
+                raise ValueError(f"a cell would start inside `{stripped.strip()}`")
+            headers.append(line)
+            indent = width
+            if indent == 0:
+                break
+    return list(reversed(headers))

@@ -1,0 +1,75 @@
+"""Notebooks exported with nbconvert (`# In[5]:` above each cell's code): each cell keeps a scope
+of its own, as in the notebook, instead of one `with strategy.scope():` indenting the markers.
+
+A scope the rewrite extended over markers is closed at each marker and reopened in the next
+cell only where that cell builds or compiles (cell_scopes.py decides, as for `.ipynb` files);
+a cell the rewrite left without code (it held only the call) goes with its marker.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .cell_scopes import drop_empty_reopen, drop_needless_reopen, reopen
+
+__all__ = ["cells_kept", "is_export"]
+
+_MARKER = re.compile(r"^(?P<indent>[ \t]*)# In\[[ \d]*\]:[ \t]*$")
+
+
+def is_export(text: str) -> bool:
+    """Two or more `# In[N]:` lines at column 0: the file is a notebook saved as a script."""
+    return sum(1 for line in text.splitlines() if _MARKER.match(line) and not line[0].isspace()) >= 2
+
+
+def cells_kept(original: str, output: str) -> str:
+    """`output` (the rewrite of `original`, an export) with its cells as cells again; `output`
+    unchanged when its markers do not match the original's one for one or a cell would start
+    inside something other than a `with` block."""
+    newline = "\r\n" if "\r\n" in output else "\n"
+    lines = output.split(newline)
+    markers = [i for i, line in enumerate(lines) if _MARKER.match(line)]
+    had_code = _cells_with_code(original.split(newline))
+    if len(markers) != len(had_code):
+        return output
+    out = lines[: markers[0]] if markers else lines
+    for k, start in enumerate(markers):
+        end = markers[k + 1] if k + 1 < len(markers) else len(lines)
+        cell = _cell(lines, start, end)
+        if cell is None:
+            return output
+        if had_code[k] and not any(line.strip() for line in cell[1:]):
+            continue  # the cell held only the call: it goes, marker and all
+        out += cell
+    return newline.join(out)
+
+
+def _cells_with_code(lines: list[str]) -> list[bool]:
+    found: list[bool] = []
+    for line in lines:
+        if _MARKER.match(line):
+            found.append(False)
+        elif found and line.strip() and not line.lstrip().startswith("#"):
+            found[-1] = True
+    return found
+
+
+def _cell(lines: list[str], start: int, end: int) -> list[str] | None:
+    """The marker and lines of one cell, reopened at column 0 when the rewrite indented it."""
+    marker, content = lines[start], lines[start + 1:end]
+    indent = len(marker) - len(marker.lstrip(" \t"))
+    if not indent:
+        return [marker, *content]
+    lead = 0
+    while lead < len(content) and not content[lead].strip():
+        lead += 1
+    tail = len(content)
+    while tail > lead and not content[tail - 1].strip():
+        tail -= 1
+    try:
+        headers = reopen(lines[:start], indent)
+    except ValueError:
+        return None  # the cell starts inside an `if`/`def`: left as the rewrite wrote it
+    body = [*headers, *content[lead:tail]]
+    body = drop_needless_reopen(drop_empty_reopen(body, len(headers), indent), len(headers), indent)
+    return [marker[indent:], *content[:lead], *body, *content[tail:]]

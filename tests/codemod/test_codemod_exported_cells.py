@@ -1,0 +1,49 @@
+"""codemod/exported_cells.py: a notebook saved as a `.py` script (`# In[N]:` markers) keeps a scope
+per cell, as the notebook itself would; pinned pair plus the cases left as the rewrite wrote them."""
+
+from codemod_fixtures import ROOT
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.exported_cells import cells_kept, is_export
+
+BEFORE = (ROOT / "notebooks" / "exported_cells.before.py").read_bytes()
+AFTER = (ROOT / "notebooks" / "exported_cells.after.py").read_bytes()
+
+
+def test_pinned_pair_and_a_second_run_changes_nothing():
+    result = transform_source(BEFORE, "sentiment.py")
+    assert result.output == AFTER and not result.failed
+    assert transform_source(AFTER, "sentiment.py").output == AFTER
+
+
+def test_markers_stay_at_column_0_and_only_building_cells_get_a_scope():
+    text = AFTER.decode()
+    cells = text.split("# In[")
+    assert all(not line.startswith((" ", "\t")) or not line.lstrip().startswith("# In[") for line in text.splitlines())
+    by_number = {cell.split("]")[0]: cell for cell in cells[1:]}
+    assert "with strategy.scope():\n    net = Sequential()" in by_number["3"]
+    assert "with strategy" not in by_number["4"]  # data cell: as it was
+    assert "tokens.shape\n" in by_number["4"] and "\n    tokens" not in by_number["4"]
+    assert "with strategy.scope():\n    net.compile(" in by_number["6"]
+    assert "5" not in by_number  # the cell that held only the call went, marker and all
+    assert " " in by_number and text.endswith("# In[ ]:\n\n\n\n\n")  # an empty cell of the export stays
+
+
+def test_a_crlf_export_keeps_its_line_ends():
+    result = transform_source(BEFORE.replace(b"\n", b"\r\n"), "sentiment.py")
+    assert result.output == AFTER.replace(b"\n", b"\r\n")
+
+
+def test_a_plain_script_with_one_marker_is_not_an_export():
+    assert not is_export("# In[1]:\nx = 1\n")
+    assert is_export("# In[1]:\nx = 1\n\n# In[ ]:\n")
+    assert not is_export("def f():\n    # In[1]:\n    # In[2]:\n    pass\n")
+
+
+def test_a_cell_that_starts_inside_an_if_is_left_as_the_rewrite_wrote_it():
+    original = "# In[1]:\nif a:\n    x = 1\n# In[2]:\n    y = 2\n"
+    output = "# In[1]:\nif a:\n    x = 1\n    # In[2]:\n    y = 2\n"
+    assert cells_kept(original, output) == output
+
+
+def test_markers_that_do_not_match_the_original_leave_the_output_alone():
+    assert cells_kept("# In[1]:\nx = 1\n# In[2]:\ny = 2\n", "x = 1\n    # In[2]:\n") == "x = 1\n    # In[2]:\n"
