@@ -147,17 +147,33 @@ class _Shift(cst.CSTTransformer):
 
 
 def fitted(statement: cst.SimpleStatementLine, indent: str, unit: str, limit: int) -> cst.SimpleStatementLine:
-    """A one-line statement that moved under the scope and no longer fits: its outermost call's
-    arguments go on a line of their own, or one per line with a trailing comma (black's shapes).
-    `indent`: where the statement now is. Unchanged when it fits, is not one line ending in a
-    call, or no shape fits."""
+    """A statement that moved under the scope and no longer fits: its outermost call's arguments
+    go on a line of their own, or one per line with a trailing comma (black's shapes); for a
+    call of a call (`Dense(8, name="out")(x)`) the first call's arguments. A call whose
+    arguments were already on several lines is rewrapped the same way when only the breaks
+    between its arguments make it span lines and it holds no comment. `indent`: where the
+    statement now is. Unchanged when it fits, ends in no call, or no shape fits."""
     if _fits_at(statement, indent, limit) or len(statement.body) != 1:
         return statement
     small = statement.body[0]
     call = getattr(small, "value", None)
-    one_line = cst.Module([]).code_for_node(statement.with_changes(leading_lines=[])).rstrip("\n")
-    if not isinstance(call, cst.Call) or not call.args or "\n" in one_line:
+    if not isinstance(call, cst.Call) or not call.args:
         return statement
+    one_line = cst.Module([]).code_for_node(statement.with_changes(leading_lines=[])).rstrip("\n")
+    if "\n" in one_line:
+        if not _breaks_only_between_arguments(call) or any(isinstance(n, cst.Comment) for n in _nodes(call)):
+            return statement
+        call = _on_one_line(call)
+    for candidate_call in _black_shapes(call, unit):
+        candidate = statement.with_changes(body=[small.with_changes(value=candidate_call)])
+        if _fits_at(candidate, indent, limit):
+            return candidate
+    return statement
+
+
+def _black_shapes(call: cst.Call, unit: str) -> list[cst.Call]:
+    """`call` with its arguments on a line of their own, then one per line; then the same for
+    the inner call of `f(a)(b)` (its own arguments on one line)."""
     hanging = cst.ParenthesizedWhitespace(indent=True, last_line=cst.SimpleWhitespace(unit))
     closing = cst.ParenthesizedWhitespace(indent=True, last_line=cst.SimpleWhitespace(""))
     args = list(call.args)
@@ -165,13 +181,47 @@ def fitted(statement: cst.SimpleStatementLine, indent: str, unit: str, limit: in
     per_line = [
         a.with_changes(comma=cst.Comma(whitespace_after=hanging)) for a in args[:-1]
     ] + [args[-1].with_changes(comma=cst.Comma(), whitespace_after_arg=closing)]
-    for shape in (together, per_line):
-        candidate = statement.with_changes(
-            body=[small.with_changes(value=call.with_changes(whitespace_before_args=hanging, args=shape))]
-        )
-        if _fits_at(candidate, indent, limit):
-            return candidate
-    return statement
+    shapes = [call.with_changes(whitespace_before_args=hanging, args=shape) for shape in (together, per_line)]
+    inner = call.func
+    if isinstance(inner, cst.Call) and inner.args and "\n" not in cst.Module([]).code_for_node(call):
+        shapes += [call.with_changes(func=shape) for shape in _black_shapes(inner, unit)[:2]]
+    return shapes
+
+
+def _nodes(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found, stack = [], [node]
+    while stack:
+        current = stack.pop()
+        found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+def _breaks_only_between_arguments(call: cst.Call) -> bool:
+    """The call spans lines only at the whitespace around its own arguments."""
+    empty = cst.Module([])
+    parts: list[cst.CSTNode] = [call.func]
+    for arg in call.args:
+        parts.append(arg.value)
+        if arg.keyword is not None:
+            parts.append(arg.keyword)
+    return not any("\n" in empty.code_for_node(part) for part in parts) and all(
+        "\n" not in empty.code_for_node(arg.equal) for arg in call.args if isinstance(arg.equal, cst.AssignEqual)
+    )
+
+
+def _on_one_line(call: cst.Call) -> cst.Call:
+    """The call with the whitespace around its arguments made that of a one-line call."""
+    args = []
+    for index, arg in enumerate(call.args):
+        last = index == len(call.args) - 1
+        comma = arg.comma
+        if isinstance(comma, cst.Comma):
+            comma = cst.MaybeSentinel.DEFAULT if last else comma.with_changes(
+                whitespace_before=cst.SimpleWhitespace(""), whitespace_after=cst.SimpleWhitespace(" ")
+            )
+        args.append(arg.with_changes(comma=comma, whitespace_after_arg=cst.SimpleWhitespace("")))
+    return call.with_changes(whitespace_before_args=cst.SimpleWhitespace(""), args=args)
 
 
 def _fits_at(statement: cst.SimpleStatementLine, indent: str, limit: int) -> bool:

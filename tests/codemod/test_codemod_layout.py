@@ -77,6 +77,19 @@ WIDE = "x" * 60
     # not a call at the end of the line, or no shape fits: left as it is
     (f"w = '{WIDE}' + '{WIDE}'\n", "    ", f"w = '{WIDE}' + '{WIDE}'\n"),
     (f"layer = Dense(units, name='{WIDE}{WIDE}')(v)\n", "    ", f"layer = Dense(units, name='{WIDE}{WIDE}')(v)\n"),
+    # a call of a call: the first call's arguments go on their own line
+    (f"out = Dense(units, name='{WIDE}xxxxxxxxxx')(v)\n", "    " * 2,
+     f"out = Dense(\n    units, name='{WIDE}xxxxxxxxxx'\n)(v)\n"),
+    # arguments already on several lines (aligned under `(`): rewrapped like a one-line call
+    (f"model.compile(loss='{WIDE}xxxxxxxxxxxxx',\n              x=1)\n", "    " * 2,
+     f"model.compile(\n    loss='{WIDE}xxxxxxxxxxxxx', x=1\n)\n"),
+    (f"model.compile(loss='{WIDE}', optimizer=SGD(0.1),\n              metrics=['{WIDE}'])\n", "    ",
+     f"model.compile(\n    loss='{WIDE}',\n    optimizer=SGD(0.1),\n    metrics=['{WIDE}'],\n)\n"),
+    # a comment among the arguments, or an argument spanning lines: the user's layout stays
+    (f"model.compile(loss='{WIDE}xxxxxxxxxxxxxxx',  # why\n              metrics=['mae'])\n", "    " * 2,
+     f"model.compile(loss='{WIDE}xxxxxxxxxxxxxxx',  # why\n              metrics=['mae'])\n"),
+    (f"model.compile(loss='{WIDE}xxxxxxxxxxxxxxx', optimizer=SGD(0.1,\n    0.9), metrics=['mae'])\n", "    " * 2,
+     f"model.compile(loss='{WIDE}xxxxxxxxxxxxxxx', optimizer=SGD(0.1,\n    0.9), metrics=['mae'])\n"),
 ])
 def test_a_line_pushed_past_the_limit_under_the_scope_is_wrapped_like_black(line, indent, expected):
     statement = cst.parse_statement(line)
