@@ -8,7 +8,14 @@ from __future__ import annotations
 import ast
 from collections.abc import Collection
 
-__all__ = ["display_last_expression", "drop_empty_reopen", "drop_needless_reopen", "reopen"]
+__all__ = [
+    "PLACEHOLDER_PREFIX", "builds_nothing", "display_last_expression", "drop_empty_reopen", "drop_needless_reopen",
+    "reopen",
+]
+
+# What the names of the statements standing in for cell boundaries and IPython lines start with
+# (notebook.py): the import fixer reads them as set-up lines between a notebook's imports.
+PLACEHOLDER_PREFIX = "__multi_gpu_codemod_"
 
 
 def drop_empty_reopen(body: list[str], count: int, indent: int) -> list[str]:
@@ -23,8 +30,10 @@ def drop_empty_reopen(body: list[str], count: int, indent: int) -> list[str]:
 # Calls that create no TensorFlow variables: a cell holding only these (and imports, constants,
 # `x.shape`) needs no strategy scope.
 _INERT_CALLS = frozenset({"print", "len", "display", "repr", "str", "type", "range", "list", "dict", "tuple",
-                          "summary", "count_params", "plot", "show", "head", "describe"})
-_INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random"})
+                          "summary", "count_params", "plot", "show", "head", "describe", "format",
+                          "save", "save_weights", "get_weights", "set_weights", "to_json"})
+_INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random",
+                            "logging", "logger", "log"})
 
 
 def _inert_cell(statements: list[ast.stmt]) -> bool:
@@ -45,20 +54,46 @@ def _inert(statement: ast.stmt, values: Collection[str] = ()) -> bool:
     `values` (names bound to what such calls return)."""
     if isinstance(statement, (ast.Import, ast.ImportFrom, ast.Pass)):
         return True
+    if isinstance(statement, ast.If):  # `if strategy.num_replicas_in_sync > 1: print(...)`
+        return _calls_inert(statement.test, values) and all(
+            _inert(s, values) for s in [*statement.body, *statement.orelse]
+        )
+    if isinstance(statement, ast.For) and not statement.orelse:  # `for layer in model.layers[15:]: ...`
+        return _calls_inert(statement.iter, values) and all(
+            _inert(s, values) or _flag(s) for s in statement.body
+        )
     if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
         return False
-    for node in ast.walk(statement):
+    return _calls_inert(statement, values)
+
+
+def _flag(statement: ast.stmt) -> bool:
+    """`layer.trainable = True`: an attribute set to a constant."""
+    return (
+        isinstance(statement, ast.Assign) and all(isinstance(t, ast.Attribute) for t in statement.targets)
+        and isinstance(statement.value, ast.Constant)
+    )
+
+
+def builds_nothing(code: str) -> bool:
+    """Every statement of `code` creates no variables and compiles nothing (as for a cell)."""
+    tree = _parsed([code])
+    return tree is not None and _inert_cell(tree.body)
+
+
+def _calls_inert(tree: ast.AST, values: Collection[str]) -> bool:
+    for node in ast.walk(tree):
         if isinstance(node, (ast.Lambda, ast.Await, ast.Yield, ast.YieldFrom)):
             return False
         if isinstance(node, ast.Call):
             func = node.func
             name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
             root = func
-            while isinstance(root, ast.Attribute):
-                root = root.value
+            while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):  # `np.random.rand(4).astype(...)`
+                root = root.func if isinstance(root, ast.Call) else root.value
             module = root.id if isinstance(root, ast.Name) and root is not func else ""
             inert = name in _INERT_CALLS or module in _INERT_MODULES or module in values
-            if name.startswith("__multi_gpu_codemod_magic_") or not inert:
+            if name.startswith(PLACEHOLDER_PREFIX + "magic_") or not inert:
                 return False
     return True
 

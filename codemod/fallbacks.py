@@ -20,7 +20,7 @@ import libcst as cst
 
 from ._tree import Tree
 
-__all__ = ["Fallback", "Said", "collapse", "droppable", "message"]
+__all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message"]
 
 _FALLBACK_ERRORS = {"ValueError", "Exception", "BaseException"}
 
@@ -37,6 +37,19 @@ class Said:
     # a `try` inside the guard that said which path ran (`try: wrap; print('several') except:
     # print('one')`): its messages, said by the replica count after the strategy
     replicas: tuple[list[cst.BaseStatement], list[cst.BaseStatement]] | None = None
+    # an `if`/`elif`/`else` chain that picked the model: each branch, to choose the strategy
+    chain: list[ChainBranch] | None = None
+
+
+@dataclass
+class ChainBranch:
+    """One branch of a collapsed `if`/`elif`/`else`: its condition (None for the `else`), whether
+    it held the call, and its messages before and after the call or `parallel = model`."""
+
+    test: cst.BaseExpression | None
+    several: bool
+    before: list[cst.BaseStatement]
+    after: list[cst.BaseStatement]
 
 
 @dataclass
@@ -145,11 +158,19 @@ def _otherwise(
     branch (messages only when `messages`); None when it is not one."""
     if not isinstance(orelse, cst.Else):
         return None
-    if _fallback_branch_ok(orelse.body, target, template, tree):
+    return _fallback_messages(orelse.body, target, template, tree, messages)
+
+
+def _fallback_messages(
+    body: cst.BaseSuite, target: str, template: str, tree: Tree, messages: bool
+) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement]] | None:
+    """A fallback branch's messages before and after `parallel = model` (messages only when
+    `messages`); None when the branch is not one."""
+    if _fallback_branch_ok(body, target, template, tree):
         return [], []
-    if not messages or not isinstance(orelse.body, cst.IndentedBlock):
+    if not messages or not isinstance(body, cst.IndentedBlock):
         return None
-    statements = [s for s in orelse.body.body if not droppable(s)]
+    statements = [s for s in body.body if not droppable(s)]
     aliases = [i for i, s in enumerate(statements) if _is_fallback_alias(s, target, template, tree)]
     said = [s for i, s in enumerate(statements) if i not in aliases]
     if len(aliases) != (0 if target == template else 1) or not all(message(s) for s in said):
@@ -200,6 +221,10 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
     (`messages`: an `if` guard's prints and logging may go into the strategy choice)."""
     result = Fallback(anchor=statement)
     while True:
+        chain = None if result.guards or result.said else _chain(tree, result.anchor, target, template, messages)
+        if chain is not None:
+            result.anchor, result.said, result.collapsed = chain[0], Said([], [], chain=chain[1]), True
+            return result
         block = tree.parent(result.anchor)
         owner = tree.parent(block) if block is not None else None
         if isinstance(owner, cst.Try) and owner.body is block:
@@ -232,14 +257,64 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                 result.guards.append(tree.code(owner.test))
                 result.anchor, result.collapsed = owner, True
                 continue
-        elif isinstance(owner, cst.Else) and _only(block, result.anchor):
+        elif isinstance(owner, cst.Else) and isinstance(block, cst.IndentedBlock):
+            # `if n <= 1: parallel = model else: parallel = multi_gpu_model(...)`, each branch
+            # perhaps saying which it is
+            said = None if _only(block, result.anchor) else _said(block, result.anchor, messages and not result.said)
             if_node = tree.parent(owner)
-            if (
-                isinstance(if_node, cst.If)
-                and _in_block(tree, if_node)
-                and _fallback_branch_ok(if_node.body, target, template, tree)
+            if (said is not None or _only(block, result.anchor)) and isinstance(if_node, cst.If) and _in_block(
+                tree, if_node
             ):
-                result.guards.append(f"not ({tree.code(if_node.test)})")
-                result.anchor, result.collapsed = if_node, True
-                continue
+                otherwise = _fallback_messages(if_node.body, target, template, tree, said is not None)
+                if otherwise is not None:
+                    if said is not None:
+                        said.otherwise, said.otherwise_after = otherwise
+                        result.said = said
+                    result.guards.append(f"not ({tree.code(if_node.test)})")
+                    result.anchor, result.collapsed = if_node, True
+                    continue
         return result
+
+
+def _chain(
+    tree: Tree, anchor: cst.BaseStatement, target: str, template: str, messages: bool
+) -> tuple[cst.If, list[ChainBranch]] | None:
+    """`if a: p = m elif b: p = m else: p = multi_gpu_model(m, n)` (three or more branches, one
+    holding the call, every other a fallback branch; each may also print or log): the chain's
+    first `if` and its branches. Each condition stays as written, once, choosing the strategy."""
+    if not messages:  # the conditions move up like messages: not where they may not
+        return None
+    block = tree.parent(anchor)
+    owner = tree.parent(block) if isinstance(block, cst.IndentedBlock) else None
+    if not (isinstance(owner, cst.If) and owner.body is block) and not isinstance(owner, cst.Else):
+        return None
+    top = owner if isinstance(owner, cst.If) else tree.parent(owner)
+    while True:
+        parent = tree.parent(top) if top is not None else None
+        if not (isinstance(parent, cst.If) and parent.orelse is top):
+            break
+        top = parent
+    if not isinstance(top, cst.If) or not _in_block(tree, top):
+        return None
+    branches: list[tuple[cst.BaseExpression | None, cst.BaseSuite]] = []
+    current: cst.If | cst.Else | None = top
+    while isinstance(current, cst.If):
+        branches.append((current.test, current.body))
+        current = current.orelse
+    if not isinstance(current, cst.Else) or len(branches) < 2:
+        return None  # no `else`: on no branch the name stays unbound; two branches: `collapse` itself
+    branches.append((None, current.body))
+    found: list[ChainBranch] = []
+    for test, body in branches:
+        if body is block:
+            said = Said([], []) if _only(block, anchor) else _said(block, anchor, messages)
+            if said is None:
+                return None
+            found.append(ChainBranch(test, True, said.before, said.after))
+            continue
+        otherwise = _fallback_messages(body, target, template, tree, messages)
+        if otherwise is None:
+            return None
+        found.append(ChainBranch(test, False, *otherwise))
+    return top, found
+

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
-from .cell_scopes import display_last_expression, drop_empty_reopen, drop_needless_reopen, reopen
+from .cell_scopes import PLACEHOLDER_PREFIX, display_last_expression, drop_empty_reopen, drop_needless_reopen, reopen
 from .core import TransformResult, transform_source
 from .findings import Finding
 from .isolation import too_deep
@@ -35,8 +35,8 @@ from .python3_check import needs_newer_python, newer_python_advice, unparseable
 __all__ = ["transform_notebook"]
 
 _PYTHON_CELL_MAGICS = {"time", "timeit", "capture", "prun", "debug", "python", "python3", "tensorflow_version"}
-_BOUNDARY = "__multi_gpu_codemod_cell_boundary__"
-_MAGIC = "__multi_gpu_codemod_magic_{}__"
+_BOUNDARY = PLACEHOLDER_PREFIX + "cell_boundary__"
+_MAGIC = PLACEHOLDER_PREFIX + "magic_{}__"
 _MAGIC_LINE = re.compile(r"^(?P<indent>[ \t]*)(?P<body>(?:[%!].*|\w+\s*=\s*[%!].*|[\w.]+\?{1,2}|\?{1,2}[\w.]+))$")
 _RESTORE = re.compile(r"__multi_gpu_codemod_magic_(\d+)__(?:\((?P<names>[^()]*)\))?")
 _BOM = b"\xef\xbb\xbf"

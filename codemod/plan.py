@@ -9,11 +9,12 @@ from typing import TYPE_CHECKING, TypeVar
 import libcst as cst
 
 from ._tree import Block, branch_suites, walk, zip_equal
+from .cell_scopes import builds_nothing
 from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
 from .layout import fitted, realign_call, renamed_in, spans_lines, strategy_statements
 from .same_branches import already_holds, merged
-from .fallbacks import Said
+from .fallbacks import ChainBranch, Said
 from .strategy_expression import StrategyCode, refine
 
 if TYPE_CHECKING:
@@ -358,8 +359,15 @@ class _Applier(cst.CSTTransformer):
     def _wrap(self, region: Region, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         lines: list[cst.EmptyLine] = []
         if body:
+            # The comment lines right above the first statement (no blank line between) are its
+            # own (`# two inputs: ...` above `user_in = Input(...)`): they stay with it, under the
+            # scope; blank lines and comments set apart by them go above the strategy line.
             lines = list(_leading_lines(body[0]))
-            body[0] = body[0].with_changes(leading_lines=[])
+            attached = len(lines)
+            while attached > 0 and lines[attached - 1].comment is not None:
+                attached -= 1
+            body[0] = body[0].with_changes(leading_lines=lines[attached:])
+            lines = lines[:attached]
         lines += self.choice_comments.get(id(region), [])
         lines += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
         # `_wrap` runs while the region's block is the innermost block visited.
@@ -388,12 +396,68 @@ class _Applier(cst.CSTTransformer):
                 strategy = strategy.with_changes(leading_lines=[*blanks, *_leading_lines(strategy)])
         else:
             strategy = strategy.with_changes(leading_lines=[*lines, *_leading_lines(strategy)])
-        body = [_fitted_lines(statement, indent + self.unit, self.unit, self.limit) for statement in body]
-        scope = cst.With(
-            items=[cst.WithItem(item=cst.parse_expression(f"{region.name}.scope()"))],
-            body=cst.IndentedBlock(body=body or [cst.SimpleStatementLine(body=[cst.Pass()])]),
-        )
-        return [*region.hoisted, strategy, *announced, scope]
+        out: list[cst.BaseStatement] = []
+        for inside, statements in _scoped_parts(body):
+            if not inside:
+                out.extend(statements)
+                continue
+            statements = [_fitted_lines(s, indent + self.unit, self.unit, self.limit) for s in statements]
+            lead: Sequence[cst.EmptyLine] = []
+            if out:  # a later scope: the first statement's lines go above its `with`
+                lead = _leading_lines(statements[0])
+                statements[0] = statements[0].with_changes(leading_lines=[])
+            out.append(cst.With(
+                items=[cst.WithItem(item=cst.parse_expression(f"{region.name}.scope()"))],
+                body=cst.IndentedBlock(body=statements or [cst.SimpleStatementLine(body=[cst.Pass()])]),
+                leading_lines=lead,
+            ))
+        return [*region.hoisted, strategy, *announced, *out]
+
+
+_RUNS = frozenset({"fit", "fit_generator", "evaluate", "evaluate_generator", "predict", "predict_generator"})
+
+
+def _runs_model(statement: cst.BaseStatement) -> bool:
+    """`model.fit(...)`, `history = model.fit_generator(...)`: trains or runs, creates nothing."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _RUNS
+    )
+
+
+def _scoped_parts(body: list[cst.BaseStatement]) -> list[tuple[bool, list[cst.BaseStatement]]]:
+    """The scope's statements as (under a scope?, statements): one scope, unless the model is
+    trained among them (`fit` before a second `compile` of a fine-tuning stage, or after the
+    compile in a dissolved `with tf.device(...)` block). Then each stretch that builds or
+    compiles gets a `with` of its own, and what lies between and after (the `fit`, the data it
+    reads, `layer.trainable = True`) stays at the block's level, as written."""
+    runs = [i for i, s in enumerate(body) if _runs_model(s)]
+    if not runs:
+        return [(True, body)]
+    needs = [
+        not _runs_model(s) and not builds_nothing(_MODULE.code_for_node(s.with_changes(leading_lines=[])))
+        for s in body
+    ]
+    if not any(needs):
+        return [(True, body)]
+    parts: list[tuple[bool, list[cst.BaseStatement]]] = []
+    index = 0
+    while index < len(body):
+        later = [i for i in range(index, len(body)) if needs[i]]
+        if not later:
+            parts.append((False, body[index:]))
+            break
+        start = later[0]
+        stop = next((r for r in runs if r > start), len(body))
+        end = max(i for i in range(start, stop) if needs[i]) + 1
+        if start > index:
+            parts.append((False, body[index:start]))
+        parts.append((True, body[start:end]))
+        index = end
+    return parts
 
 
 def _fitted_lines(node: _N, indent: str, unit: str, limit: int) -> _N:
@@ -423,6 +487,8 @@ def _with_said(
     """The strategy choice with the guard's messages in its branches (before and after the
     assignment, as around the call); with no choice left (the guard only said "more than one
     GPU"), an `if <name>.num_replicas_in_sync > 1:` after the strategy line says them."""
+    if said.chain is not None:
+        return _chosen_in_chain(strategy, name, expression, said.chain), []
     groups = (said.before, said.after, said.otherwise, said.otherwise_after)
     before, after, otherwise, otherwise_after = ([_message_line(s) for s in group] for group in groups)
     if said.replicas is not None:
@@ -444,6 +510,24 @@ def _with_said(
     if said.replicas is not None and not (before or otherwise or otherwise_after):
         return strategy, after  # only the `try`'s messages: its `if` on the replica count as it is
     return strategy, [_replicas_if(name, [*before, *after], [*otherwise, *otherwise_after])]
+
+
+def _chosen_in_chain(
+    strategy: cst.BaseStatement, name: str, expression: str, chain: list[ChainBranch]
+) -> cst.BaseStatement:
+    """The `if`/`elif`/`else` that picked the model, choosing the strategy instead: the call's
+    branch gets `strategy`, the others TensorFlow's default (one device), messages kept."""
+    tf = str(expression).split(".distribute.")[0]
+    single = cst.parse_statement(f"{name} = {tf}.distribute.get_strategy()\n")
+    chosen: cst.If | cst.Else | None = None
+    for branch in reversed(chain):
+        body = cst.IndentedBlock(body=[
+            *(_message_line(s) for s in branch.before), strategy if branch.several else single,
+            *(_message_line(s) for s in branch.after),
+        ])
+        chosen = cst.Else(body=body) if branch.test is None else cst.If(test=branch.test, body=body, orelse=chosen)
+    assert isinstance(chosen, cst.If)
+    return chosen
 
 
 def _replicas_if(name: str, several: list[cst.BaseStatement], one: list[cst.BaseStatement]) -> cst.If:

@@ -158,11 +158,14 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
 
 
 def _counts_present(gpus: cst.BaseExpression, guard: str) -> bool:
-    """`guard` only orders the machine's GPU count against a number (`len(gpu_list) > 1`, `G >= 2`)."""
+    """`guard` only orders the machine's GPU count against a number (`len(gpu_list) > 1`, `G >= 2`,
+    `not (G <= 1)` for the call in the `else:` of `if G <= 1:`)."""
     try:
         node = cst.parse_expression(guard)
     except cst.ParserSyntaxError:
         return False
+    if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
+        node = node.expression
     if not isinstance(node, cst.Comparison) or len(node.comparisons) != 1:
         return False
     operands = [node.left, node.comparisons[0].comparator]
@@ -181,11 +184,35 @@ def refine(code: str, tree: Tree) -> str:
     inputs = code.inputs
     assert inputs.gpus is not None
     kind = _bound_kind(tree, inputs.gpus, set())
+    if kind != "machine" and _renumbered(tree, inputs.gpus):
+        kind = "machine"
     positive = kind in (None, "count") and _bound_positive(tree, inputs.gpus)
     if kind is None and not positive:
         return code
     return strategy_expression(inputs.tf, inputs.gpus, list(inputs.guards), known_int=inputs.known_int, kind=kind,
                                positive=positive)
+
+
+def _renumbered(tree: Tree, gpus: cst.BaseExpression) -> bool:
+    """The script hands the same GPUs to `CUDA_VISIBLE_DEVICES` before the call
+    (`os.environ["CUDA_VISIBLE_DEVICES"] = ",".join(map(str, args.gpus))`): TensorFlow then
+    numbers them 0..k-1, so the ids no longer name them; every visible GPU is the choice."""
+    if gpus not in tree._order:
+        return False
+    spelled = re.compile(rf"(?<![\w.]){re.escape(code_of(gpus))}(?!\w)")
+    for node in tree.all_nodes():
+        if type(node) is not cst.Assign or len(node.targets) != 1 or tree.order(node) > tree.order(gpus):
+            continue
+        target = node.targets[0].target
+        if not (isinstance(target, cst.Subscript) and code_of(target.value) == "os.environ"):
+            continue
+        key = target.slice[0].slice if len(target.slice) == 1 else None
+        if (
+            isinstance(key, cst.Index) and isinstance(key.value, cst.SimpleString)
+            and key.value.evaluated_value == "CUDA_VISIBLE_DEVICES" and spelled.search(code_of(node.value))
+        ):
+            return True
+    return False
 
 
 def _bound_positive(tree: Tree, node: cst.BaseExpression) -> bool:

@@ -1,7 +1,10 @@
 """Reports copied multi-GPU helpers (`make_parallel`, `to_multi_gpu`, `ModelMGPU`) left unused.
 
 Their call sites are rewritten like `multi_gpu_model`'s; the helper code itself belongs
-to the user and is left alone, only its now-unused import is dropped.
+to the user and is left alone, only its now-unused import is dropped. In a notebook, or a
+script (`if __name__ == "__main__":`), the helper is the file's own: one defined there that
+nothing reads any more goes with its `multi_gpu_model` import (left, that import would stop the
+file on Keras 3).
 """
 
 from __future__ import annotations
@@ -10,8 +13,8 @@ from typing import Final, Optional
 
 import libcst as cst
 
-from .._tree import code_of
-from ..fix_context import FixContext
+from .._tree import code_of, findall
+from ..fix_context import FixContext, contains
 from ..recognise import Helper
 
 __all__ = ["CODES", "fix"]
@@ -26,6 +29,9 @@ def fix(ctx: FixContext) -> None:
         if not helper.sites or not all(id(site) in rewritten for site in helper.sites):
             continue
         origin = helper.origin
+        if (ctx.path.endswith(".ipynb") or _script(ctx.tree.module)) and _unread_definition(ctx, helper):
+            ctx.plan.statements[id(origin)] = None
+            continue
         where = "defined here"
         if isinstance(origin, (cst.Import, cst.ImportFrom)):
             module, removals = _import_details(origin, helper)
@@ -35,6 +41,35 @@ def fix(ctx: FixContext) -> None:
             f"`{helper.name}` ({where}) is no longer used here; once no file uses it, delete the copied "
             "helper (MirroredStrategy replaces it)."
         ))
+
+
+def _script(module: cst.Module) -> bool:
+    """The file runs as a program (`if __name__ == "__main__":`): what it defines is its own."""
+    return any(
+        isinstance(s, cst.If) and code_of(s.test).replace("'", '"').replace(" ", "") == '__name__=="__main__"'
+        for s in module.body
+    )
+
+
+def _unread_definition(ctx: FixContext, helper: Helper) -> bool:
+    """A module-level `def`/`class` holding no comment whose name nothing reads but its rewritten
+    call sites (and the definition itself: `super(ModelMGPU, self)`)."""
+    origin = helper.origin
+    if not isinstance(origin, (cst.FunctionDef, cst.ClassDef)) or not isinstance(ctx.tree.parent(origin), cst.Module):
+        return False
+    if findall(origin, cst.Comment):
+        return False
+    scope = ctx.tree.scopes.get(origin)
+    if scope is None:
+        return False
+    calls = [site.call for site in helper.sites]
+    for assignment in scope.assignments[helper.name]:
+        if getattr(assignment, "node", None) is not origin:
+            return False  # bound again somewhere: not only this definition
+        for reference in assignment.references:
+            if not any(contains(ctx.tree, owner, reference.node) for owner in [origin, *calls]):
+                return False
+    return True
 
 
 _Removal = tuple[str, Optional[str], Optional[str]]  # (module, name, asname), as Plan.remove_imports holds them

@@ -19,13 +19,16 @@ from libcst.codemod.visitors._add_imports import _skip_first
 from libcst.matchers import _decorators as _matcher_decorators
 
 from .._tree import Tree, code_of
+from ..cell_scopes import PLACEHOLDER_PREFIX
 from ..fix_context import FixContext
 from ..plan import Plan
 from ..recognise import MULTI_GPU_MODEL_NAMES
 
-__all__ = ["fix", "finish"]
+__all__ = ["PRAGMA", "fix", "finish"]
 
 _Block = TypeVar("_Block", cst.Module, cst.IndentedBlock)
+# A comment that is an instruction to a tool about its own line.
+PRAGMA = re.compile(r"#\s*(noqa\b|type:\s*ignore|pylint:|pragma:|nosec\b|isort:|fmt:|pyright:|mypy:)", re.IGNORECASE)
 _MODULES = {name.rsplit(".", 1)[0] for name in MULTI_GPU_MODEL_NAMES}
 
 
@@ -81,9 +84,32 @@ def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Modu
             if module is not before:
                 module = module.visit(_DropEmptyImportFallbacks(prune))
     if plan.add_imports:
+        before_add = module
         module = module.visit(_AddImports(context))
         module = _blank_lines_after_added_imports(module, blanks_after_imports)
+        module = _placeholders_as_before(before_add, module)
     return module
+
+
+def _placeholders_as_before(before: cst.Module, after: cst.Module) -> cst.Module:
+    """A notebook cell that got the import ends where it ended (libcst puts a blank line after an
+    added import, which would open the next cell's boundary statement)."""
+    def placeholder(statement: cst.BaseStatement) -> str | None:
+        if not isinstance(statement, cst.SimpleStatementLine) or _is_import_line(statement):
+            return None
+        code = code_of(statement.with_changes(leading_lines=[]))
+        return code if code.startswith(PLACEHOLDER_PREFIX) else None
+
+    lines = {key: s.leading_lines for s in before.body if (key := placeholder(s)) is not None}
+    if not lines:
+        return after
+    body = []
+    for statement in after.body:
+        key = placeholder(statement)
+        if key is not None and key in lines and statement.leading_lines != lines[key]:
+            statement = statement.with_changes(leading_lines=lines[key])
+        body.append(statement)
+    return after.with_changes(body=body)
 
 
 def _section_end(body: Sequence[cst.BaseStatement], start: int) -> int:
@@ -282,7 +308,9 @@ def _hand_on_lines(block: _Block, emptied: dict[int, cst.SimpleStatementLine], t
         if marker is not None and marker is statement:
             carry += list(marker.leading_lines)
             trailing = marker.trailing_whitespace.comment
-            if trailing is not None:  # `import x  # why`: the comment stays, on a line of its own
+            # `import x  # why`: the comment stays, on a line of its own; a pragma (noqa: E402)
+            # only spoke of the removed line
+            if trailing is not None and not PRAGMA.match(trailing.value):
                 carry.append(cst.EmptyLine(comment=trailing))
             continue
         assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
@@ -357,8 +385,14 @@ def _is_set_up(statement: cst.CSTNode) -> bool:
     if not isinstance(statement, cst.SimpleStatementLine):
         return False
     for small in statement.body:
-        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
-            if not isinstance(small.value.func, cst.Attribute):
+        if isinstance(small, cst.Expr) and isinstance(small.value, cst.Name):
+            if not small.value.value.startswith(PLACEHOLDER_PREFIX):  # `!pip install ...`, masked
+                return False
+        elif isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+            func = small.value.func
+            # a notebook's cell boundary or IPython line (`!pip install ...`) between its imports
+            placeholder = isinstance(func, cst.Name) and func.value.startswith(PLACEHOLDER_PREFIX)
+            if not isinstance(func, cst.Attribute) and not placeholder:
                 return False
         elif isinstance(small, cst.Assign):
             if not all(isinstance(t.target, cst.Subscript) and code_of(t.target.value) == "os.environ"

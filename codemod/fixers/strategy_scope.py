@@ -20,6 +20,7 @@ import libcst.matchers as m
 from .. import fallbacks
 from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
 from .._tree import (
+    TF_DEVICE,
     Block, Tree, binds, bound_names, branch_suites, children_of, code_of, dotted_name, findall, used_names,
     walk_same_scope,
 )
@@ -300,7 +301,8 @@ def _plan_site(
     expression = strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
     planned = _Planned(
         site, anchor, block, start, end, expression, dropped_notes(site.dropped), scope_node,
-        unwrap=_cpu_blocks_to_unwrap(tree, built_by, block.body[start:end + 1]),
+        unwrap=_cpu_blocks_to_unwrap(tree, built_by, block.body[start:end + 1])
+        + _device_blocks_around_call(tree, anchor, block.body[start:end + 1]),
         hoisted=hoisted, definitions=_movable_definitions(block, start, end, hoisted),
         guards=guards, known_int=known_int, said=fallback.said,
     )
@@ -313,9 +315,11 @@ def _said_moves(tree: Tree, said: fallbacks.Said, region: Sequence[cst.BaseState
     """A guard's messages may move up into the strategy choice: they read nothing the region
     binds (they would run before it) and not the models."""
     bound = set().union(*(bound_names(s) for s in region)) | {m.split(".")[0] for m in models}
-    every = [*said.before, *said.after, *said.otherwise, *said.otherwise_after]
+    every: list[cst.CSTNode] = [*said.before, *said.after, *said.otherwise, *said.otherwise_after]
     if said.replicas is not None:
         every += [*said.replicas[0], *said.replicas[1]]
+    for branch in said.chain or []:  # the conditions move up with the messages
+        every += [*branch.before, *branch.after, *([branch.test] if branch.test is not None else [])]
     return not any(used_names(s) & bound for s in every)
 
 
@@ -970,6 +974,26 @@ def _cpu_blocks_to_unwrap(tree: Tree, built_by: cst.CSTNode, region: Sequence[cs
     ]
 
 
+def _device_blocks_around_call(
+    tree: Tree, anchor: cst.CSTNode, region: Sequence[cst.BaseStatement]
+) -> list[cst.CSTNode]:
+    """`with tf.device(GPU_device):` around the call itself (where the old wrapper merged the
+    replicas' outputs), inside the scope's range: MirroredStrategy places each replica's work,
+    and the block kept under the scope would pin the compile and `fit` in it to one device."""
+    return [
+        node for node in tree.ancestors(anchor)
+        if _device_with(tree, node) and any(contains(tree, s, node) for s in region)
+    ]
+
+
+def _device_with(tree: Tree, node: cst.CSTNode) -> bool:
+    """`with tf.device(<anything>):`, one item, no `as`."""
+    if not isinstance(node, cst.With) or len(node.items) != 1 or node.items[0].asname is not None:
+        return False
+    call = node.items[0].item
+    return isinstance(call, cst.Call) and bool(tree.qualified_names(call.func) & TF_DEVICE)
+
+
 def _movable_definitions(
     block: Block, start: int, end: int, hoisted: list[cst.BaseStatement]
 ) -> list[cst.BaseStatement]:
@@ -1194,6 +1218,8 @@ class _IntResolver:
             index = node.slice[0].slice
             if isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString):
                 option = index.value.evaluated_value
+                if isinstance(option, str) and self._literal_int(node, option):
+                    return True
         return option is not None and option in self.int_options()
 
     def _name(self, node: cst.Name) -> bool:
@@ -1228,27 +1254,77 @@ class _IntResolver:
     def _namespace_int(self, node: cst.Attribute) -> bool:
         """`cfg.n_gpu` where every binding of `cfg` is `SimpleNamespace(..., n_gpu=2)` (or
         argparse's `Namespace`, `EasyDict`, `AttrDict`, `Bunch`) and nothing assigns `cfg.n_gpu`."""
-        if not isinstance(node.value, cst.Name):
+        values = self._bound_values(node.value)
+        if values is None:
             return False
-        scope = self.tree.scopes.get(node.value) or self.tree.scopes.get(self.root)
-        assignments = list(scope.assignments[node.value.value]) if scope is not None else []
+        held: list[cst.BaseExpression] = []
+        for value in values:
+            if not (isinstance(value, cst.Call) and dotted_name(value.func).split(".")[-1] in _NAMESPACES):
+                return False
+            held += [a.value for a in value.args if a.keyword is not None and a.keyword.value == node.attr.value]
+        assigned = self._assigned_values(node)  # `cfg = EasyDict()` then `cfg.NUM_GPU = 2`
+        if assigned is None:
+            return False
+        held += assigned
+        return bool(held) and all(surely_int(v, self) for v in held)
+
+    def _literal_int(self, node: cst.Subscript, key: str) -> bool:
+        """`CONFIG["gpus"]` where every binding of `CONFIG` is a dict literal (or `dict(...)`)
+        giving `"gpus"` an int, and nothing assigns `CONFIG["gpus"]`."""
+        values = self._bound_values(node.value)
+        if values is None:
+            return False
+        for value in values:
+            given: list[cst.BaseExpression] = []
+            if isinstance(value, cst.Dict):
+                given = [
+                    e.value for e in value.elements
+                    if isinstance(e, cst.DictElement) and isinstance(e.key, cst.SimpleString)
+                    and e.key.evaluated_value == key
+                ]
+                if any(isinstance(e, cst.StarredDictElement) for e in value.elements):
+                    return False
+            elif isinstance(value, cst.Call) and dotted_name(value.func) == "dict":
+                given = [a.value for a in value.args if a.keyword is not None and a.keyword.value == key]
+            if len(given) != 1 or not surely_int(given[0], self):
+                return False
+        return not self._assigned(node)
+
+    def _bound_values(self, name: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        """What every binding of `name` (where it is read: also a module global read in a
+        function) assigns; None when one is not a plain `name = value`."""
+        if not isinstance(name, cst.Name):
+            return None
+        scope = self.tree.scopes.get(name) or self.tree.scopes.get(self.root)
+        assignments = list(scope[name.value]) if scope is not None else []
         if not assignments:
-            return False
+            return None
+        values = []
         for assignment in assignments:
             target = getattr(assignment, "node", None)
             parent = self.tree.parent(target) if target is not None else None
             assign = self.tree.parent(parent) if isinstance(parent, cst.AssignTarget) else None
-            call = assign.value if isinstance(assign, cst.Assign) else None
-            if not (isinstance(call, cst.Call) and dotted_name(call.func).split(".")[-1] in _NAMESPACES):
-                return False
-            given = [a.value for a in call.args if a.keyword is not None and a.keyword.value == node.attr.value]
-            if len(given) != 1 or not surely_int(given[0], self):
-                return False
+            if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+                return None
+            values.append(assign.value)
+        return values
+
+    def _assigned(self, node: cst.BaseExpression) -> bool:
+        """Some statement assigns `node` (`cfg.n_gpu = ...`, `CONFIG["gpus"] += 1`)."""
+        return self._assigned_values(node) != []
+
+    def _assigned_values(self, node: cst.BaseExpression) -> list[cst.BaseExpression] | None:
+        """What the statements assigning `node` give it (`cfg.NUM_GPU = 2`); None when one is
+        not a plain one-target assignment (`+=`, `a = cfg.NUM_GPU = 2`)."""
         spelled = self.tree.code(node)
-        return not any(
-            isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and self.tree.code(n.target) == spelled
-            for n in self.tree.all_nodes()
-        )
+        found: list[cst.BaseExpression] = []
+        for n in self.tree.all_nodes():
+            if isinstance(n, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and self.tree.code(n.target) == spelled:
+                assign = self.tree.parent(n) if isinstance(n, cst.AssignTarget) else None
+                if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+                    return None
+                found.append(assign.value)
+        return found
 
     def int_options(self) -> set[str | bytes]:
         if self._int_options is None:
@@ -1590,6 +1666,19 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
     if isinstance(kept, cst.Try):
         # a `try` that only said which path ran: the replica count says it now (announcement.py)
         announced = announcement(tree, kept, item.anchor, ctx.strategy_name(item.scope_node), target, template)
+    if announced is not None and announced.alias is not None and isinstance(site.target, cst.Name):
+        # `except ValueError: parallel = model` too: both bind the template, so every read of
+        # `parallel` reads the template, when nothing else binds it
+        reads = ctx.safe_rename(site, kept)
+        if reads is not None:
+            chosen = announced.statements[-1]
+            assert isinstance(chosen, cst.If)
+            ctx.plan.statements[id(kept)] = chosen.with_changes(leading_lines=announced.alias.leading_lines)
+            ctx.plan.statements[id(item.anchor)] = None
+            for access in reads:
+                ctx.plan.nodes[id(access)] = site.template.deep_clone()
+            ctx.references[id(site)] = ctx.references_of(site)
+            return
     if announced is not None and announced.alias is not None:
         # `except ValueError: parallel = model` too: `parallel = model` above the `if`
         ctx.plan.statements[id(kept)] = cst.FlattenSentinel(announced.statements)

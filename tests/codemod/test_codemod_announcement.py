@@ -39,9 +39,17 @@ IF = "    if strategy.num_replicas_in_sync > 1:\n"
         HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError:\n"
         "    parallel = model\n    print('single')\nparallel.compile('adam', 'mse')\n",
         "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        + IF + "        print('multi')\n    else:\n        print('single')\n"
+        "    model.compile('adam', 'mse')\n",
+        id="the-handler-bound-the-template-too-so-every-read-becomes-the-template",
+    ),
+    pytest.param(
+        HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError:\n"
+        "    parallel = model\n    print('single')\nparallel.compile('adam', 'mse')\nparallel = other\n",
+        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
         "    parallel = model\n" + IF + "        print('multi')\n    else:\n        print('single')\n"
-        "    parallel.compile('adam', 'mse')\n",
-        id="the-handler-bound-the-template-too-so-the-alias-goes-above",
+        "    parallel.compile('adam', 'mse')\nparallel = other\n",
+        id="bound-again-later-so-the-alias-stays-above",
     ),
 ])
 def test_a_try_that_only_announced_becomes_an_if_on_the_replica_count(before, after):

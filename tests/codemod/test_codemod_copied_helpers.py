@@ -13,3 +13,46 @@ def test_fixture_pairs(before):
 @pytest.mark.parametrize("path", unchanged("helpers"), ids=lambda p: p.name)
 def test_unchanged_but_reported(path):
     check_unchanged(path)
+
+
+from multi_gpu_codemod import transform_source  # noqa: E402
+
+WRAPPER = (
+    "import tensorflow as tf\nfrom keras.models import Model\nfrom keras.utils import multi_gpu_model\n\n\n"
+    "class ModelMGPU(Model):\n    def __init__(self, ser_model, gpus):\n"
+    "        pmodel = multi_gpu_model(ser_model, gpus)\n        self.__dict__.update(pmodel.__dict__)\n"
+    "        self._smodel = ser_model\n\n    def __getattribute__(self, attrname):\n"
+    "        if 'save' in attrname:\n            return getattr(self._smodel, attrname)\n"
+    "        return super(ModelMGPU, self).__getattribute__(attrname)\n\n\n"
+)
+MAIN = ("if __name__ == '__main__':\n    net = build()\n    model = ModelMGPU(net, 2)\n"
+        "    model.compile('adam', 'mse')\n")
+
+
+def test_a_scripts_own_wrapper_goes_with_its_import_once_nothing_uses_it():
+    # left, `from keras.utils import multi_gpu_model` would stop the script on Keras 3
+    result = transform_source((WRAPPER + MAIN).encode(), "train.py")
+    out = result.output.decode()
+    assert "ModelMGPU" not in out and "multi_gpu_model" not in out
+    assert out.startswith("import tensorflow as tf\nfrom keras.models import Model\n\n\nif __name__ == '__main__':\n")
+    assert [f.code for f in result.findings] == []
+
+
+def test_a_wrapper_in_a_module_others_may_import_or_still_read_is_kept_and_reported():
+    library = WRAPPER + ("def train():\n    net = build()\n    model = ModelMGPU(net, 2)\n"
+                         "    model.compile('adam', 'mse')\n")
+    still_read = WRAPPER + MAIN + "    assert isinstance(model, ModelMGPU)\n"
+    for source in (library, still_read):
+        result = transform_source(source.encode(), "train.py")
+        assert "class ModelMGPU(Model):" in result.output.decode()
+        assert "MGPU401" in [f.code for f in result.findings] or not result.changed
+
+
+def test_a_pragma_on_the_removed_import_goes_with_it():
+    source = (
+        "import os\nos.environ['CUDA_VISIBLE_DEVICES'] = '0,1'\nimport tensorflow as tf  # noqa: E402\n"
+        "from keras.utils import multi_gpu_model  # noqa: E402\n\nmodel = build()\n"
+        "parallel = multi_gpu_model(model, gpus=2)  # two cards\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert out.count("# noqa: E402") == 1 and "# two cards" in out

@@ -139,6 +139,65 @@ def test_a_guard_that_only_prints_chooses_the_strategy_with_its_print():
     )
 
 
+@pytest.mark.parametrize("count,strategy_code", [
+    ("G = 2", None),
+    # the machine's own count: every GPU, and the messages say what the replica count says
+    ("G = len(get_available_gpus())", 'strategy = tf.distribute.MirroredStrategy()\n'
+     "if strategy.num_replicas_in_sync > 1:\n    print('{} GPUs'.format(G))\nelse:\n    print('one GPU')\n"),
+])
+def test_a_guard_with_the_call_in_its_else_takes_its_messages_into_the_strategy_choice(count, strategy_code):
+    source = (
+        f"from keras.utils import multi_gpu_model\n\n{count}\nmodel = build()\n\n"
+        "if G <= 1:\n    print('one GPU')\n    parallel = model\nelse:\n    print('{} GPUs'.format(G))\n"
+        "    parallel = multi_gpu_model(model, gpus=G)\n\nparallel.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source.encode())
+    assert [f.code for f in result.findings] == []
+    out = result.output.decode()
+    if strategy_code is None:  # the script's own condition, once, as it wrote it
+        strategy_code = (
+            "if G <= 1:\n    print('one GPU')\n    strategy = tf.distribute.get_strategy()\nelse:\n"
+            "    print('{} GPUs'.format(G))\n"
+            '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:G])\n'
+        )
+    assert out.endswith(strategy_code + "with strategy.scope():\n    model = build()\n\n"
+                        "    model.compile('adam', 'mse')\n")
+    assert transform_source(result.output).output == result.output
+
+
+CHAIN = (
+    "from keras.utils import multi_gpu_model\n\nG = args.gpus\nmodel = build()\n"
+    "if G <= 0:\n    log.info('CPU')\n    parallel = model\nelif G == 1:\n    parallel = model\n"
+    "else:\n    log.info('%d GPUs', G)\n    parallel = multi_gpu_model(model, gpus=G)\n"
+    "parallel.compile('adam', 'mse')\n"
+)
+
+
+def test_an_if_elif_else_that_picked_the_model_chooses_the_strategy_with_each_condition_once():
+    result = transform_source(CHAIN.encode())
+    assert [f.code for f in result.findings] == []
+    assert result.output.decode() == (
+        "import tensorflow as tf\n\nG = args.gpus\n"
+        "if G <= 0:\n    log.info('CPU')\n    strategy = tf.distribute.get_strategy()\n"
+        "elif G == 1:\n    strategy = tf.distribute.get_strategy()\n"
+        "else:\n    log.info('%d GPUs', G)\n"
+        '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:G])\n'
+        "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n"
+    )
+    assert transform_source(result.output).output == result.output
+
+
+@pytest.mark.parametrize("change", [
+    ("elif G == 1:\n    parallel = model\n", "elif G == 1:\n    parallel = model\n    batch = 32\n"),  # does more
+    ("else:\n", "elif G > 1:\n"),  # no `else`: some path leaves `parallel` unbound
+    ("if G <= 0:", "if model.count_params() < 0:"),  # a condition reading the model: it ran after it
+    ("if G <= 0:\n    log.info('CPU')\n", "if model.count_params() < 0:\n"),  # so, without messages
+])
+def test_a_chain_that_does_more_than_pick_the_model_is_not_collapsed(change):
+    result = transform_source(CHAIN.replace(*change).encode())
+    assert "strategy = tf.distribute.get_strategy()\nelif" not in result.output.decode()
+
+
 def test_a_print_reading_what_the_scope_builds_keeps_its_if():
     # `print(net.count_params())` would run before `net` exists in the strategy choice: the `if` stays
     source = (

@@ -64,7 +64,7 @@ def _unchanged_lines_kept(source: bytes, output: bytes) -> None:
         if text in endings and len(endings[text]) == 1:
             assert line[len(text):] in endings[text], line
             checked += 1
-    assert checked > 20
+    assert checked >= 15  # enough untouched lines for the check to mean something
 
 
 LAYOUTS = {

@@ -130,14 +130,16 @@ def test_no_marker_notebook_untouched():
     assert transform_notebook(data).output == data
 
 
-def test_notebook_without_tensorflow_import_gets_it_in_its_first_code_cell():
+def test_notebook_without_tensorflow_import_gets_it_after_its_imports():
     before = (ROOT / "notebooks" / "no_tf_import.before.ipynb").read_bytes()
     after = (ROOT / "notebooks" / "no_tf_import.after.ipynb").read_bytes()
     result = transform_notebook(before, "nb.ipynb")
     assert not result.failed and result.output == after
     assert transform_notebook(after, "nb.ipynb").output == after
     cells = ["".join(c["source"]) for c in _cells(after)]
-    assert cells[1].startswith("import tensorflow as tf\n%matplotlib inline\n")
+    assert cells[1] == (
+        "%matplotlib inline\nimport keras\nfrom keras.utils import multi_gpu_model\nimport tensorflow as tf"
+    )
     assert [f.format().split(": ")[0] for f in result.findings] == ["nb.ipynb:cell 4:line 2:col 12"]
 
 
@@ -274,3 +276,52 @@ def test_a_data_cell_using_the_arrays_it_made_gets_no_scope():
     ])
     assert cells[1] == "X = np.random.rand(64, 5)\ny = X.sum(axis=1)\nX.shape\n"
     assert cells[2].startswith("with strategy.scope():\n")
+
+
+def test_the_added_import_follows_the_notebooks_imports_past_a_pip_cell():
+    cells = _migrated_cells([
+        "!pip install -q keras==2.2.4\n",
+        "# imports\nimport numpy as np\nfrom keras.utils import multi_gpu_model\nfrom keras.optimizers import Adam\n",
+        "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile(Adam(), 'mse')\n",
+    ])
+    assert cells[0] == "!pip install -q keras==2.2.4\n"  # installing comes first, as written
+    assert cells[1] == "# imports\nimport numpy as np\nfrom keras.optimizers import Adam\nimport tensorflow as tf\n"
+
+
+def test_a_wrapper_class_defined_in_the_notebook_goes_once_nothing_uses_it():
+    wrapper = (
+        "class ModelMGPU(Model):\n    def __init__(self, ser_model, gpus):\n"
+        "        pmodel = multi_gpu_model(ser_model, gpus)\n        self.__dict__.update(pmodel.__dict__)\n"
+        "        self._smodel = ser_model\n\n    def __getattribute__(self, attrname):\n"
+        "        if 'save' in attrname:\n            return getattr(self._smodel, attrname)\n"
+        "        return super(ModelMGPU, self).__getattribute__(attrname)\n"
+    )
+    sources = [
+        "import tensorflow as tf\nfrom keras.models import Model\nfrom keras.utils import multi_gpu_model\n",
+        wrapper, "net = build()\n", "gpu_net = ModelMGPU(net, 2)\ngpu_net.compile('adam', 'mse')\n",
+    ]
+    cells = _migrated_cells(sources)
+    # its import would stop the notebook at its first cell on Keras 3: both go, and the emptied cell
+    assert cells[0] == "import tensorflow as tf\nfrom keras.models import Model\n" and len(cells) == 3
+    assert not any("ModelMGPU" in c or "multi_gpu_model" in c for c in cells)
+    # still read elsewhere (or holding a comment): kept, and reported
+    for kept in (
+        [*sources, "assert isinstance(gpu_net, ModelMGPU)\n"],
+        [sources[0], wrapper.replace("    def __init__", "    # the keras issue's recipe\n    def __init__"),
+         *sources[2:]],
+    ):
+        result = transform_notebook(_notebook(kept), "nb.ipynb")
+        assert "MGPU401" in [f.code for f in result.findings] or "ModelMGPU" in result.output.decode()
+
+
+def test_a_cell_that_only_says_which_path_ran_gets_no_scope():
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\nmodel = build()\n",
+        "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('{} GPUs'.format(2))\n"
+        "except ValueError:\n    parallel = model\n    print('one device')\n",
+        "parallel.compile('adam', 'mse')\n",
+    ])
+    assert cells[1] == (
+        "if strategy.num_replicas_in_sync > 1:\n    print('{} GPUs'.format(2))\nelse:\n    print('one device')\n"
+    )
+    assert cells[2] == "with strategy.scope():\n    model.compile('adam', 'mse')\n"

@@ -49,10 +49,10 @@ def test_a_region_goes_under_the_strategy_scope_with_its_notes():
     plan = Plan(regions=[region], statements={id(module.body[2]): None})
     assert _apply(plan, module, True) == (
         "import os\n"
-        "# the template\n"
         "# a note\n"
         "strategy = tf.distribute.MirroredStrategy()\n"
         "with strategy.scope():\n"
+        "    # the template\n"  # the first statement's own comment stays with it
         "    model = make()  # built here\n"
         "    parallel.compile('adam', 'mse')\n"
         "print(os.getcwd())\n"

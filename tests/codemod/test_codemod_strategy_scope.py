@@ -538,12 +538,30 @@ def test_fixture_left_unchanged_and_reported(name, findings):
     ("cfg = SimpleNamespace(n_gpu=2, lr=1e-3)\n", False),  # a keyword argument: an int
     ("cfg = argparse.Namespace(n_gpu=2)\n", False),
     ("cfg = SimpleNamespace(n_gpu=2)\ncfg.n_gpu = ids\n", True),  # assigned again
+    ("cfg = EasyDict()\ncfg.n_gpu = 2\n", False),  # set once after, to an int
+    ("cfg = EasyDict()\ncfg.n_gpu = 2\ncfg.n_gpu += extra\n", True),
     ("cfg = Config(n_gpu=2)\n", True),  # a class of its own may keep anything
 ])
 def test_a_namespace_keyword_says_the_count_is_an_int(config, guessed):
     source = (f"from types import SimpleNamespace\nimport argparse\nfrom keras.utils import multi_gpu_model\n\n{config}"
               "model = build()\nparallel = multi_gpu_model(model, gpus=cfg.n_gpu)\nparallel.compile('adam', 'mse')\n")
     result = transform_source(source.encode())
+    assert ("MGPU117" in [f.code for f in result.findings]) is guessed
+
+
+@pytest.mark.parametrize("config,count,guessed", [
+    ("CONFIG = {'gpus': 2, 'lr': 1e-3}\n", "CONFIG['gpus']", False),  # a dict literal giving it an int
+    ("CONFIG = dict(gpus=2)\n", "CONFIG['gpus']", False),
+    ("CONFIG = {'gpus': 2}\nCONFIG['gpus'] = ids\n", "CONFIG['gpus']", True),  # assigned again
+    ("CONFIG = {'gpus': 2, **extra}\n", "CONFIG['gpus']", True),  # what `extra` holds wins
+    ("cfg = SimpleNamespace(n_gpu=2)\n", "cfg.n_gpu", False),  # read in a function: the global
+])
+def test_a_config_built_once_with_an_int_says_the_count_is_an_int_also_in_a_function(config, count, guessed):
+    source = (f"from types import SimpleNamespace\nfrom keras.utils import multi_gpu_model\n\n{config}\n\n"
+              f"def train():\n    model = build()\n    parallel = multi_gpu_model(model, gpus={count})\n"
+              "    parallel.compile('adam', 'mse')\n")
+    result = transform_source(source.encode())
+    assert result.changed
     assert ("MGPU117" in [f.code for f in result.findings]) is guessed
 
 
