@@ -15,7 +15,6 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import libcst as cst
-import libcst.matchers as m
 
 from .. import fallbacks
 from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
@@ -1718,15 +1717,13 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
     branch = next(a for a in tree.ancestors(site.call) if isinstance(a, cst.IndentedBlock))
     # The call's own local import goes with the rewrite: it is no work of the branch.
     besides = [s for s in branch.body if s is not site.statement and not fallbacks.droppable(s)]
-    others = [
-        s for s in besides
-        if not m.matches(s, m.SimpleStatementLine(body=[m.Expr(m.Call(func=m.Name("print")))]))
-    ]
-    everywhere = {
-        _tokens(tree.code(s)) for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))
-    }
+    others = [s for s in besides if not fallbacks.message(s)]
     # the same in the other branch once the parallel model's name reads the template's: no difference
     target = tree.code(site.target) if site.target is not None else template
+    everywhere = {
+        _tokens(tree.code(s), {target: template})
+        for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))
+    }
     others = [s for s in others if _tokens(tree.code(s), {target: template}) not in everywhere]
     head = f"kept this `{kind}` around `{site.name}`: it is not a plain fallback"
     if any(binds(s, template, tree) for s in besides):
@@ -1745,6 +1742,8 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         plain = f"the `if` branch (line {tree.position(kept)[0]})"
     if not others and isinstance(kept, cst.If):
         return None  # besides the call, only prints and what the other branch does too: nothing to decide
+    if isinstance(kept, cst.If) and all(_scales_by_count(s, site) for s in others):
+        return None  # `lr = base_lr * n_gpus`: still wanted with the strategy, the `if` stays as it is
     shown = others or besides
     if isinstance(kept, cst.Try):
         handler = kept.handlers[0] if kept.handlers else None
@@ -1763,6 +1762,18 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         f"(a checkpoint of the parallel model), keep the code of {plain} and remove the `{kind}`; if it is still "
         f"wanted with the strategy (scaling the batch size or learning rate by the GPU count is), leave the "
         f"`{kind}` as it is."
+    )
+
+
+def _scales_by_count(statement: cst.CSTNode, site: Site) -> bool:
+    """`lr = base_lr * n_gpus`, `batch_size *= G`: a value computed from the GPU count, which the
+    strategy's replicas still share out (MIGRATION.md, "Batch size and learning rate")."""
+    if site.gpus is None or not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    count = used_names(site.gpus)
+    return bool(count) and all(
+        isinstance(small, (cst.Assign, cst.AugAssign)) and bool(used_names(small.value) & count)
+        for small in statement.body
     )
 
 
@@ -1796,9 +1807,13 @@ def _dotted_tokens(name: str) -> list[str]:
 
 
 def _quoted(tree: Tree, statement: cst.CSTNode) -> str:
-    """`code` (line N) for a one-line statement; a longer one is named by its line only."""
+    """`code` (line N) for a one-line statement; a block by its header (`with tf.device('/cpu:0'):`
+    block, line N); a longer one is named by its line only."""
     text = tree.code(statement).strip()
     line = tree.position(statement)[0]
+    header = text.split("\n", 1)[0].rstrip()
+    if isinstance(statement, cst.BaseCompoundStatement) and header.endswith(":") and len(header) <= 80:
+        return f"the `{header}` block (line {line})"
     if "\n" in text or len(text) > 80:
         return f"the statement on line {line}"
     return f"`{text}` (line {line})"

@@ -266,3 +266,19 @@ def test_a_kept_if_that_only_prints_besides_what_both_branches_do_is_not_reporte
         "        if gpus > 1:\n            print('parallel')\n        model.compile(optimizer='adam',\n"
         "                      loss='mse')\n\n        return model.fit(x, y)\n"
     )
+
+
+@pytest.mark.parametrize("extra,reported", [
+    ("    lr = base_lr * n_gpus\n    batch_size *= n_gpus\n", False),  # still wanted with the strategy
+    ("    saver = ParallelSaver(parallel)\n", True),  # written for the old wrapper, or not: the user decides
+])
+def test_a_kept_if_that_only_scales_by_the_gpu_count_is_not_reported(extra, reported):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nn_gpus = 2\nmodel = build()\n"
+        f"if n_gpus > 1:\n    parallel = multi_gpu_model(model, gpus=n_gpus)\n{extra}"
+        "    parallel.compile(SGD(lr), 'mse')\nelse:\n    parallel = model\n    lr = base_lr\n"
+        "    parallel.compile(SGD(lr), 'mse')\n"
+    )
+    result = transform_source(source.encode())
+    assert result.changed
+    assert ("MGPU106" in [f.code for f in result.findings]) is reported
