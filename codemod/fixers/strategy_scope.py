@@ -121,6 +121,8 @@ def fix(ctx: FixContext) -> None:
                 f"rerun; the call is left as it is."
             ))
             continue
+        if _unused_wrap(ctx, site):
+            continue
         ctx.current_site = site
         result = _plan_site(ctx, site, uncovered)
         ctx.current_site = None
@@ -134,6 +136,42 @@ def fix(ctx: FixContext) -> None:
             ctx.current_site = None
     for item in _resolve_overlaps(ctx, [p for p in planned if p.own_scope is None]):
         _commit(ctx, item)
+
+
+def _unused_wrap(ctx: FixContext, site: Site) -> bool:
+    """`parallel = multi_gpu_model(model, ...)` (or `if n_gpus > 1:` around it) where nothing ever
+    reads `parallel`, in a function or a script: the call only built a model no code trained,
+    and the script ran on one device. The call (its `if`) goes, and nothing else changes: no
+    strategy, so the script still trains where it did. Planned here when that holds, without
+    comments to lose."""
+    statement = site.statement
+    if not isinstance(site.target, cst.Name) or statement is None or len(statement.body) != 1:
+        return False
+    assignment = ctx._site_assignment(site)
+    scope = ctx.tree.enclosing_scope_node(site.call)
+    module_level = isinstance(scope, cst.Module)
+    if assignment is None or assignment.references or (module_level and not _script_like(ctx.tree.module)):
+        return False
+    removed: cst.SimpleStatementLine | cst.If = _dead_guard(ctx.tree, statement) or statement
+    if removed is statement and _empties_block(ctx.tree, statement):
+        return False
+    if findall(removed, cst.Comment) or any(line.comment is not None for line in removed.leading_lines):
+        return False
+    ctx.rewritten.append(site)
+    ctx.plan.statements[id(removed)] = None
+    return True
+
+
+def _script_like(module: cst.Module) -> bool:
+    """Nothing imports a module-level name of a script: `if __name__ == "__main__":`, or code
+    that trains at module level (`model.fit(...)`)."""
+    for statement in module.body:
+        if isinstance(statement, cst.If) and "__main__" in code_of(statement.test):
+            return True
+        for call in findall(statement, cst.Call) if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)) else []:
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("fit", "fit_generator"):
+                return True
+    return False
 
 
 def _drop_sharing_uncovered(

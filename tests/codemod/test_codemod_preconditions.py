@@ -320,6 +320,7 @@ def test_site_statuses_format_for_the_summary_and_json():
         def main(backbone):
             model = Model(backbone.input, Dense(2)(backbone.output))
             parallel = multi_gpu_model(model, gpus=2)
+            parallel.compile("sgd", "mse")
         def ok():
             inp = Input((4,))
             model = Model(inp, Dense(3)(inp))
@@ -328,7 +329,7 @@ def test_site_statuses_format_for_the_summary_and_json():
     """)
     assert format_sites(result.sites, "t.py") == [
         "t.py:7:16: multi_gpu_model reported (MGPU113)",
-        "t.py:11:16: multi_gpu_model rewritten",
+        "t.py:12:16: multi_gpu_model rewritten",
     ]
     assert sites_json(result.sites)[0] == {"line": 7, "col": 16, "name": "multi_gpu_model", "status": "reported",
                                            "codes": ["MGPU113"]}

@@ -565,6 +565,25 @@ def test_a_config_built_once_with_an_int_says_the_count_is_an_int_also_in_a_func
     assert ("MGPU117" in [f.code for f in result.findings]) is guessed
 
 
+@pytest.mark.parametrize("where,removed", [
+    ("def train(x, y):\n{body}", True),  # a local nothing reads
+    ("{body}model.fit(x, y)\n", True),  # a script's own name
+    ("{body}", False),  # a module others may import `parallel` from: the usual rewrite
+])
+def test_a_parallel_model_nothing_reads_is_removed_with_its_call_and_nothing_else_changes(where, removed):
+    indent = "    " if where.startswith("def") else ""
+    guard = ("if n_gpus > 1:", "    parallel = multi_gpu_model(model, gpus=n_gpus)")
+    body = "".join(indent + line + "\n" for line in ("model = build()", "model.compile('adam', 'mse')", *guard))
+    source = "from keras.utils import multi_gpu_model\n\nn_gpus = 2\n" + where.format(body=body)
+    result = transform_source(source.encode())
+    out = result.output.decode()
+    assert result.changed and "multi_gpu_model" not in out and result.findings == []
+    assert ("MirroredStrategy" not in out) is removed
+    if removed:  # the script trains on one device, as it did
+        dead = "".join(indent + line + "\n" for line in guard)
+        assert out == source.replace("from keras.utils import multi_gpu_model\n\n", "").replace(dead, "")
+
+
 @pytest.mark.parametrize("branch,guessed", [
     ("if gpus <= 1:\n        return make()\n    else:\n{call}", False),  # a list would raise at `<=`
     ("if gpus > 1 and gpus % 2 == 0:\n{call}", False),
