@@ -338,3 +338,18 @@ def branch_suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
     if isinstance(statement, cst.Try):
         suites += [statement.body, *(h.body for h in statement.handlers)]
     return suites
+
+
+def runs_as_script(module: cst.Module) -> bool:
+    """Nothing imports the file's names: it runs as a program (`if __name__ == "__main__":`) or
+    trains at module level (`model.fit(...)`)."""
+    for statement in module.body:
+        if isinstance(statement, cst.If) and "__main__" in code_of(statement.test):
+            return True
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+            continue
+        for call in findall(statement, cst.Call):
+            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("fit", "fit_generator"):
+                return True
+    return False
+

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import libcst as cst
 
-from ._tree import Tree, code_of, used_names
+from ._tree import Tree, code_of, used_names, walk
 from .fallbacks import droppable, message
 from .same_branches import without_blank_lead
 
@@ -48,7 +48,7 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
     if kept.orelse is not None or kept.finalbody is not None or len(kept.handlers) != 1:
         return None
     handler = kept.handlers[0]
-    if handler.name is not None or not _catches_value_error(handler.type):
+    if not _catches_value_error(handler.type):
         return None
     if not isinstance(kept.body, cst.IndentedBlock) or not isinstance(handler.body, cst.IndentedBlock):
         return None
@@ -57,13 +57,28 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
     alias_code = f"{target} = {template}"
     said = [s for s in kept.body.body if s is not site_statement and not droppable(s)]
     otherwise = [s for s in handler.body.body if not droppable(s)]
+    if handler.name is not None:
+        # `except ValueError as e: log.warning('multi GPU failed (%s)', e)`: a message about the
+        # call's error, which the migrated code no longer raises, goes with it
+        error = {n.value for n in walk(handler.name.name) if isinstance(n, cst.Name)}
+        about_error = [s for s in otherwise if used_names(s) & error]
+        if not all(message(s) for s in about_error) or any(_has_comment(s) for s in about_error):
+            return None
+        otherwise = [s for s in otherwise if not used_names(s) & error]
+    aliases = [i for i, s in enumerate(otherwise) if _code(s) == alias_code]
     alias = None
-    if target != template and otherwise and _code(otherwise[0]) == alias_code:
+    if target != template and len(aliases) == 1:
         alias = cst.ensure_type(cst.parse_statement(alias_code + "\n"), cst.SimpleStatementLine)
-        otherwise = otherwise[1:]
+        otherwise = [s for i, s in enumerate(otherwise) if i != aliases[0]]
     unread = set() if target == template or alias is not None else {target.split(".")[0]}
-    if not said or not all(_message(s, unread) for s in [*said, *otherwise]):
+    if not all(_message(s, unread) for s in [*said, *otherwise]):
         return None
+    if not said:
+        if otherwise or alias is None:
+            return None
+        # only the error's messages besides the alias: `parallel = model` is all that is left
+        alias = alias.with_changes(leading_lines=kept.leading_lines)
+        return Announcement([alias], alias)
     # (the call's own comments go above the strategy line: plan.py)
     said[0] = without_blank_lead(said[0])
     orelse = None
@@ -77,7 +92,8 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
     chosen = cst.If(test=test, body=kept.body.with_changes(body=said), orelse=orelse)
     if alias is None:
         return Announcement([chosen.with_changes(leading_lines=kept.leading_lines)], None)
-    return Announcement([alias.with_changes(leading_lines=kept.leading_lines), chosen], alias)
+    alias = alias.with_changes(leading_lines=kept.leading_lines)
+    return Announcement([alias, chosen], alias)
 
 
 def _code(statement: cst.BaseStatement) -> str:
@@ -95,3 +111,8 @@ def _catches_value_error(kind: cst.BaseExpression | None) -> bool:
 def _message(statement: cst.BaseStatement, names: set[str]) -> bool:
     """A print or logging call (fallbacks.message) reading none of `names`."""
     return message(statement) and not used_names(statement) & names
+
+
+def _has_comment(statement: cst.BaseStatement) -> bool:
+    return any(isinstance(n, cst.Comment) for n in walk(statement))
+

@@ -93,6 +93,7 @@ def _calls_inert(tree: ast.AST, values: Collection[str]) -> bool:
                 root = root.func if isinstance(root, ast.Call) else root.value
             module = root.id if isinstance(root, ast.Name) and root is not func else ""
             inert = name in _INERT_CALLS or module in _INERT_MODULES or module in values
+            inert = inert or name.startswith(PLACEHOLDER_PREFIX + "cell_boundary")  # a notebook's cell boundary
             if name.startswith(PLACEHOLDER_PREFIX + "magic_") or not inert:
                 return False
     return True

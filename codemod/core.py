@@ -150,7 +150,8 @@ def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module,
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
             output += b"\r"
-        if output != source and text is not None and exported_cells.is_export(text):
+        # (a notebook's own cells are kept by notebook.py: its joined module may quote markers)
+        if output != source and text is not None and not path.endswith(".ipynb") and exported_cells.is_export(text):
             output = _export_cells_kept(source, output)
     except (RecursionError, MemoryError):
         raise

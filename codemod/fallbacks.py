@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ._tree import Tree
+from ._tree import Tree, findall, used_names
 
 __all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message"]
 
@@ -37,6 +37,9 @@ class Said:
     # a `try` inside the guard that said which path ran (`try: wrap; print('several') except:
     # print('one')`): its messages, said by the replica count after the strategy
     replicas: tuple[list[cst.BaseStatement], list[cst.BaseStatement]] | None = None
+    # the guard's `else` said what the `try`'s handler said: the replica count's `if` goes after
+    # the whole strategy choice, saying it for both branches
+    replicas_for_both: bool = False
     # an `if`/`elif`/`else` chain that picked the model: each branch, to choose the strategy
     chain: list[ChainBranch] | None = None
 
@@ -188,15 +191,22 @@ def _announced(tree: Tree, owner: cst.Try, anchor: cst.BaseStatement, target: st
     if owner.orelse is not None or owner.finalbody is not None or len(owner.handlers) != 1:
         return None
     handler = owner.handlers[0]
-    if handler.name is not None or not _handler_ok(handler, tree):
+    if not _handler_ok(handler, tree):
         return None
     body, caught = owner.body, handler.body
     if not isinstance(body, cst.IndentedBlock) or not isinstance(caught, cst.IndentedBlock):
         return None
     said = [s for s in body.body if s is not anchor and not droppable(s)]
     otherwise = [s for s in caught.body if not droppable(s)]
-    if otherwise and target != template and _is_fallback_alias(otherwise[0], target, template, tree):
-        otherwise = otherwise[1:]
+    if handler.name is not None:  # `print(e)`: about the call's error, which is gone with the call
+        error = used_names(handler.name.name)
+        about = [s for s in otherwise if used_names(s) & error]
+        if not all(message(s) for s in about) or any(findall(s, cst.Comment) for s in about):
+            return None
+        otherwise = [s for s in otherwise if not used_names(s) & error]
+    aliases = [i for i, s in enumerate(otherwise) if _is_fallback_alias(s, target, template, tree)]
+    if target != template and len(aliases) == 1:
+        otherwise = [s for i, s in enumerate(otherwise) if i != aliases[0]]
     if not any(s is anchor for s in body.body) or not said or not all(message(s) for s in [*said, *otherwise]):
         return None
     return said, otherwise
@@ -211,7 +221,7 @@ def _guarded(tree: Tree, statement: cst.Try, target: str, template: str) -> bool
         return False
     orelse = owner.orelse
     return (orelse is None and target == template) or (
-        isinstance(orelse, cst.Else) and _fallback_branch_ok(orelse.body, target, template, tree)
+        isinstance(orelse, cst.Else) and _fallback_messages(orelse.body, target, template, tree, True) is not None
     )
 
 
@@ -250,6 +260,13 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
             if said is None and not _only(block, result.anchor):
                 return result
             otherwise = _otherwise(orelse, target, template, tree, said is not None)
+            if otherwise is None and said is None and result.said is not None and result.said.replicas is not None:
+                # `if multi: try: wrap; print('several') except: print('one') else: print('one')`:
+                # the `else` says what the `try`'s handler said, which the replica count says now
+                told = _otherwise(orelse, target, template, tree, True)
+                if told is not None and _codes([*told[0], *told[1]]) == _codes(result.said.replicas[1]):
+                    otherwise = ([], [])
+                    result.said.replicas_for_both = True
             if (orelse is None and target == template) or otherwise is not None:
                 if said is not None:
                     said.otherwise, said.otherwise_after = otherwise or ([], [])
@@ -317,4 +334,8 @@ def _chain(
             return None
         found.append(ChainBranch(test, False, *otherwise))
     return top, found
+
+
+def _codes(statements: list[cst.BaseStatement]) -> list[str]:
+    return [cst.Module([]).code_for_node(s.with_changes(leading_lines=[])).strip() for s in statements]
 

@@ -492,6 +492,9 @@ def _with_said(
     GPU"), an `if <name>.num_replicas_in_sync > 1:` after the strategy line says them."""
     if said.chain is not None:
         return _chosen_in_chain(strategy, name, expression, said.chain), []
+    if said.replicas is not None and said.replicas_for_both:
+        several, one = ([_message_line(s) for s in group] for group in said.replicas)
+        return strategy, [_replicas_if(name, several, one)]
     groups = (said.before, said.after, said.otherwise, said.otherwise_after)
     before, after, otherwise, otherwise_after = ([_message_line(s) for s in group] for group in groups)
     if said.replicas is not None:

@@ -2,7 +2,7 @@
 
 Their call sites are rewritten like `multi_gpu_model`'s; the helper code itself belongs
 to the user and is left alone, only its now-unused import is dropped. In a notebook, or a
-script (`if __name__ == "__main__":`), the helper is the file's own: one defined there that
+script (`if __name__ == "__main__":`, or training at module level), the helper is the file's own: one defined there that
 nothing reads any more goes with its `multi_gpu_model` import (left, that import would stop the
 file on Keras 3).
 """
@@ -13,7 +13,7 @@ from typing import Final, Optional
 
 import libcst as cst
 
-from .._tree import code_of, findall
+from .._tree import code_of, findall, runs_as_script
 from ..fix_context import FixContext, contains
 from ..recognise import Helper
 
@@ -29,7 +29,7 @@ def fix(ctx: FixContext) -> None:
         if not helper.sites or not all(id(site) in rewritten for site in helper.sites):
             continue
         origin = helper.origin
-        if (ctx.path.endswith(".ipynb") or _script(ctx.tree.module)) and _unread_definition(ctx, helper):
+        if (ctx.path.endswith(".ipynb") or runs_as_script(ctx.tree.module)) and _unread_definition(ctx, helper):
             ctx.plan.statements[id(origin)] = None
             continue
         where = "defined here"
@@ -41,14 +41,6 @@ def fix(ctx: FixContext) -> None:
             f"`{helper.name}` ({where}) is no longer used here; once no file uses it, delete the copied "
             "helper (MirroredStrategy replaces it)."
         ))
-
-
-def _script(module: cst.Module) -> bool:
-    """The file runs as a program (`if __name__ == "__main__":`): what it defines is its own."""
-    return any(
-        isinstance(s, cst.If) and code_of(s.test).replace("'", '"').replace(" ", "") == '__name__=="__main__"'
-        for s in module.body
-    )
 
 
 def _unread_definition(ctx: FixContext, helper: Helper) -> bool:

@@ -20,8 +20,8 @@ from .. import fallbacks
 from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
 from .._tree import (
     TF_DEVICE,
-    Block, Tree, binds, bound_names, branch_suites, children_of, code_of, dotted_name, findall, used_names,
-    walk_same_scope,
+    Block, Tree, binds, bound_names, branch_suites, children_of, code_of, dotted_name, findall, runs_as_script,
+    used_names, walk_same_scope,
 )
 from ..construction import (
     MODEL_PARTS as _MODEL_PARTS,
@@ -150,7 +150,7 @@ def _unused_wrap(ctx: FixContext, site: Site) -> bool:
     assignment = ctx._site_assignment(site)
     scope = ctx.tree.enclosing_scope_node(site.call)
     module_level = isinstance(scope, cst.Module)
-    if assignment is None or assignment.references or (module_level and not _script_like(ctx.tree.module)):
+    if assignment is None or assignment.references or (module_level and not runs_as_script(ctx.tree.module)):
         return False
     removed: cst.SimpleStatementLine | cst.If = _dead_guard(ctx.tree, statement) or statement
     if removed is statement and _empties_block(ctx.tree, statement):
@@ -160,18 +160,6 @@ def _unused_wrap(ctx: FixContext, site: Site) -> bool:
     ctx.rewritten.append(site)
     ctx.plan.statements[id(removed)] = None
     return True
-
-
-def _script_like(module: cst.Module) -> bool:
-    """Nothing imports a module-level name of a script: `if __name__ == "__main__":`, or code
-    that trains at module level (`model.fit(...)`)."""
-    for statement in module.body:
-        if isinstance(statement, cst.If) and "__main__" in code_of(statement.test):
-            return True
-        for call in findall(statement, cst.Call) if not isinstance(statement, (cst.FunctionDef, cst.ClassDef)) else []:
-            if isinstance(call.func, cst.Attribute) and call.func.attr.value in ("fit", "fit_generator"):
-                return True
-    return False
 
 
 def _drop_sharing_uncovered(
@@ -410,10 +398,11 @@ def _template_construction(
     tree = ctx.tree
     bindings = list(itertools.islice(_template_bindings(tree, anchor, template), 1))
     if not bindings:
+        strategy = str(strategy_expression(ctx.tf_name(), site.gpus, []))
         ctx.report(site.call, TEMPLATE_BUILT_HERE, (
-            f"{_origin_of(tree, site, template)}; create `strategy = tf.distribute.MirroredStrategy()` where it "
-            f"is built, build and compile it under `with strategy.scope():`, and use `{template}` instead of "
-            f"the `{site.name}` result."
+            f"{_origin_of(tree, site, template)}{_built_in_method(tree, site, template)}; create `strategy = "
+            f"{strategy}` where it is built, build and compile it under `with strategy.scope():`, and use "
+            f"`{template}` instead of the `{site.name}` result."
         ))
         return None
     partial: list[cst.BaseStatement] = []
@@ -846,10 +835,27 @@ def _derived_statements(
                     if a.attr.value in _MODEL_PARTS
                 }
         callees = {tree.code(c.func) for c in calls}
+        if _makes_callback(tree, value):
+            continue  # `Histories(model=model)`: a callback holding the model builds no layers
         if (passed | callees) & flowing and makes_layers(value):
             found.append(node)
             flowing |= _assigned(tree, node)
     return found
+
+
+def _makes_callback(tree: Tree, value: cst.BaseExpression) -> bool:
+    """`Histories(model=model)`, `ModelCheckpoint(...)`: a callback (a class of the file deriving
+    from one, or a name ending in `Callback`/`Checkpoint`), not a model."""
+    if not isinstance(value, cst.Call):
+        return False
+    name = dotted_name(value.func).rsplit(".", 1)[-1]
+    if name.endswith(("Callback", "Checkpoint")):
+        return True
+    return any(
+        isinstance(c, cst.ClassDef) and c.name.value == name
+        and any(code_of(b.value).rsplit(".", 1)[-1].endswith("Callback") for b in c.bases)
+        for c in tree.all(cst.ClassDef)
+    )
 
 
 def _reported_derived_compiled_elsewhere(
@@ -1707,10 +1713,13 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         # `except ValueError: parallel = model` too: both bind the template, so every read of
         # `parallel` reads the template, when nothing else binds it
         reads = ctx.safe_rename(site, kept)
-        if reads is not None:
-            chosen = announced.statements[-1]
-            assert isinstance(chosen, cst.If)
-            ctx.plan.statements[id(kept)] = chosen.with_changes(leading_lines=announced.alias.leading_lines)
+        rest = [s for s in announced.statements if s is not announced.alias]
+        if reads is not None and kept is not None and (rest or not _has_comment_lines(kept)):
+            if rest:
+                chosen = cst.ensure_type(rest[0], cst.If)
+                ctx.plan.statements[id(kept)] = chosen.with_changes(leading_lines=announced.alias.leading_lines)
+            else:  # nothing but `parallel = model` was left: the `try` goes
+                ctx.plan.statements[id(kept)] = None
             ctx.plan.statements[id(item.anchor)] = None
             for access in reads:
                 ctx.plan.nodes[id(access)] = site.template.deep_clone()
@@ -1746,6 +1755,12 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
     else:
         alias = cst.parse_statement(f"{target} = {template}\n")
         ctx.plan.statements[id(item.anchor)] = alias
+
+
+def _has_comment_lines(statement: cst.CSTNode) -> bool:
+    return bool(findall(statement, cst.Comment)) or any(
+        line.comment is not None for line in getattr(statement, "leading_lines", ())
+    )
 
 
 def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: str) -> str | None:
@@ -1874,6 +1889,22 @@ def _origin_of(tree: Tree, site: Site, template: str) -> str:
             return f"`{template}` is a parameter of `{scope.name.value}`: the model is built by its caller"
         return f"`{template}` is not assigned earlier in `{scope.name.value}`"
     return f"`{template}` is not assigned earlier in this module"
+
+
+def _built_in_method(tree: Tree, site: Site, template: str) -> str:
+    """` (it is built in `__init__`, line 12)` for a `self.` template another method of the class
+    assigns; nothing otherwise."""
+    scope = tree.enclosing_scope_node(site.call)
+    owner = _owner_class(tree, scope) if template.startswith("self.") and isinstance(scope, cst.FunctionDef) else None
+    if owner is None:
+        return ""
+    for method in owner.body.body:
+        if not isinstance(method, cst.FunctionDef) or method is scope:
+            continue
+        for node in walk_same_scope(method.body):
+            if isinstance(node, cst.AssignTarget) and tree.code(node.target) == template:
+                return f" (it is built in `{method.name.value}`, line {tree.position(node)[0]})"
+    return ""
 
 
 def _gpus_text(tree: Tree, site: Site) -> str:

@@ -69,9 +69,9 @@ def test_a_try_that_only_announced_becomes_an_if_on_the_replica_count(before, af
     # a message reading the name the rewrite renames away
     HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print(parallel.name)\nexcept ValueError:\n"
     "    print('single')\nparallel.compile('adam', 'mse')\n",
-    # the handler binds the error
+    # the handler binds the error and does more with it than say it
     HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError as error:\n"
-    "    print(error)\nmodel.compile('adam', 'mse')\n",
+    "    errors.append(error)\nmodel.compile('adam', 'mse')\n",
 ])
 def test_a_try_that_does_more_stays_and_is_reported(source):
     result = transform_source(source.encode())
@@ -92,3 +92,41 @@ def test_a_guard_holding_only_such_a_try_chooses_the_strategy_and_says_it_there(
         "    model.compile('adam', 'mse')\n"
     )
     assert check_source_pair(before, after) == []
+
+
+@pytest.mark.parametrize("before,after", [
+    pytest.param(
+        HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    log.info('multi')\n"
+        "except ValueError as e:\n    log.warning('failed (%s), one device', e)\n    parallel = model\n"
+        "parallel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        + IF + "        log.info('multi')\n    model.compile('adam', 'mse')\n",
+        id="the-message-about-the-error-goes-with-the-error",
+    ),
+    pytest.param(
+        HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\nexcept Exception as e:\n"
+        "    print('falling back:', e)\n    parallel = model\nparallel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        "    model.compile('adam', 'mse')\n",
+        id="nothing-but-the-alias-is-left-so-the-try-goes",
+    ),
+])
+def test_a_handler_naming_the_error_loses_only_what_it_said_about_it(before, after):
+    assert check_source_pair(before, after) == []
+
+
+def test_a_guard_whose_else_says_what_the_handler_said_says_it_once_by_the_replica_count():
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef build(multi):\n    net = make()\n"
+        "    if multi:\n        try:\n            model = multi_gpu_model(net)\n            print('several')\n"
+        "        except ValueError as e:\n            model = net\n            print(e)\n            print('one')\n"
+        "    else:\n        model = net\n        print('one')\n    model.compile('adam', 'mse')\n    return model\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert out.endswith(
+        "    if multi:\n        strategy = tf.distribute.MirroredStrategy()\n    else:\n"
+        "        strategy = tf.distribute.get_strategy()\n"
+        "    if strategy.num_replicas_in_sync > 1:\n        print('several')\n    else:\n        print('one')\n"
+        "    with strategy.scope():\n        net = make()\n        net.compile('adam', 'mse')\n    return net\n"
+    )
+

@@ -56,3 +56,13 @@ def test_a_pragma_on_the_removed_import_goes_with_it():
     )
     out = transform_source(source.encode()).output.decode()
     assert out.count("# noqa: E402") == 1 and "# two cards" in out
+
+
+def test_a_script_training_at_module_level_owns_its_helper_too():
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef make_parallel(model, n):\n"
+        "    return multi_gpu_model(model, gpus=n)\n\n\nnet = build()\nnet = make_parallel(net, 2)\n"
+        "net.compile('adam', 'mse')\nnet.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "make_parallel" not in out and "multi_gpu_model" not in out and "net.fit(x, y)" in out

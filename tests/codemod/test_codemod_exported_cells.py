@@ -47,3 +47,17 @@ def test_a_cell_that_starts_inside_an_if_is_left_as_the_rewrite_wrote_it():
 
 def test_markers_that_do_not_match_the_original_leave_the_output_alone():
     assert cells_kept("# In[1]:\nx = 1\n# In[2]:\ny = 2\n", "x = 1\n    # In[2]:\n") == "x = 1\n    # In[2]:\n"
+
+
+def test_a_notebook_whose_cells_quote_the_markers_is_left_to_the_notebook_rules():
+    # cells of a real notebook holding `# In[N]:` lines (a script pasted back into cells)
+    import json
+
+    from multi_gpu_codemod.notebook import transform_notebook
+
+    cells = BEFORE.decode().split("\n\n\n# In[")
+    sources = [cells[0], *("# In[" + c for c in cells[1:])]
+    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                           "source": s} for s in sources], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    result = transform_notebook(json.dumps(notebook, indent=1).encode(), "cells.ipynb")
+    assert not result.failed and result.changed, result.findings

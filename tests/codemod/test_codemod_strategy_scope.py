@@ -422,8 +422,9 @@ REPORTED = [
         '    return multi_gpu_model(net, gpus=n)\n',
         [
             'table.py:4:12: MGPU101 `net` is a parameter of `wrap`: the model is built by its caller; create'
-            ' `strategy = tf.distribute.MirroredStrategy()` where it is built, build and compile it under `with'
-            ' strategy.scope():`, and use `net` instead of the `multi_gpu_model` result.',
+            ' `strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:n])` where it is'
+            ' built, build and compile it under `with strategy.scope():`, and use `net` instead of the'
+            ' `multi_gpu_model` result.',
         ],
         id='template-that-is-a-parameter',
     ),
@@ -612,3 +613,15 @@ def test_a_guard_that_only_built_a_model_no_code_reads_goes():
         "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n"
     )
     assert check_source_pair(before, after) == []
+
+
+def test_a_callback_holding_the_migrated_model_stays_where_it_was():
+    source = (
+        "from keras.callbacks import Callback\nfrom keras.utils import multi_gpu_model\n\n"
+        "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n\n\n"
+        "class Histories(Callback):\n    def __init__(self, model):\n        super().__init__()\n"
+        "        self.watched = model\n\n\nauc = Histories(model=model)\nparallel.fit(x, y, callbacks=[auc])\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n\n\nclass Histories" in out
+    assert "\nauc = Histories(model=model)\nmodel.fit(x, y, callbacks=[auc])\n" in out
