@@ -18,8 +18,9 @@ __all__ = ["ON_BATCH", "EFFECT", "OnBatchCall", "on_batch_calls", "uses_after"]
 
 ON_BATCH = {
     "train_on_batch": (
-        "`{model}.fit(x, y, batch_size=len(x), epochs=1, verbose=0).history[\"loss\"][-1]` (one step "
-        "over the whole batch; `.history` gives the loss `train_on_batch` returned)"
+        "`{model}.fit(x, y, batch_size=len(x), epochs=1, verbose=0)` (one step over the whole batch; it "
+        "returns a History: what `train_on_batch` returned is `h.history[\"loss\"][-1]`, and each metric "
+        "is under its own name)"
     ),
     "test_on_batch": "`{model}.evaluate(x, y, batch_size=len(x), verbose=0)`",
     "predict_on_batch": "`{model}.predict(x, batch_size=len(x), verbose=0)`",

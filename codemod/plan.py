@@ -352,9 +352,9 @@ class _Applier(cst.CSTTransformer):
         if not out:
             out = [cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=pending)]
             pending = []
-        if isinstance(updated, cst.Module):
-            while pending and pending[-1].comment is None:  # no blank line left to end the file
-                pending.pop()
+        # no blank line left to end the file or the block: it set apart a statement that is gone
+        while pending and pending[-1].comment is None:
+            pending.pop()
         if pending:
             return updated.with_changes(body=out, footer=[*pending, *updated.footer])
         return updated.with_changes(body=out)

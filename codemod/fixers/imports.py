@@ -18,7 +18,7 @@ from libcst.codemod.visitors import AddImportsVisitor, RemoveImportsVisitor
 from libcst.codemod.visitors._add_imports import _skip_first
 from libcst.matchers import _decorators as _matcher_decorators
 
-from .._tree import Tree, code_of
+from .._tree import Tree, code_of, findall
 from ..cell_scopes import PLACEHOLDER_PREFIX
 from ..fix_context import FixContext
 from ..plan import Plan
@@ -392,15 +392,32 @@ def _is_set_up(statement: cst.CSTNode) -> bool:
             func = small.value.func
             # a notebook's cell boundary or IPython line (`!pip install ...`) between its imports
             placeholder = isinstance(func, cst.Name) and func.value.startswith(PLACEHOLDER_PREFIX)
-            if not isinstance(func, cst.Attribute) and not placeholder:
+            if not isinstance(func, cst.Attribute) and not placeholder and not _plain_calls(small.value):
                 return False
         elif isinstance(small, cst.Assign):
-            if not all(isinstance(t.target, cst.Subscript) and code_of(t.target.value) == "os.environ"
-                       for t in small.targets):
+            # `os.environ["CUDA_VISIBLE_DEVICES"] = GPUS`, or a setting it reads: `GPUS = "0,1"`
+            if not all(
+                (isinstance(t.target, cst.Subscript) and code_of(t.target.value) == "os.environ")
+                or (isinstance(t.target, cst.Name) and _plain_calls(small.value))
+                for t in small.targets
+            ):
                 return False
         else:
             return False
     return True
+
+
+_PLAIN_BUILTINS = frozenset({"print", "len", "int", "str", "float", "bool"})
+
+
+def _plain_calls(value: cst.BaseExpression) -> bool:
+    """A constant or a value computed only with builtins and methods (`len(GPUS.split(","))`,
+    `print("n_gpu =", n)`): set-up a script may do between its imports, which builds nothing."""
+    for node in findall(value, cst.Call):
+        func = node.func
+        if not (isinstance(func, cst.Attribute) or (isinstance(func, cst.Name) and func.value in _PLAIN_BUILTINS)):
+            return False
+    return not findall(value, (cst.Lambda, cst.Await, cst.Yield))
 
 
 def _only_pass(body: cst.BaseSuite) -> bool:

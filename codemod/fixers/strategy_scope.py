@@ -707,7 +707,7 @@ def _strategy_inputs_to_hoist(
     built = set().union(*(bound_names(st) for st in covered if makes_layers(st)))
     reads = sorted({
         r for n in names for st in covered if n in bound_names(st) and not binds(st, template, tree)
-        for r in used_names(st) & built - {n}
+        for r in _free_names(tree, st) & built - {n}
     })
     advice = (
         f"it reads {', '.join(f'`{r}`' for r in reads)}, built in that code, so it cannot come first: compute the "
@@ -1428,6 +1428,28 @@ def _loaded(statement: cst.CSTNode) -> bool:
     return any(_callee_name(c.func) == "load_model" for c in findall(statement, cst.Call))
 
 
+def _free_names(tree: Tree, node: cst.CSTNode) -> set[str]:
+    """The names `node` reads from around it: `used_names` without a comprehension's own loop
+    variables (`[x for x in gpus]` reads `gpus`, not an `x` bound before)."""
+    found = set()
+    for name in findall(node, cst.Name):
+        for above in tree.ancestors(name):
+            if isinstance(above, (cst.ListComp, cst.SetComp, cst.GeneratorExp, cst.DictComp)):
+                loop: cst.CompFor | None = above.for_in
+                targets: set[str] = set()
+                while loop is not None:
+                    targets |= {n.value for n in findall(loop.target, cst.Name)}
+                    loop = loop.inner_for_in
+                if name.value in targets:
+                    break
+            if above is node:
+                found.add(name.value)
+                break
+        else:
+            found.add(name.value)
+    return found
+
+
 def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str]) -> list[cst.BaseStatement]:
     """The statements binding `names` between `start` and `stop`, when each is a one-target plain
     assignment (`gpus = 2`, `n = len(ids)`) reading nothing bound before it in that range: moving
@@ -1448,7 +1470,7 @@ def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str])
                     and isinstance(small.targets[0].target, cst.Name)
                 )
                 or (makes_layers(statement) and not creates_no_variables(tree, statement))
-                or used_names(small.value) & bound_before
+                or _free_names(tree, small.value) & bound_before
             ):
                 return []
             chosen.append(statement)

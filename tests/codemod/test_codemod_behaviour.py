@@ -28,8 +28,9 @@ def test_on_batch_calls_on_the_model_keep_the_site_and_name_every_call_with_its_
         '`model.test_on_batch(...)` (line 12) would run on the migrated model, and under MirroredStrategy Keras 3 '
         'gives every replica the whole batch passed to `train_on_batch` (with 2 GPUs each step computes on the 8 '
         'samples of an 8-sample batch twice). Replace each with its whole-batch form, e.g. `parallel.fit(x, y, '
-        'batch_size=len(x), epochs=1, verbose=0).history["loss"][-1]` (one step over the whole batch; `.history` '
-        'gives the loss `train_on_batch` returned) for `train_on_batch` (for a list '
+        'batch_size=len(x), epochs=1, verbose=0)` (one step over the whole batch; it returns a History: what '
+        '`train_on_batch` returned is `h.history["loss"][-1]`, and each metric is under its own name) for '
+        '`train_on_batch` (for a list '
         'of inputs, `batch_size=len(x[0])`), and rerun.',
     ]
     assert [(s.line, s.status, s.codes) for s in result.sites] == [(7, "reported", ("MGPU203",))]

@@ -625,3 +625,13 @@ def test_a_callback_holding_the_migrated_model_stays_where_it_was():
     out = transform_source(source.encode()).output.decode()
     assert "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n\n\nclass Histories" in out
     assert "\nauc = Histories(model=model)\nmodel.fit(x, y, callbacks=[auc])\n" in out
+
+
+def test_a_comprehension_variable_is_not_taken_for_something_the_scope_builds():
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef run(devices):\n    x = Input((4,))\n"
+        "    model = Model(x, Dense(1)(x))\n    n_gpus = len([x for x in devices if 'gpu' in x])\n"
+        "    parallel = multi_gpu_model(model, gpus=n_gpus)\n    parallel.compile('adam', 'mse')\n"
+    )
+    (finding,) = [f for f in transform_source(source.encode()).findings if f.code == "MGPU105"]
+    assert "reads `x`" not in finding.message and "assign `n_gpus` before that line" in finding.message
