@@ -38,8 +38,16 @@ def format_report(report: Report) -> str:
         lines.append(f"tolerance {kind}: |a - b| <= {atol:g} + {rtol:g} * |b|")
     lines += _explanations(report)
     lines.append("")
-    lines.append("VERDICT: " + ("PASS: the migrated script trains the same model" if report.passed else "FAIL"))
+    lines.append("VERDICT: " + _verdict(report))
     return "\n".join(lines)
+
+
+def _verdict(report: Report) -> str:
+    if not report.passed:
+        return "FAIL"
+    if not any(c.status == "ok" for c in report.comparisons):
+        return "PASS: every run finished, but nothing was compared (no training or prediction verify records)"
+    return "PASS: the migrated script trains the same model"
 
 
 def report_document(report: Report) -> dict[str, Any]:
@@ -101,6 +109,15 @@ def _explanations(report: Report) -> list[str]:
                              "each replica normalises / drops out its own slice of the batch")
     for finding in report.findings:
         lines.append(f"codemod: {finding}")
+    shim, migrated = report.runs.get("shim"), report.runs.get("migrated")
+    if shim and migrated and shim.ok and migrated.ok and shim.replicas and migrated.replicas and (
+        shim.replicas != migrated.replicas
+    ):
+        lines.append(
+            f"note: the shim run used {shim.replicas} replica(s), the migrated {migrated.replicas}: they did not "
+            "train on the same devices (a legacy script counting the GPUs it finds sees none in simulation; on a "
+            "machine with GPUs both count them the same)"
+        )
     for run in report.runs.values():
         if run.skipped:
             lines.append(f"{run.mode} run skipped: {run.skipped}")

@@ -234,3 +234,19 @@ def test_shim_matches_the_original_slicing_algorithm_on_a_second_fixture(tmp_pat
 @pytest.mark.parametrize("name", MIGRATE_AND_RUN)
 def test_migrated_fixture_runs_on_two_simulated_gpus(name, tmp_path):
     run_on_two_simulated_gpus(SCRIPTS / name, tmp_path)
+
+
+def test_the_verdict_says_when_nothing_was_compared_and_when_replica_counts_differ():
+    from multi_gpu_codemod.verify.compare import Comparison
+    from multi_gpu_codemod.verify.report import Report, format_report
+    from multi_gpu_codemod.verify.runs import Run
+
+    runs = {"shim": Run("shim", ok=True, replicas=1), "migrated": Run("migrated", ok=True, replicas=2)}
+    text = format_report(Report("s.py", runs, [], []))
+    assert text.endswith("VERDICT: PASS: every run finished, but nothing was compared "
+                         "(no training or prediction verify records)")
+    assert "the shim run used 1 replica(s), the migrated 2" in text
+    compared = [Comparison("shim", "migrated", "losses", "ok", 0.0)]
+    runs["shim"].replicas = 2
+    text = format_report(Report("s.py", runs, compared, []))
+    assert text.endswith("VERDICT: PASS: the migrated script trains the same model") and "note:" not in text
