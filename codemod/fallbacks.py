@@ -53,6 +53,8 @@ class ChainBranch:
     several: bool
     before: list[cst.BaseStatement]
     after: list[cst.BaseStatement]
+    # the comment lines above its `elif`/`else` (`# otherwise, several GPUs`): they stay there
+    leading: list[cst.EmptyLine] = field(default_factory=list)
 
 
 @dataclass
@@ -313,26 +315,26 @@ def _chain(
         top = parent
     if not isinstance(top, cst.If) or not _in_block(tree, top):
         return None
-    branches: list[tuple[cst.BaseExpression | None, cst.BaseSuite]] = []
+    branches: list[tuple[cst.BaseExpression | None, cst.BaseSuite, list[cst.EmptyLine]]] = []
     current: cst.If | cst.Else | None = top
     while isinstance(current, cst.If):
-        branches.append((current.test, current.body))
+        branches.append((current.test, current.body, [] if current is top else list(current.leading_lines)))
         current = current.orelse
     if not isinstance(current, cst.Else) or len(branches) < 2:
         return None  # no `else`: on no branch the name stays unbound; two branches: `collapse` itself
-    branches.append((None, current.body))
+    branches.append((None, current.body, list(current.leading_lines)))
     found: list[ChainBranch] = []
-    for test, body in branches:
+    for test, body, leading in branches:
         if body is block:
             said = Said([], []) if _only(block, anchor) else _said(block, anchor, messages)
             if said is None:
                 return None
-            found.append(ChainBranch(test, True, said.before, said.after))
+            found.append(ChainBranch(test, True, said.before, said.after, leading))
             continue
         otherwise = _fallback_messages(body, target, template, tree, messages)
         if otherwise is None:
             return None
-        found.append(ChainBranch(test, False, *otherwise))
+        found.append(ChainBranch(test, False, *otherwise, leading=leading))
     return top, found
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import io
+import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
@@ -14,7 +16,7 @@ from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
 from .layout import fitted, realign_call, renamed_in, spans_lines, strategy_statements
 from .same_branches import already_holds, merged
-from .fallbacks import ChainBranch, Said
+from .fallbacks import ChainBranch, Said, message
 from .strategy_expression import StrategyCode, refine
 
 if TYPE_CHECKING:
@@ -81,10 +83,29 @@ def _repeats_after_rename(
     call = piece.body[0].value
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _REDONE):
         return False
-    def code(statement: cst.SimpleStatementLine) -> str:
-        return _MODULE.code_for_node(statement.with_changes(leading_lines=[])).strip()
+    def code(statement: cst.SimpleStatementLine) -> tuple[str, ...]:
+        return _tokens(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
     assert isinstance(original, cst.SimpleStatementLine)
     return code(piece) == code(previous) and code(original) != code(previous_original)
+
+
+def _tokens(code: str) -> tuple[str, ...]:
+    """`code`'s tokens, spacing and comments aside (`optimizer = "adam"` reads as `optimizer="adam"`)."""
+    skipped = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENDMARKER)
+    try:
+        found = tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline)
+        return tuple(t.string for t in found if t.type not in skipped)
+    except (tokenize.TokenError, SyntaxError):
+        return (code,)
+
+
+def _summary(statement: cst.BaseStatement) -> bool:
+    """`model.summary()`: prints, builds nothing."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    small = statement.body[0]
+    call = small.value if isinstance(small, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "summary"
 
 
 def _leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
@@ -307,9 +328,12 @@ class _Applier(cst.CSTTransformer):
             ):
                 # `if c: parallel = model` right after `parallel = model`: it changes nothing.
                 pieces, comments = [], [line for line in _comment_lines(pieces[0]) if line.comment is not None]
+            # the statement before, past prints and logging (they train nothing)
+            skipped = (lambda s: message(s) or _summary(s)) if pieces and not _summary(pieces[0]) else message
+            before = next((s for s in reversed(emitted) if not skipped(s)), None)
             if (
-                len(pieces) == 1 and emitted and not (region is not None and index == region.start)
-                and _repeats_after_rename(orig, pieces[0], origin.get(id(emitted[-1])), emitted[-1])
+                len(pieces) == 1 and before is not None and not (region is not None and index == region.start)
+                and _repeats_after_rename(orig, pieces[0], origin.get(id(before)), before)
             ):
                 # `model.compile(...)` then `parallel_model.compile(...)` with the same arguments
                 # read the same once renamed: the second compile would only redo the first.
@@ -531,7 +555,10 @@ def _chosen_in_chain(
             *(_message_line(s) for s in branch.before), strategy if branch.several else single,
             *(_message_line(s) for s in branch.after),
         ])
-        chosen = cst.Else(body=body) if branch.test is None else cst.If(test=branch.test, body=body, orelse=chosen)
+        chosen = (
+            cst.Else(body=body, leading_lines=branch.leading) if branch.test is None
+            else cst.If(test=branch.test, body=body, orelse=chosen, leading_lines=branch.leading)
+        )
     assert isinstance(chosen, cst.If)
     return chosen
 

@@ -48,7 +48,12 @@ def fix(ctx: FixContext) -> None:
                     ctx.plan.remove_imports.append((module, name, asname))
         elif isinstance(node, cst.Import):
             for alias in node.names:
-                if code_of(alias.name) in _MODULES and alias.asname is not None:
+                if code_of(alias.name) == "keras" and alias.asname is None and any(
+                    code_of(site.call.func).startswith("keras.") for site in ctx.sites
+                ):
+                    # `import keras` for `keras.utils.multi_gpu_model(...)`: unused once that call goes
+                    ctx.plan.remove_imports.append(("keras", None, None))
+                elif code_of(alias.name) in _MODULES and alias.asname is not None:
                     ctx.plan.remove_imports.append((code_of(alias.name), None, alias.evaluated_alias))
                 elif code_of(alias.name) in _MODULES and (
                     "." in code_of(alias.name) or code_of(alias.name) == "multi_gpu_compat"

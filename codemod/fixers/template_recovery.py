@@ -1,7 +1,7 @@
 """Rewrites the template looked up in the parallel model (`layers[-2]`, `get_layer(...)`) to the model itself.
 
-`get_layer('model_1')` and `get_layer(model.name)` (the template not bound again since) name the
-template: the wrapper held it as a layer under its own name.
+`get_layer('model_1')`, `get_layer('sequential')` and `get_layer(model.name)` (the template not
+bound again since) name the template: the wrapper held it as a layer under its own name.
 
 `parallel.layers[-3]` is the template too when the template is seen built with two outputs
 (`Model(inp, [a, b])`): the wrapper ended with one merge layer per output.
@@ -28,7 +28,8 @@ __all__ = ["CODES", "fix"]
 # The finding codes this stage reports (MIGRATION.md, "Finding codes").
 CODES: Final = frozenset({"MGPU301"})
 
-_TEMPLATE_LAYER_NAME = re.compile(r"^model(_\d+)?$")
+# The names Keras gives a model it names itself: the template, held as one layer of the wrapper.
+_TEMPLATE_LAYER_NAME = re.compile(r"^(model|sequential|functional)(_\d+)?$")
 # `-2` (one output) or `-(n_outputs + 1)`: the documented ways to reach the template.
 _MINUS_TWO = m.UnaryOperation(operator=m.Minus(), expression=m.Integer("2"))
 _MINUS_N_PLUS_ONE = m.UnaryOperation(

@@ -2,6 +2,8 @@
 
 import pytest
 
+from multi_gpu_codemod import transform_source
+
 from codemod_fixtures import check_pair, check_unchanged, pairs, unchanged
 
 
@@ -39,3 +41,13 @@ def test_the_added_import_goes_after_the_set_up_between_imports():
     # it follows the module's last import; the environment setting stays before every import after it.
     assert lines.index("import tensorflow as tf") == lines.index("from keras.models import Sequential") + 1
     assert lines.index('matplotlib.use("agg")') == lines.index("import matplotlib") + 1
+
+
+@pytest.mark.parametrize("after_call,kept", [("", False), ("keras.backend.clear_session()\n", True)])
+def test_import_keras_used_only_for_the_call_goes_with_it(after_call, kept):
+    source = (
+        "import keras\n\nmodel = build()\nparallel = keras.utils.multi_gpu_model(model, gpus=2)\n"
+        f"parallel.compile('adam', 'mse')\n{after_call}"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert ("import keras\n" in out) is kept and "multi_gpu_model" not in out

@@ -635,3 +635,18 @@ def test_a_comprehension_variable_is_not_taken_for_something_the_scope_builds():
     )
     (finding,) = [f for f in transform_source(source.encode()).findings if f.code == "MGPU105"]
     assert "reads `x`" not in finding.message and "assign `n_gpus` before that line" in finding.message
+
+
+@pytest.mark.parametrize("between,dropped", [
+    ("net.summary()\nprint('GPUs:', 2)\n", True),  # prints train nothing
+    ("net.fit(x, y)\n", False),  # the template trained first: its compile served that
+])
+def test_a_parallel_compile_repeating_the_templates_past_prints_goes(between, dropped):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nnet = build()\nnet.compile(optimizer='adam', loss='mse')\n"
+        f"{between}gpu_net = multi_gpu_model(net, gpus=2)\ngpu_net.compile(optimizer = 'adam', loss = 'mse')\n"
+        "gpu_net.fit(x, y)\n"
+    )
+    result = transform_source(source.encode())
+    assert result.changed
+    assert (result.output.decode().count(".compile(") == 1) is dropped
