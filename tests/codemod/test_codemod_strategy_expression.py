@@ -363,3 +363,20 @@ def test_a_configparser_getint_is_a_count():
     result = transform_source(source.encode(), "train.py")
     assert "MGPU117" not in [f.code for f in result.findings]  # `getint` says it: no guess from the name
     assert f"{LOGICAL}[:cfg.getint('train', 'gpus')]" in result.output.decode()
+
+
+@pytest.mark.parametrize("env,every", [
+    ("os.environ['CUDA_VISIBLE_DEVICES'] = ','.join(str(g) for g in args.gpus)\n", True),  # renumbered from 0
+    ("os.environ['CUDA_VISIBLE_DEVICES'] = '0,1,2,3'\n", False),  # other GPUs: the ids still name them
+    ("", False),
+])
+def test_gpu_ids_the_script_also_made_visible_are_every_visible_gpu(env, every):
+    source = (
+        "import argparse\nimport os\nfrom keras.utils import multi_gpu_model\n\n"
+        "ap = argparse.ArgumentParser()\nap.add_argument('--gpus', type=int, nargs='+', default=[0, 1])\n"
+        f"args = ap.parse_args()\n{env}model = build()\nparallel = multi_gpu_model(model, gpus=args.gpus)\n"
+        "parallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert ("strategy = tf.distribute.MirroredStrategy()\n" in out) is every
+    assert ('f"/gpu:{i}" for i in args.gpus' in out) is not every
