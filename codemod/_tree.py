@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import functools
+import io
 import re
+import tokenize
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import Any, Callable, TypeVar, Union, overload
 
@@ -353,3 +355,31 @@ def runs_as_script(module: cst.Module) -> bool:
                 return True
     return False
 
+
+def code_tokens(code: str, renamed: Mapping[str, str] | None = None) -> tuple[str, ...]:
+    """`code`'s tokens, layout and comments aside, with `renamed` names (dotted too) replaced:
+    two statements that differ only in alignment or the parallel model's name compare equal."""
+    skipped = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENDMARKER)
+    try:
+        found = tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline)
+        tokens = [t.string for t in found if t.type not in skipped]
+    except (tokenize.TokenError, IndentationError, SyntaxError):
+        return (code,)
+    for old, new in (renamed or {}).items():
+        old_parts, new_parts = _dotted_tokens(old), _dotted_tokens(new)
+        out: list[str] = []
+        i = 0
+        while i < len(tokens):
+            if tokens[i:i + len(old_parts)] == old_parts and (not out or out[-1] != "."):
+                out += new_parts
+                i += len(old_parts)
+            else:
+                out.append(tokens[i])
+                i += 1
+        tokens = out
+    return tuple(tokens)
+
+
+def _dotted_tokens(name: str) -> list[str]:
+    parts = name.split(".")
+    return [t for i, part in enumerate(parts) for t in ([part] if i == 0 else [".", part])]

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import io
-import tokenize
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, TypeVar
 
 import libcst as cst
 
-from ._tree import Block, branch_suites, walk, zip_equal
+from ._tree import Block, branch_suites, code_tokens, walk, zip_equal
 from .cell_scopes import builds_nothing
 from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
@@ -84,19 +82,9 @@ def _repeats_after_rename(
     if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _REDONE):
         return False
     def code(statement: cst.SimpleStatementLine) -> tuple[str, ...]:
-        return _tokens(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
+        return code_tokens(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
     assert isinstance(original, cst.SimpleStatementLine)
     return code(piece) == code(previous) and code(original) != code(previous_original)
-
-
-def _tokens(code: str) -> tuple[str, ...]:
-    """`code`'s tokens, spacing and comments aside (`optimizer = "adam"` reads as `optimizer="adam"`)."""
-    skipped = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENDMARKER)
-    try:
-        found = tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline)
-        return tuple(t.string for t in found if t.type not in skipped)
-    except (tokenize.TokenError, SyntaxError):
-        return (code,)
 
 
 def _summary(statement: cst.BaseStatement) -> bool:

@@ -7,9 +7,7 @@ template where scope analysis proves it safe, else kept as an alias of it.
 
 from __future__ import annotations
 
-import io
 import itertools
-import tokenize
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -20,7 +18,8 @@ from .. import fallbacks
 from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
 from .._tree import (
     TF_DEVICE,
-    Block, Tree, binds, bound_names, branch_suites, children_of, code_of, dotted_name, findall, runs_as_script,
+    Block, Tree, binds, bound_names, branch_suites, children_of, code_of, code_tokens, dotted_name, findall,
+    runs_as_script,
     used_names, walk_same_scope,
 )
 from ..construction import (
@@ -155,7 +154,7 @@ def _unused_wrap(ctx: FixContext, site: Site) -> bool:
     removed: cst.SimpleStatementLine | cst.If = _dead_guard(ctx.tree, statement) or statement
     if removed is statement and _empties_block(ctx.tree, statement):
         return False
-    if findall(removed, cst.Comment) or any(line.comment is not None for line in removed.leading_lines):
+    if findall(removed, cst.Comment):  # (its leading lines' comments too)
         return False
     ctx.rewritten.append(site)
     ctx.plan.statements[id(removed)] = None
@@ -1736,7 +1735,7 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         # `parallel` reads the template, when nothing else binds it
         reads = ctx.safe_rename(site, kept)
         rest = [s for s in announced.statements if s is not announced.alias]
-        if reads is not None and kept is not None and (rest or not _has_comment_lines(kept)):
+        if reads is not None and kept is not None and (rest or not findall(kept, cst.Comment)):
             if rest:
                 chosen = cst.ensure_type(rest[0], cst.If)
                 ctx.plan.statements[id(kept)] = chosen.with_changes(leading_lines=announced.alias.leading_lines)
@@ -1779,12 +1778,6 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         ctx.plan.statements[id(item.anchor)] = alias
 
 
-def _has_comment_lines(statement: cst.CSTNode) -> bool:
-    return bool(findall(statement, cst.Comment)) or any(
-        line.comment is not None for line in getattr(statement, "leading_lines", ())
-    )
-
-
 def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: str) -> str | None:
     """MGPU106: what the kept `if`/`try` holds besides the model choice, and which branch to keep;
     None when the call's branch builds the model too (both branches are kept as they are)."""
@@ -1796,10 +1789,10 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
     # the same in the other branch once the parallel model's name reads the template's: no difference
     target = tree.code(site.target) if site.target is not None else template
     everywhere = {
-        _tokens(tree.code(s), {target: template})
+        code_tokens(tree.code(s), {target: template})
         for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))
     }
-    others = [s for s in others if _tokens(tree.code(s), {target: template}) not in everywhere]
+    others = [s for s in others if code_tokens(tree.code(s), {target: template}) not in everywhere]
     head = f"kept this `{kind}` around `{site.name}`: it is not a plain fallback"
     if any(binds(s, template, tree) for s in besides):
         return None  # its branch builds the model too: both branches stay as they are, nothing to change
@@ -1850,35 +1843,6 @@ def _scales_by_count(statement: cst.CSTNode, site: Site) -> bool:
         isinstance(small, (cst.Assign, cst.AugAssign)) and bool(used_names(small.value) & count)
         for small in statement.body
     )
-
-
-def _tokens(code: str, renamed: Mapping[str, str] | None = None) -> tuple[str, ...]:
-    """`code`'s tokens, layout and comments aside, with `renamed` names (dotted too) replaced:
-    two statements that differ only in alignment or the parallel model's name compare equal."""
-    skipped = (tokenize.NL, tokenize.NEWLINE, tokenize.INDENT, tokenize.DEDENT, tokenize.COMMENT, tokenize.ENDMARKER)
-    try:
-        found = tokenize.generate_tokens(io.StringIO(code.strip() + "\n").readline)
-        tokens = [t.string for t in found if t.type not in skipped]
-    except (tokenize.TokenError, IndentationError, SyntaxError):
-        return (code,)
-    for old, new in (renamed or {}).items():
-        old_parts, new_parts = _dotted_tokens(old), _dotted_tokens(new)
-        out: list[str] = []
-        i = 0
-        while i < len(tokens):
-            if tokens[i:i + len(old_parts)] == old_parts and (not out or out[-1] != "."):
-                out += new_parts
-                i += len(old_parts)
-            else:
-                out.append(tokens[i])
-                i += 1
-        tokens = out
-    return tuple(tokens)
-
-
-def _dotted_tokens(name: str) -> list[str]:
-    parts = name.split(".")
-    return [t for i, part in enumerate(parts) for t in ([part] if i == 0 else [".", part])]
 
 
 def _quoted(tree: Tree, statement: cst.CSTNode) -> str:
