@@ -23,6 +23,7 @@ __all__ = [
     "TEMPLATE_BUILT_HERE",
     "TEMPLATE_MOVABLE",
     "TEMPLATE_ON_EVERY_PATH",
+    "TEMPLATE_LOOKUPS_KNOWN",
     "CALLER_OBJECTS",
     "MODULE_OBJECTS",
     "OUTER_OBJECTS",
@@ -52,6 +53,7 @@ OWN_SCOPE_COVERS: Final = "MGPU114"
 DEVICE_SETTINGS_FIRST: Final = "MGPU115"
 GPU_COUNT_FIRST: Final = "MGPU105"
 ONE_STRATEGY: Final = "MGPU116"
+TEMPLATE_LOOKUPS_KNOWN: Final = "MGPU301"
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,11 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "as a value, which would keep the removed import after migration)",
                  "remove that use (after migration a test such as `multi_gpu_model is not None` is always "
                  "true), then rerun"),
+    Precondition(TEMPLATE_LOOKUPS_KNOWN, "every layer looked up in the parallel model is the template (`layers[-2]`, "
+                 "`layers[-(n + 1)]`, `layers[-3]` with two outputs seen, `get_layer('model_1')` or another name "
+                 "Keras gives a model itself, `get_layer(model.name)`, `._smodel`)",
+                 "replace the lookup with the model if it meant the template, or index the model's own layers, "
+                 "then rerun"),
     Precondition(TEMPLATE_BUILT_HERE, "the template is assigned earlier in the function (or module) of the call",
                  "create the strategy where the model is built; build and compile it under its scope"),
     Precondition(TEMPLATE_MOVABLE, "the template is assigned by a call, not by an import, `def` or `class`",

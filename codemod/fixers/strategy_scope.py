@@ -53,6 +53,7 @@ from ..preconditions import (
     TEMPLATE_BUILT_HERE,
     TEMPLATE_MOVABLE,
     TEMPLATE_ON_EVERY_PATH,
+    TEMPLATE_LOOKUPS_KNOWN,
     PRECONDITIONS,
     binds_on_every_path,
     enclosing_strategy_scope,
@@ -63,6 +64,7 @@ from ..same_branches import dissolves
 from ..strategy_expression import (
     KeptCondition, StrategyCode, compared_in_guards, dropped_notes, refine, strategy_expression, surely_int,
 )
+from ..template_lookups import lookups
 from ..value_uses import value_uses
 
 __all__ = ["CODES", "fix"]
@@ -120,7 +122,7 @@ def fix(ctx: FixContext) -> None:
                 f"rerun; the call is left as it is."
             ))
             continue
-        if _unused_wrap(ctx, site):
+        if _unused_wrap(ctx, site) or _reported_lookup(ctx, site):
             continue
         ctx.current_site = site
         result = _plan_site(ctx, site, uncovered)
@@ -158,6 +160,25 @@ def _unused_wrap(ctx: FixContext, site: Site) -> bool:
         return False
     ctx.rewritten.append(site)
     ctx.plan.statements[id(removed)] = None
+    return True
+
+
+def _reported_lookup(ctx: FixContext, site: Site) -> bool:
+    """MGPU301 when the parallel model's layers are looked up in a way the codemod cannot map to
+    the template (`parallel.layers[0]`, `get_layer('encoder')`): after migration there is no
+    wrapper, so the same lookup on the model would name another layer, or fail."""
+    unknown = next((lk for lk in lookups(ctx.tree, site, ctx.references_of(site)) if not lk.replaced), None)
+    if unknown is None:
+        return False
+    tree = ctx.tree
+    template = tree.code(site.template) if site.template is not None else "the model"
+    ctx.report(unknown.node, TEMPLATE_LOOKUPS_KNOWN, (
+        f"`{tree.code(unknown.node)}` looks a layer up in the old parallel wrapper (its layers were the inputs, "
+        f"one slice per GPU, the template `{template}` itself and one merge per output); the codemod cannot "
+        f"tell which layer of `{template}` it means, and after migration there is no wrapper. Replace it with "
+        f"`{template}` if it meant the template (or index `{template}.layers` for one of its layers) and rerun; "
+        f"the `{site.name}` call on line {tree.position(site.call)[0]} is left as it is."
+    ), site=site)
     return True
 
 

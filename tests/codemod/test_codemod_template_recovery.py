@@ -2,7 +2,7 @@
 
 import pytest
 
-from codemod_fixtures import check_pair, pairs
+from codemod_fixtures import check_pair, check_unchanged, pairs, unchanged
 from multi_gpu_codemod import transform_source
 
 
@@ -11,22 +11,68 @@ def test_fixture_pairs(before):
     check_pair(before)
 
 
-def test_unrecognised_layer_index_is_reported_not_rewritten():
+def test_the_documented_lookups_become_the_model_with_nothing_reported():
     from codemod_fixtures import ROOT
 
-    codes = check_pair(ROOT / "template_recovery" / "layers_minus_two.before.py")
-    assert codes == ["MGPU301"]
+    assert check_pair(ROOT / "template_recovery" / "layers_minus_two.before.py") == []
+
+
+@pytest.mark.parametrize("path", unchanged("template_recovery"), ids=lambda p: p.name)
+def test_a_site_with_a_lookup_the_codemod_cannot_map_is_left_and_reported_there(path):
+    assert check_unchanged(path) == ["MGPU301"]
+
+
+@pytest.mark.parametrize("lookup", [
+    "parallel.layers[0]", "parallel.layers[1]", "parallel.layers[-1]", "parallel.get_layer('encoder')",
+    "parallel.get_layer(index=0)", "parallel.get_layer(name='dense_1')", "parallel.layers[:-1]",
+])
+def test_each_unmappable_lookup_leaves_the_site_and_names_line_and_fix(lookup):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
+        f"parallel.compile('adam', 'mse')\nparallel.fit(x, y)\nlayer = {lookup}\n"
+    )
+    result = transform_source(source.encode())
+    assert result.output == source.encode()
+    (finding,) = result.findings
+    assert (finding.line, finding.code) == (7, "MGPU301")
+    assert f"`{lookup}`" in finding.message and "Replace it with `model`" in finding.message
+    assert "call on line 4 is left as it is" in finding.message
+
+
+@pytest.mark.parametrize("lookup", ["get_layer(name='model_1')", "get_layer(index=-2)", "layers[-(1 + 1)]"])
+def test_keyword_and_spelled_out_lookups_of_the_template_become_the_model(lookup):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
+        f"parallel.compile('adam', 'mse')\nparallel.{lookup}.save('m.keras')\n"
+    )
+    result = transform_source(source.encode())
+    assert "\nmodel.save('m.keras')" in result.output.decode() and result.findings == []
+
+
+def test_a_loop_over_every_layer_by_index_is_not_a_lookup():
+    # keras-yolo3's unfreeze step: every layer of the wrapper (so the template's too) became trainable
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
+        "for i in range(len(parallel.layers)):\n    parallel.layers[i].trainable = True\n"
+        "parallel.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source.encode())
+    assert "for i in range(len(model.layers)):\n        model.layers[i].trainable = True" in result.output.decode()
+    assert result.findings == []
+    other = source.replace("parallel.layers[i].trainable", "parallel.layers[i + 1].trainable")
+    assert [f.code for f in transform_source(other.encode()).findings] == ["MGPU301"]
 
 
 def test_minus_three_is_the_template_only_when_two_outputs_are_seen():
-    from multi_gpu_codemod import transform_source
     from codemod_fixtures import ROOT
 
     known = transform_source((ROOT / "template_recovery" / "two_outputs_minus_three.before.py").read_bytes())
     assert b'model.save("two_outputs.h5")' in known.output and known.findings == []
-    unknown = transform_source((ROOT / "template_recovery" / "unknown_outputs.before.py").read_bytes())
-    (finding,) = unknown.findings
-    assert finding.code == "MGPU301" and "use `model`" in finding.message
+    unknown = (ROOT / "template_recovery" / "unknown_outputs.unchanged.py").read_bytes()
+    result = transform_source(unknown)
+    assert result.output == unknown
+    (finding,) = result.findings
+    assert finding.code == "MGPU301" and "Replace it with `model`" in finding.message
 
 
 @pytest.mark.parametrize("name", ["sequential", "sequential_3", "functional_1", "model"])
