@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
@@ -99,19 +99,23 @@ class FixContext:
             return []
         return [a.node for a in assignment.references if isinstance(a.node, cst.Name)]
 
-    def safe_rename(self, site: Site, removed: cst.CSTNode | None = None) -> list[cst.Name] | None:
-        """Every read of the parallel name, when renaming them to the template provably changes nothing."""
+    def safe_rename(
+        self, site: Site, removed: cst.CSTNode | None = None, aliases: Sequence[cst.CSTNode] = ()
+    ) -> list[cst.Name] | None:
+        """Every read of the parallel name, when renaming them to the template provably changes nothing.
+        `removed`: a statement the rewrite removes; `aliases`: `parallel = model` statements that go
+        too (the caller checked they bind the template itself, on other paths than the call)."""
         assignment = self._site_assignment(site)
         if assignment is None or site.template is None:
             return None
         scope = assignment.scope
         target = cst.ensure_type(site.target, cst.Name).value
-        others = [
-            a
-            for a in scope.assignments[target]
-            if a is not assignment
-            and not (removed is not None and contains(self.tree, removed, getattr(a, "node", None)))
-        ]
+        gone = [*([removed] if removed is not None else []), *aliases]
+
+        def goes(node: cst.CSTNode | None) -> bool:
+            return any(contains(self.tree, g, node) for g in gone)
+
+        others = [a for a in scope.assignments[target] if a is not assignment and not goes(getattr(a, "node", None))]
         if others:
             return None
         template_root = site.template
@@ -130,13 +134,16 @@ class FixContext:
             ):
                 return None
         accesses: list[cst.Name] = []
-        for access in assignment.references:
+        # reads of the site's value, and of an alias's (`parallel.fit(...)` right after `parallel = model`)
+        bindings = [assignment, *(a for a in scope.assignments[target] if a is not assignment
+                                  and any(contains(self.tree, g, getattr(a, "node", None)) for g in aliases))]
+        reads = list({id(r): r for b in bindings for r in b.references}.values())
+        reads.sort(key=lambda r: self.tree.order(r.node))
+        for access in reads:
             if not isinstance(access.node, cst.Name) or _is_del(self.tree, access):
                 return None
-            if any(
-                r is not assignment and r not in others and not contains(self.tree, removed, getattr(r, "node", None))
-                for r in access.referents
-            ):
+            if any(r is not assignment and r not in others and not goes(getattr(r, "node", None))
+                   for r in access.referents):
                 return None
             current = access.scope
             while current is not scope:  # a nested scope may have its own `model`

@@ -74,8 +74,8 @@ def _repeats_after_rename(
     nothing trained between; the summary prints the same model)."""
     if not (isinstance(piece, cst.SimpleStatementLine) and isinstance(previous, cst.SimpleStatementLine)):
         return False
-    if not isinstance(previous_original, cst.SimpleStatementLine):
-        return False
+    if not (isinstance(previous_original, cst.SimpleStatementLine) and isinstance(original, cst.SimpleStatementLine)):
+        return False  # (a piece of a merged `if`: its own statements, not a repeat)
     if len(piece.body) != 1 or not isinstance(piece.body[0], cst.Expr):
         return False
     call = piece.body[0].value
@@ -83,7 +83,6 @@ def _repeats_after_rename(
         return False
     def code(statement: cst.SimpleStatementLine) -> tuple[str, ...]:
         return code_tokens(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
-    assert isinstance(original, cst.SimpleStatementLine)
     return code(piece) == code(previous) and code(original) != code(previous_original)
 
 
@@ -443,12 +442,36 @@ def _runs_model(statement: cst.BaseStatement) -> bool:
     )
 
 
+def _only_says(statement: cst.BaseStatement) -> bool:
+    """`print(...)` / `logger.info(...)`, or an `if`/`elif`/`else` whose conditions call nothing
+    and whose every branch only prints (`if G <= 1: print("1 GPU")` / `else: print(...)`)."""
+    if message(statement):
+        return True
+    if not isinstance(statement, cst.If):
+        return False
+    tests: list[cst.BaseExpression] = []
+    current: cst.CSTNode | None = statement
+    while isinstance(current, cst.If):
+        tests.append(current.test)
+        current = current.orelse
+    return not any(isinstance(n, cst.Call) for t in tests for n in walk(t)) and all(
+        isinstance(suite, cst.IndentedBlock) and all(message(s) for s in suite.body)
+        for suite in branch_suites(statement)
+    )
+
+
 def _scoped_parts(body: list[cst.BaseStatement]) -> list[tuple[bool, list[cst.BaseStatement]]]:
     """The scope's statements as (under a scope?, statements): one scope, unless the model is
     trained among them (`fit` before a second `compile` of a fine-tuning stage, or after the
     compile in a dissolved `with tf.device(...)` block). Then each stretch that builds or
     compiles gets a `with` of its own, and what lies between and after (the `fit`, the data it
     reads, `layer.trainable = True`) stays at the block's level, as written."""
+    lead = next((i for i, s in enumerate(body) if not _only_says(s)), len(body))
+    trail = next((i for i, s in enumerate(reversed(body)) if not _only_says(s)), len(body))
+    if 0 < lead + trail < len(body):
+        # messages before the construction or after the compile create nothing: left out, as written
+        core = _scoped_parts(body[lead:len(body) - trail])
+        return [*([(False, body[:lead])] if lead else []), *core, *([(False, body[-trail:])] if trail else [])]
     runs = [i for i, s in enumerate(body) if _runs_model(s)]
     if not runs:
         return [(True, body)]

@@ -71,8 +71,8 @@ PRECONDITIONS: tuple[Precondition, ...] = (
     Precondition(TEMPLATE_LOOKUPS_KNOWN, "every layer looked up in the parallel model is the template (`layers[-2]`, "
                  "`layers[-(n + 1)]`, `layers[-3]` with two outputs seen, `get_layer('model_1')` or another name "
                  "Keras gives a model itself, `get_layer(model.name)`, `._smodel`)",
-                 "replace the lookup with the model if it meant the template, or index the model's own layers, "
-                 "then rerun"),
+                 "replace the lookup with the model if it meant the template, or index (or walk) the model's own "
+                 "layers, then rerun"),
     Precondition(TEMPLATE_BUILT_HERE, "the template is assigned earlier in the function (or module) of the call",
                  "create the strategy where the model is built; build and compile it under its scope"),
     Precondition(TEMPLATE_MOVABLE, "the template is assigned by a call, not by an import, `def` or `class`",

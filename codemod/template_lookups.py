@@ -19,6 +19,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from ._tree import Tree, dotted_name, walk_same_scope
+from .fallbacks import message
 from .fix_context import same_scope_targets
 from .recognise import Site
 
@@ -34,15 +35,11 @@ _MINUS_N_PLUS_ONE = m.UnaryOperation(
     | m.BinaryOperation(operator=m.Add(), left=m.Integer("1")),
 )
 
-# `range(len(...))`
-_RANGE_LEN = m.Call(func=m.Name("range"), args=[m.Arg(value=m.Call(func=m.Name("len"), args=[m.Arg()]))])
-
-
 @dataclass(frozen=True)
 class Lookup:
-    """One lookup of a layer in the parallel model. `replaced`: the node that becomes the template
-    (`parallel.layers[-2]`, the `get_layer(...)` call, `parallel._smodel`); None when the codemod
-    cannot tell which layer it meant."""
+    """One lookup of a layer in the parallel model: `node` (`parallel.layers[-2]`, the
+    `get_layer(...)` call, `parallel._smodel`, or a bare `parallel.layers` walked over), and
+    whether it is the template (`replaced`: then `node` becomes the model itself)."""
 
     name: cst.Name  # the read of the parallel model it starts from
     node: cst.CSTNode
@@ -52,7 +49,7 @@ class Lookup:
 def lookups(tree: Tree, site: Site, names: Sequence[cst.Name]) -> list[Lookup]:
     """The template lookups among `names` (reads of the parallel model), in source order."""
     found: list[Lookup] = []
-    for name in names:
+    for name in sorted(names, key=tree.order):
         parent = tree.parent(name)
         if not isinstance(parent, cst.Attribute) or parent.value is not name:
             continue
@@ -60,9 +57,11 @@ def lookups(tree: Tree, site: Site, names: Sequence[cst.Name]) -> list[Lookup]:
         attr = parent.attr.value
         if attr == "layers" and isinstance(outer, cst.Subscript) and outer.value is parent:
             index = outer.slice[0].slice if len(outer.slice) == 1 else None
-            if isinstance(index, cst.Index) and _every_layer(tree, outer, index.value):
-                continue  # `for i in range(len(parallel.layers)): parallel.layers[i]...`, like `for layer in`
             found.append(Lookup(name, outer, isinstance(index, cst.Index) and _template_index(tree, site, index.value)))
+        elif attr == "layers" and not _only_printed(tree, parent):
+            # a walk over the wrapper's layers (`for layer in parallel.layers: layer.trainable = True`)
+            # met the template as one layer: setting its flag left its own layers' flags as they were
+            found.append(Lookup(name, parent, False))
         elif attr == "get_layer" and isinstance(outer, cst.Call) and outer.func is parent:
             only = outer.args[0] if len(outer.args) == 1 else None
             if only is not None and only.keyword is not None and only.keyword.value == "index":
@@ -79,29 +78,23 @@ def lookups(tree: Tree, site: Site, names: Sequence[cst.Name]) -> list[Lookup]:
     return found
 
 
+def _only_printed(tree: Tree, layers: cst.Attribute) -> bool:
+    """`print(len(parallel.layers))`, `for layer in parallel.layers: print(layer.name)`: what it
+    prints changes with the migration, what trains does not."""
+    statement = tree.statement_of(layers)
+    if statement is None or message(statement):
+        return True
+    return (
+        isinstance(statement, cst.For)
+        and statement.iter is layers
+        and statement.orelse is None
+        and all(message(s) for s in cst.ensure_type(statement.body, cst.IndentedBlock).body)
+    )
+
+
 def _template_index(tree: Tree, site: Site, index: cst.BaseExpression) -> bool:
     """`-2`, `-(n + 1)`, or `-K` with K - 1 outputs seen: the wrapper's layer that was the template."""
     return m.matches(index, _MINUS_TWO | _MINUS_N_PLUS_ONE) or _minus(index) == _output_count(tree, site) + 1 > 1
-
-
-def _every_layer(tree: Tree, lookup: cst.Subscript, index: cst.BaseExpression) -> bool:
-    """`i` of an enclosing `for i in range(len(<same>.layers)):`: a walk over every layer (the
-    keras-yolo3 unfreeze loop), not a lookup of one."""
-    if not isinstance(index, cst.Name):
-        return False
-    layers = tree.code(lookup.value)
-    node: cst.CSTNode | None = tree.parent(lookup)
-    while node is not None and not isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Module)):
-        if (
-            isinstance(node, cst.For)
-            and isinstance(node.target, cst.Name)
-            and node.target.value == index.value
-            and m.matches(node.iter, _RANGE_LEN)
-        ):
-            length = cst.ensure_type(cst.ensure_type(node.iter, cst.Call).args[0].value, cst.Call)
-            return tree.code(length.args[0].value) == layers
-        node = tree.parent(node)
-    return False
 
 
 def _is_template_name(tree: Tree, site: Site, arg: cst.BaseExpression | None) -> bool:

@@ -165,19 +165,32 @@ def _unused_wrap(ctx: FixContext, site: Site) -> bool:
 
 def _reported_lookup(ctx: FixContext, site: Site) -> bool:
     """MGPU301 when the parallel model's layers are looked up in a way the codemod cannot map to
-    the template (`parallel.layers[0]`, `get_layer('encoder')`): after migration there is no
-    wrapper, so the same lookup on the model would name another layer, or fail."""
-    unknown = next((lk for lk in lookups(ctx.tree, site, ctx.references_of(site)) if not lk.replaced), None)
-    if unknown is None:
+    the template (`parallel.layers[0]`, `get_layer('encoder')`) or walked over: after migration
+    there is no wrapper, so the same code on the model would name another layer, or reach layers
+    the old walk never changed."""
+    unknown = [lk for lk in lookups(ctx.tree, site, ctx.references_of(site)) if not lk.replaced]
+    if not unknown:
         return False
     tree = ctx.tree
     template = tree.code(site.template) if site.template is not None else "the model"
-    ctx.report(unknown.node, TEMPLATE_LOOKUPS_KNOWN, (
-        f"`{tree.code(unknown.node)}` looks a layer up in the old parallel wrapper (its layers were the inputs, "
+    walk = next((lk for lk in unknown if isinstance(lk.node, cst.Attribute)), None)
+    left = f"the `{site.name}` call on line {tree.position(site.call)[0]} is left as it is."
+    if walk is not None:
+        ctx.report(walk.node, TEMPLATE_LOOKUPS_KNOWN, (
+            f"`{tree.code(tree.statement_of(walk.node) or walk.node).strip().splitlines()[0]}` walks the old "
+            f"parallel wrapper's layers, where `{template}` was one layer: in Keras 2, setting `trainable` on it "
+            f"left the flags of `{template}`'s own layers as they were, while the same walk over `{template}.layers` "
+            f"would reach every one of them and change what trains. Write it over `{template}.layers` if "
+            f"every layer was meant (keras-yolo3's unfreeze step), or remove it, and rerun; {left}"
+        ), site=site)
+        return True
+    first = unknown[0]
+    ctx.report(first.node, TEMPLATE_LOOKUPS_KNOWN, (
+        f"`{tree.code(first.node)}` looks a layer up in the old parallel wrapper (its layers were the inputs, "
         f"one slice per GPU, the template `{template}` itself and one merge per output); the codemod cannot "
         f"tell which layer of `{template}` it means, and after migration there is no wrapper. Replace it with "
         f"`{template}` if it meant the template (or index `{template}.layers` for one of its layers) and rerun; "
-        f"the `{site.name}` call on line {tree.position(site.call)[0]} is left as it is."
+        f"{left}"
     ), site=site)
     return True
 
@@ -1774,8 +1787,14 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         ctx.references[id(site)] = ctx.references_of(site)
         return
     accesses: list[cst.Name] | None = []
+    aliases: list[cst.SimpleStatementLine] = []
     if target != template:
         accesses = ctx.safe_rename(site, item.anchor) if isinstance(site.target, cst.Name) else None
+        if accesses is None and isinstance(kept, cst.If) and isinstance(site.target, cst.Name):
+            # `if G <= 1: ...; parallel = model` / `else: ...; parallel = multi_gpu_model(model, G)`:
+            # the other branch's alias binds the template too, so every read can be renamed
+            aliases = _branch_aliases(tree, kept, site, target, template)
+            accesses = ctx.safe_rename(site, item.anchor, aliases) if aliases else None
         dead = _dead_guard(tree, item.anchor) if accesses == [] else None
         if dead is not None:
             # `if n_gpus > 1: parallel = multi_gpu_model(...)` and nothing reads `parallel`: the
@@ -1792,11 +1811,46 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
             ctx.report(kept, "MGPU106", message)
     if accesses is not None:
         ctx.plan.statements[id(item.anchor)] = None
+        for other in aliases:
+            ctx.plan.statements[id(other)] = None
         for access in accesses:
             ctx.plan.nodes[id(access)] = site.template.deep_clone()
     else:
         alias = cst.parse_statement(f"{target} = {template}\n")
         ctx.plan.statements[id(item.anchor)] = alias
+
+
+def _branch_aliases(
+    tree: Tree, kept: cst.If, site: Site, target: str, template: str
+) -> list[cst.SimpleStatementLine]:
+    """The `parallel = model` lines of the kept `if`'s other branches, when each leaves its branch
+    something else to run and nothing in that branch binds the template after it; else []."""
+    found: list[cst.SimpleStatementLine] = []
+    for suite in branch_suites(kept):
+        if not isinstance(suite, cst.IndentedBlock) or any(a is suite for a in tree.ancestors(site.call)):
+            continue
+        for k, statement in enumerate(suite.body):
+            if not binds(statement, target, tree):
+                continue
+            if not (_plain_alias(tree, statement, target, template) and len(suite.body) > 1):
+                return []
+            if any(binds(later, template, tree) for later in suite.body[k + 1:]):
+                return []
+            found.append(cst.ensure_type(statement, cst.SimpleStatementLine))
+    return found
+
+
+def _plain_alias(tree: Tree, statement: cst.CSTNode, target: str, template: str) -> bool:
+    """`parallel = model` alone on its line."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    assign = statement.body[0]
+    return (
+        isinstance(assign, cst.Assign)
+        and len(assign.targets) == 1
+        and tree.code(assign.targets[0].target) == target
+        and tree.code(assign.value) == template
+    )
 
 
 def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: str) -> str | None:

@@ -93,18 +93,18 @@ def strategy_devices(code: str, present: int, **names: object) -> list[str] | st
     lines = code.splitlines()
     end = next(i for i, line in enumerate(lines) if re.match(r"\s*with \w+\.scope\(\):", line))
     indent = len(lines[end]) - len(lines[end].lstrip())
-    start = end
-    while start > 0:
+    name = re.match(r"\s*with (\w+)\.scope", lines[end]).group(1)
+    # back to the last assignment of the strategy, then out to the `if` choosing it, if any (what
+    # lies between, such as an `if` that only prints which path ran, runs too: it only prints)
+    start = max(i for i in range(end) if re.match(rf"\s*{name} = ", lines[i]))
+    while len(lines[start]) - len(lines[start].lstrip()) > indent:
         start -= 1
         line = lines[start]
-        depth = len(line) - len(line.lstrip())
-        if depth > indent or line.strip() in ("else:", ")") or not line.strip():
-            continue
-        if depth == indent and (line.lstrip().startswith("if ") or "Strategy(" in line):
-            break
-        start += 1
-        break
-    name = re.match(r"\s*with (\w+)\.scope", lines[end]).group(1)
+        if len(line) - len(line.lstrip()) == indent and line.strip().startswith(("else:", "elif ")):
+            start -= 1  # (its `if`: further up at the same depth)
+            while len(lines[start]) - len(lines[start].lstrip()) != indent or not lines[start].strip():
+                start -= 1
+            start += 1
     config = types.SimpleNamespace(list_logical_devices=lambda kind: [f"/gpu:{i}" for i in range(present)])
     distribute = types.SimpleNamespace(MirroredStrategy=lambda devices=None: list(devices) or None if devices else None,
                                        get_strategy=lambda: "one device")

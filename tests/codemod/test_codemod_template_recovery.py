@@ -49,18 +49,24 @@ def test_keyword_and_spelled_out_lookups_of_the_template_become_the_model(lookup
     assert "\nmodel.save('m.keras')" in result.output.decode() and result.findings == []
 
 
-def test_a_loop_over_every_layer_by_index_is_not_a_lookup():
-    # keras-yolo3's unfreeze step: every layer of the wrapper (so the template's too) became trainable
+@pytest.mark.parametrize("walk", [
+    "for i in range(len(parallel.layers)):\n    parallel.layers[i].trainable = True\n",
+    "for layer in parallel.layers:\n    layer.trainable = True\n",
+    "frozen = [l.name for l in parallel.layers if not l.trainable]\n",
+])
+def test_a_walk_over_the_wrappers_layers_leaves_the_site(walk):
+    # keras-yolo3's unfreeze step met the template as one layer: its own layers stayed frozen,
+    # while the same walk over the model's layers would unfreeze them all (verify: weights differ)
     source = (
         "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
-        "for i in range(len(parallel.layers)):\n    parallel.layers[i].trainable = True\n"
-        "parallel.compile('adam', 'mse')\n"
+        f"parallel.compile('adam', 'mse')\nparallel.fit(x, y)\n{walk}parallel.compile('adam', 'mse')\n"
     )
     result = transform_source(source.encode())
-    assert "for i in range(len(model.layers)):\n        model.layers[i].trainable = True" in result.output.decode()
-    assert result.findings == []
-    other = source.replace("parallel.layers[i].trainable", "parallel.layers[i + 1].trainable")
-    assert [f.code for f in transform_source(other.encode()).findings] == ["MGPU301"]
+    assert result.output == source.encode()
+    (finding,) = result.findings
+    assert (finding.line, finding.code) == (7, "MGPU301")
+    assert "walks the old parallel wrapper's layers" in finding.message and "model.layers" in finding.message
+    assert "call on line 4 is left as it is" in finding.message
 
 
 def test_minus_three_is_the_template_only_when_two_outputs_are_seen():
@@ -84,3 +90,16 @@ def test_a_name_keras_gives_a_model_itself_looked_up_in_the_wrapper_is_the_templ
     result = transform_source(source.encode())
     assert "model.save_weights('w.weights.h5')" in result.output.decode()
     assert "MGPU301" not in [f.code for f in result.findings]
+
+
+def test_a_walk_that_only_prints_the_layers_is_renamed():
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
+        "for layer in parallel.layers:\n    print(layer.name)\nprint(len(parallel.layers))\n"
+        "parallel.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source.encode())
+    assert "    for layer in model.layers:\n        print(layer.name)\n    print(len(model.layers))\n" in (
+        result.output.decode()
+    )
+    assert result.findings == []
