@@ -13,7 +13,9 @@ from .cell_scopes import builds_nothing
 from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
 from .layout import fitted, realign_call, renamed_in, spans_lines, strategy_statements
+from . import stale_comments
 from .same_branches import already_holds, merged
+from .stale_comments import CPU_PLACEMENT
 from .fallbacks import ChainBranch, Said, message
 from .strategy_expression import StrategyCode, refine
 
@@ -53,12 +55,15 @@ class Plan:
     calls: set[int] = field(default_factory=set)  # the statements holding a rewritten call
     moved: set[int] = field(default_factory=set)  # statements a region hoists whole (with comments)
     nodes: dict[int, cst.CSTNode] = field(default_factory=dict)  # original expression -> replacement
+    dropped_lines: set[int] = field(default_factory=set)  # comment lines (or comments) that go: stale_comments.py
     remove_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
     add_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
 
     @property
     def empty(self) -> bool:
-        return not (self.regions or self.statements or self.nodes or self.unwrap or self.remove_imports)
+        return not (
+            self.regions or self.statements or self.nodes or self.unwrap or self.remove_imports or self.dropped_lines
+        )
 
 
 _REDONE = frozenset({"compile", "summary"})
@@ -134,13 +139,19 @@ def _with_leading(statement: cst.BaseStatement, lines: list[cst.EmptyLine]) -> c
     return statement.with_changes(leading_lines=[*lines, *_leading_lines(statement)])
 
 
+class _FlatBlankLines(cst.CSTTransformer):
+    def leave_EmptyLine(self, original_node: cst.EmptyLine, updated_node: cst.EmptyLine) -> cst.EmptyLine:
+        if updated_node.comment is None and updated_node.indent:
+            return updated_node.with_changes(indent=False)
+        return updated_node
+
+
 def _flat_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
-    """Blank lines moved one block deeper must not gain trailing indentation."""
-    lines = [
-        line.with_changes(indent=False) if line.comment is None else line
-        for line in _leading_lines(statement)
-    ]
-    return statement.with_changes(leading_lines=lines)
+    """Blank lines moved one block deeper must not gain trailing indentation: the statement's own
+    and those inside it (before an `else:`, between the statements of its body)."""
+    flat = statement.visit(_FlatBlankLines())
+    assert isinstance(flat, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return flat
 
 
 def _one_blank_line(statement: cst.BaseStatement) -> cst.BaseStatement:
@@ -195,6 +206,8 @@ class _Applier(cst.CSTTransformer):
         replacement = self.plan.nodes.get(id(original_node))
         if replacement is not None:
             return replacement
+        if id(original_node) in self.plan.dropped_lines:
+            return cst.RemovalSentinel.REMOVE
         updated = super().on_leave(original_node, updated_node)
         if isinstance(original_node, cst.SimpleStatementLine) and isinstance(updated, cst.SimpleStatementLine):
             return self._comment_above_if_too_wide(original_node, updated)
@@ -249,25 +262,30 @@ class _Applier(cst.CSTTransformer):
         if key in self.plan.statements:
             replacement = self.plan.statements[key]
             if replacement is None:
-                return [], _comment_lines(updated)
+                return [], self._call_comments(key, _leading_lines(updated), _inner_comments(updated), updated)
             # several statements (`cst.FlattenSentinel`): the first takes the leading lines
             replaced = list(replacement.nodes) if isinstance(replacement, cst.FlattenSentinel) else [replacement]
             # comments the replacement does not carry itself go above it
             carried = {c.value for r in replaced for c in _walk_comments(r.with_changes(leading_lines=[]))}
             inner = [line for line in _inner_comments(updated) if line.comment and line.comment.value not in carried]
-            replaced[0] = replaced[0].with_changes(leading_lines=[*_leading_lines(updated), *inner])
+            lines = self._call_comments(key, _leading_lines(updated), inner, updated)
+            replaced[0] = replaced[0].with_changes(leading_lines=lines)
             return replaced, []
         if key in self.plan.unwrap and isinstance(updated, cst.With):
             suite = cst.ensure_type(updated.body, cst.IndentedBlock)
             body = list(suite.body)
-            lines = list(updated.leading_lines)
+            # what said the block placed its code on the CPU goes with the block (stale_comments.py)
+            lines = stale_comments.without(updated.leading_lines, CPU_PLACEMENT)
             header = suite.header.comment
-            if header is not None:
+            if header is not None and not CPU_PLACEMENT.search(header.value):
                 lines.append(cst.EmptyLine(comment=header))
             # Comments after the block's last statement (its footer) go to what follows it.
             footer = [line for line in suite.footer if line.comment is not None]
             if body:
-                body[0] = _with_leading(body[0], lines)
+                first = body[0].with_changes(
+                    leading_lines=stale_comments.without(_leading_lines(body[0]), CPU_PLACEMENT)
+                )
+                body[0] = _with_leading(first, lines)
                 return body, footer
             return [], lines + footer
         if isinstance(updated, (cst.If, cst.Try)) and self._touched(original):
@@ -278,6 +296,24 @@ class _Applier(cst.CSTTransformer):
             if shared is not None:
                 return shared, []
         return [updated], []
+
+    def _call_comments(
+        self, key: int, leading: Sequence[cst.EmptyLine], inner: Sequence[cst.EmptyLine], updated: cst.BaseStatement
+    ) -> list[cst.EmptyLine]:
+        """The comments of a statement the plan removes or replaces (the lines above it, then
+        those inside it); for a rewritten call's, less those about the CPU placement (a
+        paragraph above it; a line inside it) and the dropped `cpu_merge=` / `cpu_relocation=`."""
+        if key not in self.plan.calls:
+            return [*leading, *inner]
+        dropped: set[int] = set()
+        for call in walk(updated):
+            dropped |= stale_comments.argument_comments(call, updated)
+        inside = [
+            line for line in inner
+            if line.comment is not None and id(line.comment) not in dropped
+            and not CPU_PLACEMENT.search(line.comment.value)
+        ]
+        return [*stale_comments.without(leading, CPU_PLACEMENT), *inside]
 
     def _touched(self, statement: cst.BaseStatement) -> bool:
         """An `if`/`try` with a statement the plan replaces or removes directly in one of its
@@ -607,7 +643,7 @@ def apply_plan(
     `continued`: told of backslash continuations realigned after a rename (continuations.py)."""
     paths: set[int] | None = None
     if tree is not None:
-        keys = set(plan.statements) | plan.unwrap | set(plan.nodes)
+        keys = set(plan.statements) | plan.unwrap | set(plan.nodes) | plan.dropped_lines
         targets: list[cst.CSTNode] = [r.block for r in plan.regions]
         targets += [n for n in tree.all_nodes() if id(n) in keys]
         paths = {id(module)}

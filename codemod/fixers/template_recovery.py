@@ -4,13 +4,23 @@ With MirroredStrategy there is no wrapper model: the template is what gets train
 ways of digging it out of the parallel model would now point at one of its layers. Which
 lookups name the template is template_lookups.py's call; a site with any other lookup is not
 rewritten (strategy_scope reports it, MGPU301), so every lookup left here is replaced.
+
+`single = parallel.layers[-2]` would become `single = model`, a second name for the model: its
+reads read `model` instead and the line goes, when that provably changes nothing. The comment
+right above such a line that describes the wrapper ("the template sits before the merge layers")
+goes with it (stale_comments.py).
 """
 
 from __future__ import annotations
 
 from typing import Final
 
-from ..fix_context import FixContext
+import libcst as cst
+from libcst.metadata import Assignment
+
+from .. import stale_comments
+from .._tree import Tree
+from ..fix_context import FixContext, contains, same_scope_targets
 from ..template_lookups import lookups
 
 __all__ = ["CODES", "fix"]
@@ -20,9 +30,55 @@ CODES: Final[frozenset[str]] = frozenset()
 
 
 def fix(ctx: FixContext) -> None:
+    tree = ctx.tree
     for site in ctx.rewritten:
-        for lookup in lookups(ctx.tree, site, ctx.references.get(id(site), [])):
+        for lookup in lookups(tree, site, ctx.references.get(id(site), [])):
             if not lookup.replaced:  # (strategy_scope leaves such sites: not reached)
                 continue
             replacement = ctx.plan.nodes.get(id(lookup.name), lookup.name)
             ctx.plan.nodes[id(lookup.node)] = replacement.deep_clone()
+            statement = tree.statement_of(lookup.node)
+            if not isinstance(statement, cst.SimpleStatementLine):
+                continue
+            kept = stale_comments.without(statement.leading_lines, stale_comments.WRAPPER)
+            ctx.plan.dropped_lines |= {id(line) for line in statement.leading_lines if line not in kept}
+            reads = _alias_reads(tree, statement, lookup.node, replacement)
+            if reads is not None and id(statement) not in ctx.plan.statements:
+                ctx.plan.statements[id(statement)] = None
+                comment = statement.trailing_whitespace.comment  # `single = parallel.layers[-2]  # the template`
+                if comment is not None and stale_comments.WRAPPER.search(comment.value):
+                    ctx.plan.dropped_lines.add(id(comment))
+                for read in reads:
+                    ctx.plan.nodes[id(read)] = replacement.deep_clone()
+
+
+def _alias_reads(
+    tree: Tree, statement: cst.SimpleStatementLine, lookup: cst.CSTNode, template: cst.CSTNode
+) -> list[cst.Name] | None:
+    """The reads of `single` in `single = parallel.layers[-2]`, when that is the only binding of
+    `single`, every read sees only it (same scope), and the template is not bound again after it."""
+    if len(statement.body) != 1 or not isinstance(statement.body[0], cst.Assign):
+        return None
+    assign = statement.body[0]
+    if assign.value is not lookup or len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+        return None
+    name = assign.targets[0].target
+    scope = tree.scopes.get(name)
+    if scope is None:
+        return None
+    bindings = list(scope.assignments[name.value])
+    if len(bindings) != 1 or not isinstance(bindings[0], Assignment) or bindings[0].node is not name:
+        return None
+    template_code = tree.code(template)
+    scope_node = tree.enclosing_scope_node(statement)
+    after = tree.order(statement)
+    if any(tree.code(t) == template_code and tree.order(t) > after for t in same_scope_targets(tree, scope_node)):
+        return None
+    reads: list[cst.Name] = []
+    for access in bindings[0].references:
+        if not isinstance(access.node, cst.Name) or access.scope is not scope or len(access.referents) != 1:
+            return None
+        if contains(tree, statement, access.node):
+            return None
+        reads.append(access.node)
+    return reads if reads else None

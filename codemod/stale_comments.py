@@ -1,0 +1,87 @@
+"""Which comments describe code the migration removes, and go with it.
+
+The codemod keeps every comment it does not need to touch. These it must: they describe the
+old multi-GPU mechanics that are gone after the rewrite, and would now say something false.
+
+- CPU placement: a comment on a dissolved `with tf.device('/cpu:0'):` block (above it, on its
+  line, above its first statement) or on the removed call (`# merge outputs on the CPU as well`)
+  that mentions the CPU or the host ("build the template on the CPU").
+- A removed argument: the comment on a `cpu_merge=` / `cpu_relocation=` argument's line.
+- The wrapper: a comment right above a statement whose lookup of the template in the wrapper
+  (`parallel.layers[-2]`) became the model itself, mentioning the wrapper, its merge layers or
+  the template ("the template sits before the two merge layers").
+
+A comment goes with its paragraph (the comment lines around it with no blank line between), so
+no half sentence is left. Read-only: plan.py and template_recovery drop what these select.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Final
+
+import libcst as cst
+
+__all__ = ["CPU_PLACEMENT", "STALE", "WRAPPER", "argument_comments", "without"]
+
+CPU_PLACEMENT: Final = re.compile(r"\bcpus?\b|\bhost\b", re.IGNORECASE)
+WRAPPER: Final = re.compile(
+    r"\bwrapper\b|\bmerge layers?\b|\btemplate\b|\bparallel[ _]model\b|\bserial[ _]model\b|\bmulti[- _]?gpu[ _]model\b"
+    r"|\bsingle[- ](?:device|gpu) model\b",
+    re.IGNORECASE,
+)
+# every comment this module may select (the tests' "no comment lost" check allows these)
+STALE: Final = re.compile(f"{CPU_PLACEMENT.pattern}|{WRAPPER.pattern}", re.IGNORECASE)
+# `multi_gpu_model` arguments the rewrite drops, whose line comments go with them
+_DROPPED_ARGUMENTS: Final = frozenset({"cpu_merge", "cpu_relocation"})
+
+
+def without(lines: Sequence[cst.EmptyLine], pattern: re.Pattern[str]) -> list[cst.EmptyLine]:
+    """`lines` less each comment paragraph that has a line matching `pattern`."""
+    kept: list[cst.EmptyLine] = []
+    paragraph: list[cst.EmptyLine] = []
+
+    def close() -> None:
+        if not any(line.comment is not None and pattern.search(line.comment.value) for line in paragraph):
+            kept.extend(paragraph)
+        paragraph.clear()
+
+    for line in lines:
+        if line.comment is None:
+            close()
+            kept.append(line)
+        else:
+            paragraph.append(line)
+    close()
+    return kept
+
+
+def argument_comments(call: cst.CSTNode, statement: cst.CSTNode | None = None) -> set[int]:
+    """The comments on the lines of `cpu_merge=` / `cpu_relocation=` arguments of `call` (by id);
+    with `statement` (a line holding the call), its end-of-line comment too when such an
+    argument is the last one, on a line of its own (`cpu_merge=False)  # merge on GPU`)."""
+    found: set[int] = set()
+    if not isinstance(call, cst.Call):
+        return found
+    for k, arg in enumerate(call.args):
+        if arg.keyword is None or arg.keyword.value not in _DROPPED_ARGUMENTS:
+            continue
+        own_line = k > 0 and isinstance(call.args[k - 1].comma, cst.Comma) and isinstance(
+            cst.ensure_type(call.args[k - 1].comma, cst.Comma).whitespace_after, cst.ParenthesizedWhitespace
+        )
+        closes_line = not isinstance(arg.whitespace_after_arg, cst.ParenthesizedWhitespace) and not (
+            isinstance(arg.comma, cst.Comma) and isinstance(arg.comma.whitespace_after, cst.ParenthesizedWhitespace)
+        )  # `cpu_merge=False)  # why`: the `)` on its line
+        if (
+            own_line and closes_line and k == len(call.args) - 1 and isinstance(statement, cst.SimpleStatementLine)
+            and statement.trailing_whitespace.comment is not None
+        ):
+            found.add(id(statement.trailing_whitespace.comment))
+        stack: list[cst.CSTNode] = [arg]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, cst.Comment):
+                found.add(id(node))
+            stack.extend(node.children)
+    return found

@@ -1,0 +1,70 @@
+"""codemod/stale_comments.py: comments on the CPU placement, a dropped argument or the wrapper go
+with the code they described; every other comment stays, a paragraph goes whole or not at all."""
+
+import libcst as cst
+import pytest
+
+from codemod_fixtures import ROOT, check_pair
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.stale_comments import CPU_PLACEMENT, WRAPPER, without
+
+HEAD = "from keras.utils import multi_gpu_model\n\n"
+
+
+def test_the_pinned_pair_drops_exactly_the_stale_comments():
+    check_pair(ROOT / "strategy_scope" / "stale_comments_go.before.py")
+    after = (ROOT / "strategy_scope" / "stale_comments_go.after.py").read_text()
+    for kept in ("# data", "# two towers", "# both cards", "# master copy"):
+        assert kept in after
+    for gone in ("on the CPU", "host memory", "faster", "merge layer"):
+        assert gone not in after
+
+
+def test_a_paragraph_goes_whole_and_only_when_a_line_matches():
+    module = cst.parse_module("y = 0\n# keep this\n\n# one line\n# and the CPU one\nx = 1\n")
+    lines = without(cst.ensure_type(module.body[1], cst.SimpleStatementLine).leading_lines, CPU_PLACEMENT)
+    assert [line.comment.value if line.comment else "" for line in lines] == ["# keep this", ""]
+
+
+@pytest.mark.parametrize("text,pattern,matches", [
+    ("# build the template on the CPU", CPU_PLACEMENT, True),
+    ("# weights on the host", CPU_PLACEMENT, True),
+    ("# cpus are slow here, use the hostname", CPU_PLACEMENT, True),
+    ("# the precision of the model", CPU_PLACEMENT, False),
+    ("# the wrapper ends with one merge layer per output", WRAPPER, True),
+    ("# pull the single-device model back out", WRAPPER, True),
+    ("# save the final weights", WRAPPER, False),
+])
+def test_what_each_pattern_selects(text, pattern, matches):
+    assert bool(pattern.search(text)) is matches
+
+
+def test_a_comment_elsewhere_mentioning_the_cpu_stays():
+    source = (
+        HEAD + "# preprocessing runs on the CPU\nx = load()\nmodel = build()\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    )
+    assert "# preprocessing runs on the CPU\nx = load()" in transform_source(source.encode()).output.decode()
+
+
+def test_a_trailing_comment_after_a_closing_parenthesis_on_its_own_line_stays():
+    source = (
+        HEAD + "model = build()\nparallel = multi_gpu_model(\n    model,\n    gpus=2,\n    cpu_merge=False,\n"
+        ")  # done\n"
+        "parallel.compile('adam', 'mse')\n"
+    )
+    assert "# done\n" in transform_source(source.encode()).output.decode()
+
+
+@pytest.mark.parametrize("later,kept", [
+    # the model bound again: `parallel` stays the first model's name, and `single` reads it
+    ("model = other()\n", "model = other()\nparallel.save('m.keras')\n"),
+    # `single` bound twice: its line stays, the lookup replaced
+    ("single = other()\n", "single = model\nsingle = other()\nsingle.save('m.keras')\n"),
+])
+def test_the_recovered_name_goes_only_when_nothing_else_binds_it(later, kept):
+    source = (
+        HEAD + "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+        f"single = parallel.layers[-2]\n{later}single.save('m.keras')\n"
+    )
+    assert transform_source(source.encode()).output.decode().endswith(kept)
