@@ -383,6 +383,8 @@ class _Applier(cst.CSTTransformer):
                         pending.pop()
                 pieces[0] = _with_leading(pieces[0], pending)
                 pending = []
+            if pending and pending[-1].comment is None and comments and comments[0].comment is None:
+                comments = comments[1:]  # two removed statements' blank lines in a row: one is enough
             pending.extend(comments)
             if region is not None and index == region.start:
                 buffer = []
@@ -444,6 +446,9 @@ class _Applier(cst.CSTTransformer):
                 blanks = [line for line in last.leading_lines if line.comment is None][-2:]
                 blanks = [b.with_changes(indent=False) for b in blanks]
                 strategy = strategy.with_changes(leading_lines=[*blanks, *_leading_lines(strategy)])
+            elif isinstance(last, cst.BaseCompoundStatement) and not _leading_lines(strategy):
+                # after a moved block (`for g in gpus: set_memory_growth(g, True)`), a blank line
+                strategy = strategy.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
         else:
             strategy = strategy.with_changes(leading_lines=[*lines, *_leading_lines(strategy)])
         out: list[cst.BaseStatement] = []
@@ -479,9 +484,9 @@ def _runs_model(statement: cst.BaseStatement) -> bool:
 
 
 def _only_says(statement: cst.BaseStatement) -> bool:
-    """`print(...)` / `logger.info(...)`, or an `if`/`elif`/`else` whose conditions call nothing
-    and whose every branch only prints (`if G <= 1: print("1 GPU")` / `else: print(...)`)."""
-    if message(statement):
+    """`print(...)` / `logger.info(...)` / `model.summary()`, or an `if`/`elif`/`else` whose
+    conditions call nothing and whose every branch only prints (`if G <= 1: print("1 GPU")` / `else: print(...)`)."""
+    if message(statement) or _summary(statement):
         return True
     if not isinstance(statement, cst.If):
         return False

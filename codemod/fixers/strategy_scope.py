@@ -1727,9 +1727,11 @@ def _nested(tree: Tree, outer: _Planned, inner: _Planned) -> bool:
 
 def _commit(ctx: FixContext, item: _Planned) -> None:
     name = ctx.strategy_name(item.scope_node)
-    hoisted = [h.with_changes(leading_lines=[]) for h in item.hoisted]
+    hoisted = [h.with_changes(leading_lines=_attached_comments(h)) for h in item.hoisted]
     for statement in item.hoisted:
-        ctx.plan.statements[id(statement)] = None  # its comments stay where it was
+        # the comment lines right above it go along; blank lines and comments further up stay
+        ctx.plan.statements[id(statement)] = None
+        ctx.plan.dropped_lines |= {id(line) for line in _attached_comments(statement)}
     if item.definitions:
         # Definitions create no variables: they move above the strategy line, whole (their
         # comments and blank lines with them), in their order, before the hoisted settings.
@@ -1748,6 +1750,15 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
         ctx.current_site = planned.site
         _replace_site(ctx, planned)
         ctx.current_site = None
+
+
+def _attached_comments(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
+    """The comment lines right above `statement` (no blank line between them and it)."""
+    lines = list(getattr(statement, "leading_lines", []))
+    start = len(lines)
+    while start > 0 and lines[start - 1].comment is not None:
+        start -= 1
+    return lines[start:]
 
 
 def _replace_site(ctx: FixContext, item: _Planned) -> None:
