@@ -31,12 +31,27 @@ def fix(ctx: FixContext) -> None:
         if not is_listing(call):
             continue
         assert isinstance(call, cst.Call)
-        parent = ctx.tree.parent(call)
+        replaced: cst.CSTNode = _identity_copy(ctx, call) or call
+        parent = ctx.tree.parent(replaced)
         names = names_read(parent, ctx.tree.parent(parent) if parent is not None else None)
-        ctx.plan.nodes[id(call)] = cst.parse_expression(public_listing(ctx.tf_name(), names))
+        ctx.plan.nodes[id(replaced)] = cst.parse_expression(public_listing(ctx.tf_name(), names))
         roots.add(dotted_name(call.func).split(".", 1)[0])
     if roots:
         ctx.plan.remove_imports.extend(_imports_binding(ctx, roots))
+
+
+def _identity_copy(ctx: FixContext, call: cst.Call) -> cst.ListComp | None:
+    """`[x for x in K.tensorflow_backend._get_available_gpus()]`: a plain copy of the listing,
+    replaced whole (not left as `[x for x in [d.name for d in ...]]`)."""
+    comp_for = ctx.tree.parent(call)
+    if not (isinstance(comp_for, cst.CompFor) and comp_for.iter is call and not comp_for.ifs):
+        return None
+    comprehension = ctx.tree.parent(comp_for)
+    if not (isinstance(comprehension, cst.ListComp) and comp_for.inner_for_in is None):
+        return None
+    element, target = comprehension.elt, comp_for.target
+    same = isinstance(element, cst.Name) and isinstance(target, cst.Name) and element.value == target.value
+    return comprehension if same and comp_for.asynchronous is None else None
 
 
 def _imports_binding(ctx: FixContext, names: set[str]) -> list[tuple[str, str | None, str | None]]:

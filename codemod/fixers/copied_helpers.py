@@ -13,7 +13,7 @@ from typing import Final, Optional
 
 import libcst as cst
 
-from .._tree import code_of, findall, runs_as_script
+from .._tree import code_of, findall, runs_as_script, used_names
 from ..fix_context import FixContext, contains
 from ..recognise import Helper
 
@@ -31,6 +31,9 @@ def fix(ctx: FixContext) -> None:
         origin = helper.origin
         if (ctx.path.endswith(".ipynb") or runs_as_script(ctx.tree.module)) and _unread_definition(ctx, helper):
             ctx.plan.statements[id(origin)] = None
+            # what only the helper imported goes too (`from keras.layers.merge import concatenate`
+            # would stop the file on Keras 3); the imports fixer keeps any name still read
+            ctx.plan.remove_imports.extend(_imports_read_by(ctx.tree.module, origin))
             continue
         where = "defined here"
         if isinstance(origin, (cst.Import, cst.ImportFrom)):
@@ -44,13 +47,13 @@ def fix(ctx: FixContext) -> None:
 
 
 def _unread_definition(ctx: FixContext, helper: Helper) -> bool:
-    """A module-level `def`/`class` holding no comment whose name nothing reads but its rewritten
-    call sites (and the definition itself: `super(ModelMGPU, self)`)."""
+    """A module-level `def`/`class` holding no comment, with no docstring of its own, whose name
+    nothing reads but its rewritten call sites (and the definition itself: `super(ModelMGPU, self)`)."""
     origin = helper.origin
     if not isinstance(origin, (cst.FunctionDef, cst.ClassDef)) or not isinstance(ctx.tree.parent(origin), cst.Module):
         return False
-    if findall(origin, cst.Comment):
-        return False
+    if findall(origin, cst.Comment) or origin.get_docstring() is not None:
+        return False  # documented: someone may still import it (kept, MGPU401)
     scope = ctx.tree.scopes.get(origin)
     if scope is None:
         return False
@@ -65,6 +68,24 @@ def _unread_definition(ctx: FixContext, helper: Helper) -> bool:
 
 
 _Removal = tuple[str, Optional[str], Optional[str]]  # (module, name, asname), as Plan.remove_imports holds them
+
+
+def _imports_read_by(module: cst.Module, definition: cst.CSTNode) -> list[_Removal]:
+    """The module-level imports (outside `try`) of names `definition` reads."""
+    read = used_names(definition)
+    found: list[_Removal] = []
+    for statement in module.body:
+        if not isinstance(statement, cst.SimpleStatementLine):
+            continue
+        for small in statement.body:
+            if isinstance(small, cst.ImportFrom) and not small.relative and not isinstance(small.names, cst.ImportStar):
+                source = code_of(small.module) if small.module is not None else ""
+                found += [(source, code_of(a.name), a.evaluated_alias) for a in small.names
+                          if (a.evaluated_alias or code_of(a.name)) in read]
+            elif isinstance(small, cst.Import):
+                found += [(code_of(a.name), None, a.evaluated_alias) for a in small.names
+                          if (a.evaluated_alias or code_of(a.name).split(".")[0]) in read]
+    return found
 
 
 def _import_details(node: cst.Import | cst.ImportFrom, helper: Helper) -> tuple[str, list[_Removal]]:

@@ -93,3 +93,22 @@ def test_where_only_presence_is_read_the_devices_are_enough():
     out = transform_source(before.encode()).output.decode()
     assert 'if not tf.config.list_logical_devices("GPU"):\n' in out
     assert 'names = [d.name for d in tf.config.list_logical_devices("GPU")]\n' in out
+
+
+def test_a_plain_copy_of_the_listing_is_replaced_whole():
+    before = (
+        "from keras import backend as K\nfrom keras.models import Sequential\nfrom keras.layers import Dense\n"
+        "from keras.utils import multi_gpu_model\n\n\ndef get_available_gpus():\n"
+        "    return [x for x in K.tensorflow_backend._get_available_gpus()]\n\n\n"
+        "G = len(get_available_gpus())\n" + _BODY
+    )
+    after = (
+        "from keras.models import Sequential\nfrom keras.layers import Dense\nimport tensorflow as tf\n\n\n"
+        "def get_available_gpus():\n"
+        '    return [d.name for d in tf.config.list_logical_devices("GPU")]\n\n\n'
+        "G = len(get_available_gpus())\n" + _AFTER_BODY
+    )
+    check_source_pair(before, after)
+    # a comprehension that filters or transforms keeps its own shape
+    filtered = before.replace("_get_available_gpus()]", "_get_available_gpus() if x]")
+    assert "[x for x in [d.name for d in" in transform_source(filtered.encode()).output.decode()

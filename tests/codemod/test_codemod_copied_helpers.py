@@ -34,8 +34,36 @@ def test_a_scripts_own_wrapper_goes_with_its_import_once_nothing_uses_it():
     result = transform_source((WRAPPER + MAIN).encode(), "train.py")
     out = result.output.decode()
     assert "ModelMGPU" not in out and "multi_gpu_model" not in out
-    assert out.startswith("import tensorflow as tf\nfrom keras.models import Model\n\n\nif __name__ == '__main__':\n")
+    # and `from keras.models import Model`, which only the class read
+    assert out.startswith("import tensorflow as tf\n\n\nif __name__ == '__main__':\n")
     assert [f.code for f in result.findings] == []
+    # an import the script reads too stays
+    kept = transform_source((WRAPPER + MAIN + "    print(Model)\n").encode(), "train.py").output.decode()
+    assert kept.startswith("import tensorflow as tf\nfrom keras.models import Model\n")
+
+
+def test_a_documented_helper_is_kept_and_reported():
+    documented = WRAPPER.replace("(Model):\n", "(Model):\n    \"\"\"Other notebooks import this.\"\"\"\n\n")
+    result = transform_source((documented + MAIN).encode(), "train.py")
+    assert "class ModelMGPU(Model):" in result.output.decode() and "with strategy.scope():" in result.output.decode()
+    assert [f.code for f in result.findings] == ["MGPU401"]
+
+
+def test_the_tower_loop_of_a_deleted_helper_is_not_reported():
+    helper = (
+        "import tensorflow as tf\nfrom keras.layers import Lambda, concatenate\nfrom keras.models import Model\n\n\n"
+        "def make_parallel(model, n):\n    outs = []\n    for i in range(n):\n"
+        "        with tf.device('/gpu:%d' % i):\n            outs.append(model(Lambda(lambda t: t)(model.input)))\n"
+        "    with tf.device('/cpu:0'):\n        return Model(model.input, concatenate(outs, axis=0))\n\n\n"
+    )
+    main = (
+        "if __name__ == '__main__':\n    net = build()\n    net = make_parallel(net, 2)\n"
+        "    net.compile('adam', 'mse')\n"
+    )
+    result = transform_source((helper + main).encode(), "train.py")
+    out = result.output.decode()
+    assert "make_parallel" not in out and "Lambda" not in out and "concatenate" not in out
+    assert result.findings == []
 
 
 def test_a_wrapper_in_a_module_others_may_import_or_still_read_is_kept_and_reported():

@@ -301,8 +301,9 @@ def test_a_wrapper_class_defined_in_the_notebook_goes_once_nothing_uses_it():
         wrapper, "net = build()\n", "gpu_net = ModelMGPU(net, 2)\ngpu_net.compile('adam', 'mse')\n",
     ]
     cells = _migrated_cells(sources)
-    # its import would stop the notebook at its first cell on Keras 3: both go, and the emptied cell
-    assert cells[0] == "import tensorflow as tf\nfrom keras.models import Model\n" and len(cells) == 3
+    # its import would stop the notebook at its first cell on Keras 3: both go, and the emptied
+    # cell, and `Model`, which only the class read
+    assert cells[0] == "import tensorflow as tf\n" and len(cells) == 3
     assert not any("ModelMGPU" in c or "multi_gpu_model" in c for c in cells)
     # still read elsewhere (or holding a comment): kept, and reported
     for kept in (
