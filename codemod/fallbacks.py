@@ -128,6 +128,18 @@ def _fallback_branch_ok(body: cst.BaseSuite, target: str, template: str, tree: T
     return len(statements) == 1 and _is_fallback_alias(statements[0], target, template, tree)
 
 
+def _without_error_messages(handler: cst.ExceptHandler) -> cst.BaseSuite:
+    """The handler's body less its messages about the error it names (`except ValueError as e:
+    print('no multi-GPU: %s' % e)`): they told of the call's failure, which goes with the call."""
+    body = handler.body
+    if handler.name is None or not isinstance(body, cst.IndentedBlock):
+        return body
+    error = used_names(handler.name.name)
+    return body.with_changes(body=[
+        s for s in body.body if not (message(s) and used_names(s) & error and not findall(s, cst.Comment))
+    ])
+
+
 def _handler_ok(handler: cst.ExceptHandler, tree: Tree) -> bool:
     if handler.type is None:
         return True
@@ -209,7 +221,9 @@ def _announced(tree: Tree, owner: cst.Try, anchor: cst.BaseStatement, target: st
     aliases = [i for i, s in enumerate(otherwise) if _is_fallback_alias(s, target, template, tree)]
     if target != template and len(aliases) == 1:
         otherwise = [s for i, s in enumerate(otherwise) if i != aliases[0]]
-    if not any(s is anchor for s in body.body) or not said or not all(message(s) for s in [*said, *otherwise]):
+    if not any(s is anchor for s in body.body) or not (said or otherwise):
+        return None
+    if not all(message(s) for s in [*said, *otherwise]):
         return None
     return said, otherwise
 
@@ -246,13 +260,17 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                 and owner.finalbody is None
                 and owner.handlers
                 and all(
-                    _handler_ok(h, tree) and _fallback_branch_ok(h.body, target, template, tree) for h in owner.handlers
+                    _handler_ok(h, tree) and _fallback_branch_ok(_without_error_messages(h), target, template, tree)
+                    for h in owner.handlers
                 )
             ):
                 result.anchor, result.collapsed = owner, True
                 continue
             replicas = _announced(tree, owner, result.anchor, target, template) if messages else None
-            if replicas is not None and not result.said and _guarded(tree, owner, target, template):
+            # (unguarded, a `try` whose body also prints is announcement.py's, at the site)
+            if replicas is not None and not result.said and (
+                _guarded(tree, owner, target, template) or not replicas[0]
+            ):
                 result.said = Said([], [], replicas=replicas)
                 result.anchor, result.collapsed = owner, True
                 continue

@@ -616,7 +616,10 @@ def _chosen_in_chain(
 
 
 def _replicas_if(name: str, several: list[cst.BaseStatement], one: list[cst.BaseStatement]) -> cst.If:
-    """`if <name>.num_replicas_in_sync > 1: several else: one` (no `else` when `one` is empty)."""
+    """`if <name>.num_replicas_in_sync > 1: several else: one` (no `else` when `one` is empty;
+    `if <name>.num_replicas_in_sync == 1: one` when `several` is)."""
+    if not several:
+        return cst.If(test=cst.parse_expression(f"{name}.num_replicas_in_sync == 1"), body=cst.IndentedBlock(body=one))
     return cst.If(
         test=cst.parse_expression(f"{name}.num_replicas_in_sync > 1"), body=cst.IndentedBlock(body=several),
         orelse=cst.Else(body=cst.IndentedBlock(body=one)) if one else None,

@@ -92,15 +92,30 @@ REWRITES = [
         'import tensorflow as tf\n'
         '\n'
         'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'if strategy.num_replicas_in_sync == 1:\n'
+        "    print('one')\n"
         'with strategy.scope():\n'
         '    m = make()\n'
-        '    try:\n'
-        '        p = m\n'
-        '    except ValueError:\n'
-        "        print('one')\n"
-        "    p.compile('a', 'b')\n",
-        ['MGPU106'],
-        id='no-branch-is-left-as-pass',
+        "    m.compile('a', 'b')\n",
+        [],  # the handler only said the model ran on one device: the replica count says it now
+        id='a-handler-that-only-prints-becomes-a-replica-check',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'm = make()\n'
+        'try:\n'
+        '  m = multi_gpu_model(m, gpus=2)\n'
+        'except Exception as e:\n'
+        "  print('multi gpu failed (%s), using one device' % e)\n"
+        "m.compile('a', 'b')\n",
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '  m = make()\n'
+        "  m.compile('a', 'b')\n",
+        [],  # the message was about the call's error, which goes with the call
+        id='a-message-about-the-error-goes-with-the-call',
     ),
 ]
 
