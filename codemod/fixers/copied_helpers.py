@@ -34,6 +34,14 @@ def fix(ctx: FixContext) -> None:
             # what only the helper imported goes too (`from keras.layers.merge import concatenate`
             # would stop the file on Keras 3); the imports fixer keeps any name still read
             ctx.plan.remove_imports.extend(_imports_read_by(ctx.tree.module, origin))
+            if isinstance(origin, (cst.FunctionDef, cst.ClassDef)) and origin.get_docstring() is not None:
+                # documented: another file may import it; say so rather than keep what would stop this one
+                ctx.report(origin, "MGPU401", (
+                    f"`{helper.name}` (defined here, with a docstring) was deleted with its `multi_gpu_model` "
+                    "import: nothing in this file reads it any more, and kept, that import would stop the file "
+                    f"on Keras 3. If another file imports `{helper.name}` from here, migrate that file too (its "
+                    "calls are rewritten the same way) or restore the helper from version control."
+                ))
             continue
         where = "defined here"
         if isinstance(origin, (cst.Import, cst.ImportFrom)):
@@ -47,13 +55,13 @@ def fix(ctx: FixContext) -> None:
 
 
 def _unread_definition(ctx: FixContext, helper: Helper) -> bool:
-    """A module-level `def`/`class` holding no comment, with no docstring of its own, whose name
-    nothing reads but its rewritten call sites (and the definition itself: `super(ModelMGPU, self)`)."""
+    """A module-level `def`/`class` holding no comment whose name nothing reads but its rewritten
+    call sites (and the definition itself: `super(ModelMGPU, self)`)."""
     origin = helper.origin
     if not isinstance(origin, (cst.FunctionDef, cst.ClassDef)) or not isinstance(ctx.tree.parent(origin), cst.Module):
         return False
-    if findall(origin, cst.Comment) or origin.get_docstring() is not None:
-        return False  # documented: someone may still import it (kept, MGPU401)
+    if findall(origin, cst.Comment):
+        return False
     scope = ctx.tree.scopes.get(origin)
     if scope is None:
         return False
