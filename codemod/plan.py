@@ -376,6 +376,15 @@ class _Applier(cst.CSTTransformer):
                 else:
                     moved, comments = comments, []
                 self.choice_comments.setdefault(id(around), []).extend(c for c in moved if c.comment is not None)
+            elif around is not None and id(orig) in self.plan.calls and len(pieces) == 1 and self.plan.statements.get(
+                id(orig)
+            ) is not None:
+                # the call left as an alias (`parallel = model`): its own comments (`# replicate on
+                # all cards`) are about what the strategy line does now, and go above it too
+                lines = list(_leading_lines(pieces[0]))
+                apart = max((i for i, line in enumerate(lines) if line.comment is None), default=-1) + 1
+                self.choice_comments.setdefault(id(around), []).extend(lines[apart:])
+                pieces[0] = pieces[0].with_changes(leading_lines=lines[:apart])
             if pieces:
                 first_lines = _leading_lines(pieces[0])
                 if first_lines and first_lines[0].comment is None:

@@ -574,11 +574,18 @@ def surely_int(node: cst.BaseExpression, resolve: Callable[[cst.BaseExpression],
     return resolve is not None and resolve(node)
 
 
+# What the old function did without the argument: dropping one that said so changes nothing.
+_DEFAULTS = {"cpu_merge": "True", "cpu_relocation": "False"}
+
+
 def dropped_notes(dropped: list[str]) -> list[str]:
-    """One comment per dropped `cpu_merge` / `cpu_relocation` argument, saying why."""
+    """One comment per dropped `cpu_merge` / `cpu_relocation` argument, saying why (none for one
+    that only restated the default, `cpu_merge=True`, `cpu_relocation=False`)."""
     notes = []
     for item in dropped:
-        name = item.split("=", 1)[0]
+        name, value = item.split("=", 1)
+        if _DEFAULTS.get(name) == value.strip():
+            continue
         why = _WHY_DROPPED.get(name, "MirroredStrategy has no such option")
         notes.append(f"# Dropped `{item}`: {why}.")
     return notes
