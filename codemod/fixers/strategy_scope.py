@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Final
 
 import libcst as cst
+import libcst.matchers as m
 
 from .. import fallbacks
 from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
@@ -277,7 +278,7 @@ def _plan_site(
     else:
         fallback = fallbacks.Fallback(anchor=site.statement)
     anchor = fallback.anchor
-    construction = _template_construction(ctx, site, anchor, template)
+    construction = _template_construction(ctx, site, anchor, template, fallback.guards)
     if construction is None:
         return None
     block0, j, rebinders = construction
@@ -422,7 +423,7 @@ def _plan_in_own_scope(
 
 
 def _template_construction(
-    ctx: FixContext, site: Site, anchor: cst.BaseStatement, template: str
+    ctx: FixContext, site: Site, anchor: cst.BaseStatement, template: str, guards: Sequence[str] = ()
 ) -> tuple[Block, int, list[cst.BaseStatement]] | None:
     """(block, index) of the statement that builds the template on every path to the call, and the
     statements after it in that block that rebind it on some paths only; None when there is none to
@@ -431,10 +432,15 @@ def _template_construction(
     tree = ctx.tree
     bindings = list(itertools.islice(_template_bindings(tree, anchor, template), 1))
     if not bindings:
-        strategy = str(strategy_expression(ctx.tf_name(), site.gpus, []))
+        decided = strategy_expression(ctx.tf_name(), site.gpus, list(guards))
+        create = f"`strategy = {decided}`"
+        branch = decided.branch if isinstance(decided, StrategyCode) else None
+        if branch is not None:  # `if self.n_gpus > 1:` around the call: the strategy keeps that choice
+            multi, single = (decided, branch.single) if branch.multi_when_true else (branch.single, decided)
+            create = f"`strategy = {multi}` if `{branch.condition}`, else `strategy = {single}`,"
         ctx.report(site.call, TEMPLATE_BUILT_HERE, (
-            f"{_origin_of(tree, site, template)}{_built_in_method(tree, site, template)}; create `strategy = "
-            f"{strategy}` where it is built, build and compile it under `with strategy.scope():`, and use "
+            f"{_origin_of(tree, site, template)}{_built_in_method(tree, site, template)}; create {create} "
+            f"where it is built, build and compile it under `with strategy.scope():`, and use "
             f"`{template}` instead of the `{site.name}` result."
         ))
         return None
@@ -1975,6 +1981,9 @@ def _built_in_method(tree: Tree, site: Site, template: str) -> str:
             continue
         for node in walk_same_scope(method.body):
             if isinstance(node, cst.AssignTarget) and tree.code(node.target) == template:
+                value = tree.parent(node)
+                if isinstance(value, cst.Assign) and m.matches(value.value, m.Name("None")):
+                    continue  # `self.model = None` in `__init__`: a placeholder, not the model
                 return f" (it is built in `{method.name.value}`, line {tree.position(node)[0]})"
     return ""
 

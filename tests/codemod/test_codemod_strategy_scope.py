@@ -429,6 +429,31 @@ REPORTED = [
         id='template-that-is-a-parameter',
     ),
     pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        '\n'
+        'class Trainer:\n'
+        '    def __init__(self, n):\n'
+        '        self.n = n\n'
+        '        self.model = None\n'
+        '\n'
+        '    def build(self):\n'
+        '        self.model = make()\n'
+        '\n'
+        '    def compile(self):\n'
+        '        if self.n > 1:\n'
+        '            self.parallel = multi_gpu_model(self.model, gpus=self.n)\n'
+        '        else:\n'
+        '            self.parallel = self.model\n'
+        "        self.parallel.compile('adam', 'mse')\n",
+        [
+            'table.py:13:29: MGPU101 `self.model` is not assigned earlier in `compile` (it is built in `build`, line'
+            ' 9); create `strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:self.n])`'
+            ' if `self.n > 1`, else `strategy = tf.distribute.get_strategy()`, where it is built, build and compile'
+            ' it under `with strategy.scope():`, and use `self.model` instead of the `multi_gpu_model` result.',
+        ],
+        id='self-model-built-in-another-method-past-a-placeholder-under-a-guard',
+    ),
+    pytest.param(
         'import keras\n'
         'from keras.utils import multi_gpu_model\n'
         'from nets import build, gpus_of\n'
