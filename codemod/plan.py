@@ -429,8 +429,12 @@ class _Applier(cst.CSTTransformer):
                 attached -= 1
             body[0] = body[0].with_changes(leading_lines=lines[attached:])
             lines = lines[:attached]
-        lines += self.choice_comments.get(id(region), [])
-        lines += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
+        # what the strategy line now does (the call's and the collapsed choice's comments, the
+        # notes on dropped arguments) goes right above it, past anything hoisted above it
+        choice = list(self.choice_comments.get(id(region), []))
+        choice += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
+        if not region.hoisted:
+            lines, choice = [*lines, *choice], []
         # `_wrap` runs while the region's block is the innermost block visited.
         indent = "".join(i for _, i in self.indents) if isinstance(region.block, cst.IndentedBlock) else ""
         expression = refine(region.expression, self.tree) if self.tree is not None else region.expression
@@ -441,6 +445,7 @@ class _Applier(cst.CSTTransformer):
             said = {c.value for s in announced for c in _walk_comments(s)}
             said |= {c.value for c in _walk_comments(strategy)}
             lines = [line for line in lines if line.comment is None or line.comment.value not in said]
+            choice = [line for line in choice if line.comment is None or line.comment.value not in said]
         region.hoisted = [self.moved.get(id(h), h) for h in region.hoisted]
         if region.hoisted:
             first = region.hoisted[0]
@@ -458,6 +463,7 @@ class _Applier(cst.CSTTransformer):
             elif isinstance(last, cst.BaseCompoundStatement) and not _leading_lines(strategy):
                 # after a moved block (`for g in gpus: set_memory_growth(g, True)`), a blank line
                 strategy = strategy.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+            strategy = strategy.with_changes(leading_lines=[*_leading_lines(strategy), *choice])
         else:
             strategy = strategy.with_changes(leading_lines=[*lines, *_leading_lines(strategy)])
         out: list[cst.BaseStatement] = []
@@ -475,7 +481,15 @@ class _Applier(cst.CSTTransformer):
                 body=cst.IndentedBlock(body=statements or [cst.SimpleStatementLine(body=[cst.Pass()])]),
                 leading_lines=lead,
             ))
-        return [*region.hoisted, strategy, *announced, *out]
+        emitted = [*region.hoisted, strategy, *announced, *out]
+        if region.start == 0 and isinstance(region.block, cst.IndentedBlock):
+            # a block's first statement starts right below its header (a hoisted `def` brings its
+            # blank lines along)
+            lines = list(_leading_lines(emitted[0]))
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            emitted[0] = emitted[0].with_changes(leading_lines=lines)
+        return emitted
 
 
 _RUNS = frozenset({"fit", "fit_generator", "evaluate", "evaluate_generator", "predict", "predict_generator"})
