@@ -8,7 +8,8 @@ rewritten (strategy_scope reports it, MGPU301), so every lookup left here is rep
 `single = parallel.layers[-2]` would become `single = model`, a second name for the model: its
 reads read `model` instead and the line goes, when that provably changes nothing. The comment
 right above such a line that describes the wrapper ("the template sits before the merge layers")
-goes with it (stale_comments.py).
+goes with it (stale_comments.py). So does Keras 2's `parallel.__setattr__('callback_model', model)`
+hack (callbacks were to see the template; with no wrapper they do).
 """
 
 from __future__ import annotations
@@ -32,6 +33,14 @@ CODES: Final[frozenset[str]] = frozenset()
 def fix(ctx: FixContext) -> None:
     tree = ctx.tree
     for site in ctx.rewritten:
+        for name in ctx.references.get(id(site), []):
+            hack = _callback_model_hack(tree, name, site.template)
+            if hack is not None and id(hack) not in ctx.plan.statements:
+                # `parallel.__setattr__('callback_model', model)`: callbacks were to see the template;
+                # with no wrapper they see it anyway, and the line would set an attribute on itself
+                ctx.plan.statements[id(hack)] = None
+                gone = stale_comments.without(hack.leading_lines, stale_comments.WRAPPER)
+                ctx.plan.dropped_lines |= {id(line) for line in hack.leading_lines if line not in gone}
         for lookup in lookups(tree, site, ctx.references.get(id(site), [])):
             if not lookup.replaced:  # (strategy_scope leaves such sites: not reached)
                 continue
@@ -50,6 +59,33 @@ def fix(ctx: FixContext) -> None:
                     ctx.plan.dropped_lines.add(id(comment))
                 for read in reads:
                     ctx.plan.nodes[id(read)] = replacement.deep_clone()
+
+
+def _callback_model_hack(
+    tree: Tree, name: cst.Name, template: cst.CSTNode | None
+) -> cst.SimpleStatementLine | None:
+    """The line `parallel.__setattr__('callback_model', model)` or `parallel.callback_model = model`
+    (the template itself), read through `name`; None for anything else."""
+    statement = tree.statement_of(name)
+    if template is None or not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return None
+    small = statement.body[0]
+    target = tree.code(template)
+    if isinstance(small, cst.Assign) and len(small.targets) == 1:
+        dest = small.targets[0].target
+        if (isinstance(dest, cst.Attribute) and dest.value is name and dest.attr.value == "callback_model"
+                and tree.code(small.value) == target):
+            return statement
+    if isinstance(small, cst.Expr) and isinstance(small.value, cst.Call):
+        call = small.value
+        func = call.func
+        if (
+            isinstance(func, cst.Attribute) and func.value is name and func.attr.value == "__setattr__"
+            and len(call.args) == 2 and isinstance(call.args[0].value, cst.SimpleString)
+            and call.args[0].value.evaluated_value == "callback_model" and tree.code(call.args[1].value) == target
+        ):
+            return statement
+    return None
 
 
 def _alias_reads(

@@ -68,3 +68,18 @@ def test_the_recovered_name_goes_only_when_nothing_else_binds_it(later, kept):
         f"single = parallel.layers[-2]\n{later}single.save('m.keras')\n"
     )
     assert transform_source(source.encode()).output.decode().endswith(kept)
+
+
+@pytest.mark.parametrize("hack", [
+    "parallel.__setattr__('callback_model', model)\n",
+    "parallel.callback_model = model\n",
+])
+def test_the_callback_model_hack_goes_with_its_comment(hack):
+    source = (
+        HEAD + "model = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
+        f"# let the checkpoint save the template, not the wrapper\n{hack}"
+        "parallel.compile('adam', 'mse')\nparallel.fit(x, y, callbacks=[ModelCheckpoint('m.h5')])\n"
+    )
+    output = transform_source(source.encode()).output.decode()
+    assert "callback_model" not in output and "not the wrapper" not in output
+    assert output.endswith("    model.compile('adam', 'mse')\nmodel.fit(x, y, callbacks=[ModelCheckpoint('m.h5')])\n")
