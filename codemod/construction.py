@@ -29,11 +29,13 @@ __all__ = [
 _VALUE_CALLS = {
     "len", "int", "float", "str", "bool", "range", "list", "tuple", "dict", "set", "sorted",
     "min", "max", "sum", "abs", "round", "print", "open", "getattr", "zip", "enumerate",
+    "EasyDict", "edict",
 }
 # Modules and settings objects whose methods compute values (`np.load(...)`, `args.get(...)`).
 _VALUE_ROOTS = {
     "np", "numpy", "os", "sys", "argparse", "parser", "args", "pd", "json", "math", "random", "time", "glob",
-    "config", "cfg", "FLAGS", "flags",
+    "config", "cfg", "FLAGS", "flags", "yaml", "pickle", "configparser", "csv", "re", "shutil", "logging",
+    "datetime",
 }
 # Methods that return settings or text whatever they are called on (`ap.parse_args()`,
 # `'{}'.format(n)`): they create no variables.
@@ -224,7 +226,10 @@ def _is_attr_value(root: cst.CSTNode, name: cst.Name) -> bool:
 
 
 def dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Call) -> list[cst.BaseStatement]:
-    """Statements before a compile, in its block, that build the optimizer/metrics it is given."""
+    """Statements before a compile, in its block, that build the optimizer/metrics it is given
+    (not a plain value it reads: `cfg = load_config(path)` for `Adam(lr=cfg["lr"])`)."""
+    from .devices import creates_no_variables  # (devices.py reads this module's makes_layers)
+
     wanted = set()
     for arg in call.args:
         wanted |= {n.value for n in findall(arg.value, cst.Name)}
@@ -238,6 +243,7 @@ def dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Ca
             if (
                 bound_names(candidate) & wanted
                 and makes_layers(candidate)
+                and not creates_no_variables(tree, candidate)
                 and not findall(candidate, _IMPORTS)
             ):
                 found.append(candidate)

@@ -178,7 +178,7 @@ def _reported_lookup(ctx: FixContext, site: Site) -> bool:
     left = f"the `{site.name}` call on line {tree.position(site.call)[0]} is left as it is."
     if walk is not None:
         ctx.report(walk.node, TEMPLATE_LOOKUPS_KNOWN, (
-            f"`{tree.code(tree.statement_of(walk.node) or walk.node).strip().splitlines()[0]}` walks the old "
+            f"`{_first_line(tree, tree.statement_of(walk.node) or walk.node)}` walks the old "
             f"parallel wrapper's layers, where `{template}` was one layer: in Keras 2, setting `trainable` on it "
             f"left the flags of `{template}`'s own layers as they were, while the same walk over `{template}.layers` "
             f"would reach every one of them and change what trains. Write it over `{template}.layers` if "
@@ -194,6 +194,13 @@ def _reported_lookup(ctx: FixContext, site: Site) -> bool:
         f"{left}"
     ), site=site)
     return True
+
+
+def _first_line(tree: Tree, node: cst.CSTNode) -> str:
+    """The first line of `node`'s code, past its leading comment lines (`for layer in ...:`)."""
+    if isinstance(node, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
+        node = node.with_changes(leading_lines=[])
+    return tree.code(node).strip().splitlines()[0]
 
 
 def _drop_sharing_uncovered(

@@ -675,3 +675,20 @@ def test_a_parallel_compile_repeating_the_templates_past_prints_goes(between, dr
     result = transform_source(source.encode())
     assert result.changed
     assert (result.output.decode().count(".compile(") == 1) is dropped
+
+
+def test_a_config_the_compile_and_the_count_read_stays_outside_the_scope():
+    # `cfg = load_config(path)` is a plain value (its function reads a YAML file), not an object
+    # the compile needs created under the scope: the count can read it before the strategy line
+    source = (
+        "import yaml\nfrom keras.utils import multi_gpu_model\n\n\ndef load_config(path):\n"
+        "    with open(path) as f:\n        return yaml.safe_load(f)\n\n\ndef main(path):\n"
+        "    cfg = load_config(path)\n    x = np.zeros((8, 4))\n    model = build()\n"
+        "    if cfg['gpus'] > 1:\n        model = multi_gpu_model(model, gpus=cfg['gpus'])\n"
+        "    model.compile(optimizer=Adam(lr=cfg['lr']), loss='mse')\n"
+    )
+    result = transform_source(source.encode())
+    out = result.output.decode()
+    assert result.findings == []
+    assert "    cfg = load_config(path)\n    x = np.zeros((8, 4))\n    if cfg['gpus'] > 1:\n" in out
+    assert "    with strategy.scope():\n        model = build()\n        model.compile(" in out

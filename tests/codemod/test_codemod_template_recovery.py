@@ -59,13 +59,14 @@ def test_a_walk_over_the_wrappers_layers_leaves_the_site(walk):
     # while the same walk over the model's layers would unfreeze them all (verify: weights differ)
     source = (
         "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
-        f"parallel.compile('adam', 'mse')\nparallel.fit(x, y)\n{walk}parallel.compile('adam', 'mse')\n"
+        f"parallel.compile('adam', 'mse')\nparallel.fit(x, y)\n# stage two\n{walk}parallel.compile('adam', 'mse')\n"
     )
     result = transform_source(source.encode())
     assert result.output == source.encode()
     (finding,) = result.findings
-    assert (finding.line, finding.code) == (7, "MGPU301")
-    assert "walks the old parallel wrapper's layers" in finding.message and "model.layers" in finding.message
+    assert (finding.line, finding.code) == (8, "MGPU301")
+    assert f"`{walk.splitlines()[0]}` walks the old parallel wrapper's layers" in finding.message
+    assert "model.layers" in finding.message
     assert "call on line 4 is left as it is" in finding.message
 
 
