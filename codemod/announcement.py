@@ -43,10 +43,21 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
                  target: str, template: str) -> Announcement | None:
     """The `if <strategy>.num_replicas_in_sync > 1:` that replaces `kept` (after `target =
     template` when the `except` branch bound that too), or None when `kept` does more than
-    announce: another statement besides the call, another handler, an `else` or `finally`, or a
-    message reading `target` where the rewrite renames it away."""
-    if kept.orelse is not None or kept.finalbody is not None or len(kept.handlers) != 1:
+    announce: another statement besides the call, another handler, an `else` doing more than
+    printing, a `finally`, or a message reading `target` where the rewrite renames it away."""
+    if kept.finalbody is not None or len(kept.handlers) != 1:
         return None
+    # `else: print('running on 2 GPUs')`: it ran when the call did not raise, as the body's own
+    # messages did after it (no comment on the `else:` line or above it, which would be lost)
+    after: list[cst.BaseStatement] = []
+    if kept.orelse is not None:
+        if not isinstance(kept.orelse.body, cst.IndentedBlock) or _has_comment(
+            kept.orelse.with_changes(body=kept.orelse.body.with_changes(body=[]))
+        ):
+            return None
+        after = [s for s in kept.orelse.body.body if not droppable(s)]
+        if not after:
+            return None
     handler = kept.handlers[0]
     if not _catches_value_error(handler.type):
         return None
@@ -55,7 +66,7 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
     if not any(s is site_statement for s in kept.body.body):
         return None
     alias_code = f"{target} = {template}"
-    said = [s for s in kept.body.body if s is not site_statement and not droppable(s)]
+    said = [*(s for s in kept.body.body if s is not site_statement and not droppable(s)), *after]
     otherwise = [s for s in handler.body.body if not droppable(s)]
     if handler.name is not None:
         # `except ValueError as e: log.warning('multi GPU failed (%s)', e)`: a message about the
@@ -89,7 +100,7 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
             whitespace_before_colon=handler.whitespace_before_colon,
         )
     test = cst.parse_expression(f"{strategy}.num_replicas_in_sync > 1")
-    chosen = cst.If(test=test, body=kept.body.with_changes(body=said), orelse=orelse)
+    chosen = cst.If(test=test, body=cst.IndentedBlock(body=said, indent=kept.body.indent), orelse=orelse)
     if alias is None:
         return Announcement([chosen.with_changes(leading_lines=kept.leading_lines)], None)
     alias = alias.with_changes(leading_lines=kept.leading_lines)
@@ -113,6 +124,6 @@ def _message(statement: cst.BaseStatement, names: set[str]) -> bool:
     return message(statement) and not used_names(statement) & names
 
 
-def _has_comment(statement: cst.BaseStatement) -> bool:
+def _has_comment(statement: cst.CSTNode) -> bool:
     return any(isinstance(n, cst.Comment) for n in walk(statement))
 

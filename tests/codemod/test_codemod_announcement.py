@@ -51,6 +51,14 @@ IF = "    if strategy.num_replicas_in_sync > 1:\n"
         "    parallel.compile('adam', 'mse')\nparallel = other\n",
         id="bound-again-later-so-the-alias-stays-above",
     ),
+    pytest.param(
+        HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\nexcept Exception as e:\n"
+        "    print('multi_gpu_model failed: %s' % e)\n    parallel = model\nelse:\n    print('on 2 GPUs')\n"
+        "parallel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        + IF + "        print('on 2 GPUs')\n    model.compile('adam', 'mse')\n",
+        id="an-else-that-only-prints-said-what-the-body-would-have",
+    ),
 ])
 def test_a_try_that_only_announced_becomes_an_if_on_the_replica_count(before, after):
     assert check_source_pair(before, after) == []
@@ -63,6 +71,9 @@ def test_a_try_that_only_announced_becomes_an_if_on_the_replica_count(before, af
     # the body does more than announce
     HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    model.load_weights('w.h5')\nexcept ValueError:\n"
     "    print('single')\nmodel.compile('adam', 'mse')\n",
+    # an `else` doing more than printing
+    HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError:\n"
+    "    print('single')\nelse:\n    model.load_weights('w.h5')\nmodel.compile('adam', 'mse')\n",
     # a `finally`
     HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError:\n"
     "    print('single')\nfinally:\n    print('done')\nmodel.compile('adam', 'mse')\n",
