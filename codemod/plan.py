@@ -15,7 +15,7 @@ from .fallthrough import stops_when_no_branch_runs
 from .layout import fitted, realign_call, renamed_in, spans_lines, strategy_statements
 from . import stale_comments
 from .same_branches import already_holds, merged
-from .stale_comments import CPU_PLACEMENT
+from .stale_comments import CPU_PLACEMENT, MECHANICS
 from .fallbacks import ChainBranch, Said, message
 from .strategy_expression import StrategyCode, refine
 
@@ -308,12 +308,16 @@ class _Applier(cst.CSTTransformer):
         dropped: set[int] = set()
         for call in walk(updated):
             dropped |= stale_comments.argument_comments(call, updated)
+        # the call's own line names its mechanics; a collapsed `if`'s comments explain its condition
+        mechanics = MECHANICS if isinstance(updated, cst.SimpleStatementLine) else None
         inside = [
             line for line in inner
             if line.comment is not None and id(line.comment) not in dropped
             and not CPU_PLACEMENT.search(line.comment.value)
+            and not (mechanics is not None and mechanics.search(line.comment.value))
         ]
-        return [*stale_comments.without(leading, CPU_PLACEMENT), *inside]
+        leading = stale_comments.without(leading, CPU_PLACEMENT)
+        return [*(stale_comments.without(leading, mechanics) if mechanics is not None else leading), *inside]
 
     def _touched(self, statement: cst.BaseStatement) -> bool:
         """An `if`/`try` with a statement the plan replaces or removes directly in one of its

@@ -23,7 +23,7 @@ from typing import Final
 
 import libcst as cst
 
-__all__ = ["CPU_PLACEMENT", "STALE", "WRAPPER", "argument_comments", "without"]
+__all__ = ["CPU_PLACEMENT", "MECHANICS", "STALE", "WRAPPER", "argument_comments", "without"]
 
 CPU_PLACEMENT: Final = re.compile(r"\bcpus?\b|\bhost\b", re.IGNORECASE)
 WRAPPER: Final = re.compile(
@@ -31,8 +31,13 @@ WRAPPER: Final = re.compile(
     r"|\bsingle[- ](?:device|gpu) model\b",
     re.IGNORECASE,
 )
+# The old call's own mechanics, in a comment on the call: the helper it went through, the
+# wrapper, the merge of the replicas' outputs ("outputs are concatenated per head").
+MECHANICS: Final = re.compile(
+    f"{WRAPPER.pattern}|\\bModelMGPU\\b|\\bmake_parallel\\b|\\bto_multi_gpu\\b|\\bconcatenat", re.IGNORECASE
+)
 # every comment this module may select (the tests' "no comment lost" check allows these)
-STALE: Final = re.compile(f"{CPU_PLACEMENT.pattern}|{WRAPPER.pattern}", re.IGNORECASE)
+STALE: Final = re.compile(f"{CPU_PLACEMENT.pattern}|{MECHANICS.pattern}", re.IGNORECASE)
 # `multi_gpu_model` arguments the rewrite drops, whose line comments go with them
 _DROPPED_ARGUMENTS: Final = frozenset({"cpu_merge", "cpu_relocation"})
 

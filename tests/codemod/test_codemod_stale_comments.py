@@ -83,3 +83,13 @@ def test_the_callback_model_hack_goes_with_its_comment(hack):
     output = transform_source(source.encode()).output.decode()
     assert "callback_model" not in output and "not the wrapper" not in output
     assert output.endswith("    model.compile('adam', 'mse')\nmodel.fit(x, y, callbacks=[ModelCheckpoint('m.h5')])\n")
+
+
+def test_a_comment_on_the_call_naming_its_mechanics_goes_what_it_was_for_stays():
+    source = (
+        HEAD + "model = build()\n# replicate on all cards\n"
+        "parallel = multi_gpu_model(model, gpus=2)  # outputs are concatenated per head\n"
+        "parallel.compile('adam', 'mse')\n"
+    )
+    output = transform_source(source.encode()).output.decode()
+    assert "# replicate on all cards\nstrategy = " in output and "concatenated" not in output

@@ -206,14 +206,14 @@ REWRITES = [
         'from keras.utils import multi_gpu_model\n'
         'model = make()\n'
         'p = multi_gpu_model(\n'
-        '    model,  # the template\n'
+        '    model,  # built above\n'
         '    gpus=2,  # two\n'
         ')\n'
         "p.compile('adam', 'mse')\n"
         'q = p\n',
         'import tensorflow as tf\n'
         '\n'
-        '# the template\n'
+        '# built above\n'
         '# two\n'
         'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
