@@ -89,8 +89,19 @@ def _conditions(statement: cst.If) -> list[cst.BaseExpression]:
     return found
 
 
+# Builtins a condition may call and still do nothing else (`len(gpus) == 1`): dropping or
+# moving the condition cannot skip an effect.
+_PURE = frozenset({"len", "int", "float", "bool", "str", "abs", "min", "max", "isinstance"})
+
+
 def _calls(node: cst.CSTNode) -> bool:
-    return any(isinstance(n, (cst.Call, cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)) for n in walk(node))
+    """`node` may do something when evaluated: a call (other than a pure builtin), an `await`..."""
+    for n in walk(node):
+        if isinstance(n, (cst.Await, cst.Yield, cst.NamedExpr, cst.Lambda)):
+            return True
+        if isinstance(n, cst.Call) and not (isinstance(n.func, cst.Name) and n.func.value in _PURE):
+            return True
+    return False
 
 
 def _names(node: cst.CSTNode) -> set[str]:
