@@ -19,12 +19,18 @@ PLACEHOLDER_PREFIX = "__multi_gpu_codemod_"
 
 
 def drop_empty_reopen(body: list[str], count: int, indent: int) -> list[str]:
-    """A cell whose code all went elsewhere (the call it held was removed) keeps no reopened
-    `with ...:` header: it keeps its comments and blank lines, at the cell's own indentation."""
+    """A cell whose code under the scope all went elsewhere (the call it held was removed, or a
+    repeated compile) keeps no reopened `with ...:` header: it keeps its comments and blank
+    lines, at the cell's own indentation, and its code after them as it is."""
     rest = body[count:]
-    if any(line.strip() and not line.lstrip().startswith("#") for line in rest):
+    code = next((k for k, line in enumerate(rest) if line.strip() and not line.lstrip().startswith("#")), None)
+    if code is not None and len(rest[code]) - len(rest[code].lstrip(" \t")) >= indent:
         return body
-    return [line[indent:] if line[:indent].strip() == "" else line.lstrip(" \t") for line in rest]
+    # nothing of the cell is under the scope (its compile was a repeat of the last cell's): what
+    # follows starts at the cell's own level
+    end = len(rest) if code is None else code
+    head = [line[indent:] if line[:indent].strip() == "" else line.lstrip(" \t") for line in rest[:end]]
+    return [*head, *rest[end:]]
 
 
 # Calls that create no TensorFlow variables: a cell holding only these (and imports, constants,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, TypeVar
 import libcst as cst
 
 from ._tree import Block, branch_suites, code_tokens, walk, zip_equal
-from .cell_scopes import builds_nothing
+from .cell_scopes import PLACEHOLDER_PREFIX, builds_nothing
 from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
 from .layout import fitted, realign_call, renamed_in, spans_lines, strategy_statements
@@ -89,6 +89,17 @@ def _repeats_after_rename(
     def code(statement: cst.SimpleStatementLine) -> tuple[str, ...]:
         return code_tokens(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
     return code(piece) == code(previous) and code(original) != code(previous_original)
+
+
+def _cell_boundary(statement: cst.BaseStatement) -> bool:
+    """The statement standing in for a notebook's cell boundary (notebook.py)."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    small = statement.body[0]
+    call = small.value if isinstance(small, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value.startswith(
+        PLACEHOLDER_PREFIX
+    )
 
 
 def _summary(statement: cst.BaseStatement) -> bool:
@@ -356,7 +367,11 @@ class _Applier(cst.CSTTransformer):
                 # `if c: parallel = model` right after `parallel = model`: it changes nothing.
                 pieces, comments = [], [line for line in _comment_lines(pieces[0]) if line.comment is not None]
             # the statement before, past prints and logging (they train nothing)
-            skipped = (lambda s: message(s) or _summary(s)) if pieces and not _summary(pieces[0]) else message
+            # (and past a notebook's cell boundary: a compile repeated in the next cell is a repeat)
+            skipped = (
+                (lambda s: message(s) or _summary(s) or _cell_boundary(s))
+                if pieces and not _summary(pieces[0]) else (lambda s: message(s) or _cell_boundary(s))
+            )
             before = next((s for s in reversed(emitted) if not skipped(s)), None)
             if (
                 len(pieces) == 1 and before is not None and not (region is not None and index == region.start)

@@ -326,3 +326,15 @@ def test_a_cell_that_only_says_which_path_ran_gets_no_scope():
         "if strategy.num_replicas_in_sync > 1:\n    print('{} GPUs'.format(2))\nelse:\n    print('one device')\n"
     )
     assert cells[2] == "with strategy.scope():\n    model.compile('adam', 'mse')\n"
+
+
+def test_a_compile_repeated_in_the_next_cell_goes_and_that_cell_reopens_no_scope():
+    sources = [
+        "from keras.utils import multi_gpu_model\n",
+        "model = build()\nmodel.compile(loss='mse', optimizer='adam')\n",
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile(loss='mse', optimizer='adam')\n"
+        "hist = parallel.fit(x, y)\n",
+    ]
+    cells = _migrated_cells(sources)
+    assert cells[1].endswith("    model.compile(loss='mse', optimizer='adam')\n")
+    assert cells[2] == "hist = model.fit(x, y)\n"
