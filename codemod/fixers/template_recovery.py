@@ -8,8 +8,10 @@ rewritten (strategy_scope reports it, MGPU301), so every lookup left here is rep
 `single = parallel.layers[-2]` would become `single = model`, a second name for the model: its
 reads read `model` instead and the line goes, when that provably changes nothing. The comment
 right above such a line that describes the wrapper ("the template sits before the merge layers")
-goes with it (stale_comments.py). So does Keras 2's `parallel.__setattr__('callback_model', model)`
-hack (callbacks were to see the template; with no wrapper they do).
+goes with it (stale_comments.py), as does one on a save of the model that names the wrapper
+("the template shares its weights with the parallel model"). So does Keras 2's
+`parallel.__setattr__('callback_model', model)` hack (callbacks were to see the template; with no
+wrapper they do).
 """
 
 from __future__ import annotations
@@ -20,8 +22,9 @@ import libcst as cst
 from libcst.metadata import Assignment
 
 from .. import stale_comments
-from .._tree import Tree
+from .._tree import Tree, walk_same_scope
 from ..fix_context import FixContext, contains, same_scope_targets
+from ..recognise import Site
 from ..template_lookups import lookups
 
 __all__ = ["CODES", "fix"]
@@ -41,6 +44,7 @@ def fix(ctx: FixContext) -> None:
                 ctx.plan.statements[id(hack)] = None
                 gone = stale_comments.without(hack.leading_lines, stale_comments.WRAPPER)
                 ctx.plan.dropped_lines |= {id(line) for line in hack.leading_lines if line not in gone}
+        _stale_save_comments(ctx, site)
         for lookup in lookups(tree, site, ctx.references.get(id(site), [])):
             if not lookup.replaced:  # (strategy_scope leaves such sites: not reached)
                 continue
@@ -59,6 +63,30 @@ def fix(ctx: FixContext) -> None:
                     ctx.plan.dropped_lines.add(id(comment))
                 for read in reads:
                     ctx.plan.nodes[id(read)] = replacement.deep_clone()
+
+
+_SAVES = frozenset({"save", "save_weights"})
+
+
+def _stale_save_comments(ctx: FixContext, site: Site) -> None:
+    """`# save the template, it shares its weights with the parallel model` above (or after)
+    `model.save(...)`: with no wrapper there is one model, and the comment says otherwise."""
+    tree = ctx.tree
+    names = {tree.code(n) for n in (site.template, site.target) if n is not None}
+    scope = tree.enclosing_scope_node(site.call)
+    for statement in walk_same_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+            continue
+        small = statement.body[0]
+        call = small.value if isinstance(small, cst.Expr) else None
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
+                and call.func.attr.value in _SAVES and tree.code(call.func.value) in names):
+            continue
+        kept = stale_comments.without(statement.leading_lines, stale_comments.MECHANICS)
+        ctx.plan.dropped_lines |= {id(line) for line in statement.leading_lines if line not in kept}
+        comment = statement.trailing_whitespace.comment
+        if comment is not None and stale_comments.MECHANICS.search(comment.value):
+            ctx.plan.dropped_lines.add(id(comment))
 
 
 def _callback_model_hack(

@@ -93,3 +93,13 @@ def test_a_comment_on_the_call_naming_its_mechanics_goes_what_it_was_for_stays()
     )
     output = transform_source(source.encode()).output.decode()
     assert "# replicate on all cards\nstrategy = " in output and "concatenated" not in output
+
+
+def test_a_comment_on_saving_the_template_instead_of_the_wrapper_goes():
+    source = (
+        HEAD + "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+        "# save the template: it shares its weights with the parallel model\nmodel.save('m.h5')\n"
+        "# keep a copy for the report\nmodel.save_weights('w.h5')  # goes to the serial model thanks to ModelMGPU\n"
+    )
+    output = transform_source(source.encode()).output.decode()
+    assert output.endswith("\nmodel.save('m.h5')\n# keep a copy for the report\nmodel.save_weights('w.h5')\n")
