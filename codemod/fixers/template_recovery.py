@@ -84,9 +84,9 @@ def _stale_save_comments(ctx: FixContext, site: Site) -> None:
             continue
         kept = stale_comments.without(statement.leading_lines, stale_comments.MECHANICS)
         ctx.plan.dropped_lines |= {id(line) for line in statement.leading_lines if line not in kept}
-        comment = statement.trailing_whitespace.comment
-        if comment is not None and stale_comments.MECHANICS.search(comment.value):
-            ctx.plan.dropped_lines.add(id(comment))
+        trailing = statement.trailing_whitespace
+        if trailing.comment is not None and stale_comments.MECHANICS.search(trailing.comment.value):
+            ctx.plan.nodes[id(trailing)] = trailing.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
 
 
 def _callback_model_hack(
