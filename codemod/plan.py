@@ -54,6 +54,8 @@ class Plan:
     unwrap: set[int] = field(default_factory=set)  # `with tf.device('/cpu:0'):` to dissolve
     calls: set[int] = field(default_factory=set)  # the statements holding a rewritten call
     moved: set[int] = field(default_factory=set)  # statements a region hoists whole (with comments)
+    # statements removed whole: their own comments and the comment lines right above them go too
+    deleted: set[int] = field(default_factory=set)
     nodes: dict[int, cst.CSTNode] = field(default_factory=dict)  # original expression -> replacement
     dropped_lines: set[int] = field(default_factory=set)  # comment lines (or comments) that go: stale_comments.py
     remove_imports: list[tuple[str, str | None, str | None]] = field(default_factory=list)
@@ -63,6 +65,7 @@ class Plan:
     def empty(self) -> bool:
         return not (
             self.regions or self.statements or self.nodes or self.unwrap or self.remove_imports or self.dropped_lines
+            or self.deleted
         )
 
 
@@ -270,6 +273,11 @@ class _Applier(cst.CSTTransformer):
         if key in self.plan.moved:
             self.moved[key] = updated  # emitted by the region's `_wrap`, with its own edits
             return [], []
+        if key in self.plan.deleted:
+            lines = list(_leading_lines(updated))
+            while lines and lines[-1].comment is not None:  # its own paragraph, right above it
+                lines.pop()
+            return [], lines
         if key in self.plan.statements:
             replacement = self.plan.statements[key]
             if replacement is None:
@@ -348,7 +356,8 @@ class _Applier(cst.CSTTransformer):
     def _rebuild(self, original: Block, updated: Block) -> Block:
         regions = sorted(self.regions.get(id(original), []), key=lambda r: r.start)
         if not regions and not any(
-            id(s) in self.plan.statements or id(s) in self.plan.unwrap or id(s) in self.plan.moved or self._touched(s)
+            id(s) in self.plan.statements or id(s) in self.plan.unwrap or id(s) in self.plan.moved
+            or id(s) in self.plan.deleted or self._touched(s)
             for s in original.body
         ):
             return updated
@@ -693,7 +702,7 @@ def apply_plan(
     `continued`: told of backslash continuations realigned after a rename (continuations.py)."""
     paths: set[int] | None = None
     if tree is not None:
-        keys = set(plan.statements) | plan.unwrap | set(plan.nodes) | plan.dropped_lines
+        keys = set(plan.statements) | plan.unwrap | set(plan.nodes) | plan.dropped_lines | plan.deleted
         targets: list[cst.CSTNode] = [r.block for r in plan.regions]
         targets += [n for n in tree.all_nodes() if id(n) in keys]
         paths = {id(module)}

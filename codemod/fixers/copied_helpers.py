@@ -1,10 +1,10 @@
 """Reports copied multi-GPU helpers (`make_parallel`, `to_multi_gpu`, `ModelMGPU`) left unused.
 
 Their call sites are rewritten like `multi_gpu_model`'s; the helper code itself belongs
-to the user and is left alone, only its now-unused import is dropped. In a notebook, or a
-script (`if __name__ == "__main__":`, or training at module level), the helper is the file's own: one defined there that
-nothing reads any more goes with its `multi_gpu_model` import (left, that import would stop the
-file on Keras 3).
+to the user and is left alone, only its now-unused import is dropped. In a notebook, or a script
+(`if __name__ == "__main__":`, or training at module level), the helper is the file's own: one
+defined there that nothing reads any more goes whole, with its comments and its `multi_gpu_model` import (left, that
+import would stop the file on Keras 3); a documented one's deletion is reported.
 """
 
 from __future__ import annotations
@@ -30,14 +30,17 @@ def fix(ctx: FixContext) -> None:
             continue
         origin = helper.origin
         if (ctx.path.endswith(".ipynb") or runs_as_script(ctx.tree.module)) and _unread_definition(ctx, helper):
-            ctx.plan.statements[id(origin)] = None
+            # the definition goes whole: its own comments (and the paragraph right above it) with it
+            ctx.plan.deleted.add(id(origin))
             # what only the helper imported goes too (`from keras.layers.merge import concatenate`
             # would stop the file on Keras 3); the imports fixer keeps any name still read
             ctx.plan.remove_imports.extend(_imports_read_by(ctx.tree.module, origin))
-            if isinstance(origin, (cst.FunctionDef, cst.ClassDef)) and origin.get_docstring() is not None:
+            if isinstance(origin, (cst.FunctionDef, cst.ClassDef)) and (
+                origin.get_docstring() is not None or findall(origin, cst.Comment)
+            ):
                 # documented: another file may import it; say so rather than keep what would stop this one
                 ctx.report(origin, "MGPU401", (
-                    f"`{helper.name}` (defined here, with a docstring) was deleted with its `multi_gpu_model` "
+                    f"`{helper.name}` (defined here, documented) was deleted with its `multi_gpu_model` "
                     "import: nothing in this file reads it any more, and kept, that import would stop the file "
                     f"on Keras 3. If another file imports `{helper.name}` from here, migrate that file too (its "
                     "calls are rewritten the same way) or restore the helper from version control."
@@ -55,12 +58,10 @@ def fix(ctx: FixContext) -> None:
 
 
 def _unread_definition(ctx: FixContext, helper: Helper) -> bool:
-    """A module-level `def`/`class` holding no comment whose name nothing reads but its rewritten
-    call sites (and the definition itself: `super(ModelMGPU, self)`)."""
+    """A module-level `def`/`class` whose name nothing reads but its rewritten call sites (and the
+    definition itself: `super(ModelMGPU, self)`)."""
     origin = helper.origin
     if not isinstance(origin, (cst.FunctionDef, cst.ClassDef)) or not isinstance(ctx.tree.parent(origin), cst.Module):
-        return False
-    if findall(origin, cst.Comment):
         return False
     scope = ctx.tree.scopes.get(origin)
     if scope is None:

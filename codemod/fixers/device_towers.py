@@ -60,7 +60,8 @@ def fix(ctx: FixContext) -> None:
             continue  # wraps a multi_gpu_model site: the strategy fixers' business
         if not calls:
             continue  # nothing is built or run there
-        if any(ctx.plan.statements.get(id(a), True) is None for a in ctx.tree.ancestors(statement)):
+        if any(id(a) in ctx.plan.deleted or ctx.plan.statements.get(id(a), True) is None
+               for a in ctx.tree.ancestors(statement)):
             continue  # inside a copied helper the rewrite deletes (copied_helpers)
         scope = ctx.tree.enclosing_scope_node(statement)
         towers.setdefault(id(scope), []).append(statement)

@@ -68,15 +68,47 @@ def reported(source: bytes, name: str = "table.py") -> list[str]:
     return [f.format() for f in result.findings]
 
 
+def deleted_definition_lines(before: bytes | str, after: bytes | str) -> set[int]:
+    """The lines of top-level `def`s and `class`es of `before` that `after` no longer defines (a
+    copied helper the codemod deleted), with the comment lines right above each: their comments
+    go with them."""
+    import ast
+
+    text = before.decode("utf-8", "replace") if isinstance(before, bytes) else before
+    later = after.decode("utf-8", "replace") if isinstance(after, bytes) else after
+    try:
+        tree = ast.parse(text)
+    except SyntaxError:
+        return set()
+    lines = text.splitlines()
+    gone: set[int] = set()
+    for node in tree.body:
+        if not isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            continue
+        keyword = "class" if isinstance(node, ast.ClassDef) else "def"
+        if f"{keyword} {node.name}" in later:
+            continue
+        first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+        while first > 1 and lines[first - 2].lstrip().startswith("#"):
+            first -= 1
+        gone |= set(range(first, (node.end_lineno or node.lineno) + 1))
+    return gone
+
+
 def assert_comments_kept(before: bytes, after: bytes) -> None:
     import io
     import re
     import tokenize
 
-    def comments(data: bytes) -> list[tuple[str, str]]:
-        return [(t.string, t.line) for t in tokenize.tokenize(io.BytesIO(data).readline) if t.type == tokenize.COMMENT]
+    def comments(data: bytes) -> list[tuple[str, str, int]]:
+        return [
+            (t.string, t.line, t.start[0])
+            for t in tokenize.tokenize(io.BytesIO(data).readline) if t.type == tokenize.COMMENT
+        ]
 
-    old, new = comments(before), [c for c, _ in comments(after)]
+    gone = deleted_definition_lines(before, after)
+    old = [(c, line) for c, line, number in comments(before) if number not in gone]
+    new = [c for c, _, _ in comments(after)]
     # a pragma for a tool (noqa, type: ignore) on a removed import line goes with the line; a
     # comment on the CPU placement or the wrapper goes with the code it described, one on a
     # dropped `cpu_merge=` / `cpu_relocation=` argument with the argument (stale_comments.py)

@@ -305,14 +305,15 @@ def test_a_wrapper_class_defined_in_the_notebook_goes_once_nothing_uses_it():
     # cell, and `Model`, which only the class read
     assert cells[0] == "import tensorflow as tf\n" and len(cells) == 3
     assert not any("ModelMGPU" in c or "multi_gpu_model" in c for c in cells)
-    # still read elsewhere (or holding a comment): kept, and reported
-    for kept in (
-        [*sources, "assert isinstance(gpu_net, ModelMGPU)\n"],
-        [sources[0], wrapper.replace("    def __init__", "    # the keras issue's recipe\n    def __init__"),
-         *sources[2:]],
-    ):
-        result = transform_notebook(_notebook(kept), "nb.ipynb")
-        assert "MGPU401" in [f.code for f in result.findings] or "ModelMGPU" in result.output.decode()
+    # still read elsewhere: kept, and reported
+    result = transform_notebook(_notebook([*sources, "assert isinstance(gpu_net, ModelMGPU)\n"]), "nb.ipynb")
+    assert "MGPU401" in [f.code for f in result.findings] and "class ModelMGPU" in result.output.decode()
+    # holding a comment: it goes whole, comment and all, and the deletion is reported
+    commented = [sources[0], wrapper.replace("    def __init__", "    # the keras issue's recipe\n    def __init__"),
+                 *sources[2:]]
+    result = transform_notebook(_notebook(commented), "nb.ipynb")
+    assert "ModelMGPU" not in result.output.decode() and "recipe" not in result.output.decode()
+    assert [f.code for f in result.findings] == ["MGPU401"] and "was deleted" in result.findings[0].message
 
 
 def test_a_cell_that_only_says_which_path_ran_gets_no_scope():
