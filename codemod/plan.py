@@ -501,9 +501,14 @@ class _Applier(cst.CSTTransformer):
                 continue
             statements = [_fitted_lines(s, indent + self.unit, self.unit, self.limit) for s in statements]
             lead: Sequence[cst.EmptyLine] = []
-            if out:  # a later scope: the first statement's lines go above its `with`
-                lead = _leading_lines(statements[0])
-                statements[0] = statements[0].with_changes(leading_lines=[])
+            if out:  # a later scope: the first statement's lines go above its `with`, but for
+                # the comment lines right above it (its own: they stay with it, under the scope)
+                lines = list(_leading_lines(statements[0]))
+                attached = len(lines)
+                while attached > 0 and lines[attached - 1].comment is not None:
+                    attached -= 1
+                lead = lines[:attached]
+                statements[0] = statements[0].with_changes(leading_lines=lines[attached:])
             out.append(cst.With(
                 items=[cst.WithItem(item=cst.parse_expression(f"{region.name}.scope()"))],
                 body=cst.IndentedBlock(body=statements or [cst.SimpleStatementLine(body=[cst.Pass()])]),

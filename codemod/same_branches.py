@@ -135,16 +135,39 @@ def _alias(statement: cst.BaseStatement) -> bool:
     )
 
 
+def _bare(statement: cst.BaseStatement) -> str:
+    """The statement without its leading lines (its own trailing and inner comments kept)."""
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return canonical(statement.with_changes(leading_lines=[])).strip()
+
+
+def _notes(statement: cst.BaseStatement) -> tuple[str, ...]:
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return tuple(line.comment.value for line in statement.leading_lines if line.comment is not None)
+
+
+def _same(statements: Sequence[cst.BaseStatement]) -> bool:
+    """The same code in every branch, with the same comment lines above it, or with them above
+    it in some branches and none in the others (`# initialize the model` in the `else` only):
+    written once, it takes them along."""
+    return len({_bare(s) for s in statements}) == 1 and len({_notes(s) for s in statements} - {()}) <= 1
+
+
+def _pick(statements: Sequence[cst.BaseStatement]) -> cst.BaseStatement:
+    """The one of `_same` statements written once: the one with comment lines, if any."""
+    return next((s for s in statements if _notes(s)), statements[0])
+
+
 def _shared_head(bodies: Sequence[Sequence[cst.BaseStatement]]) -> int:
     count = 0
-    while all(len(b) > count for b in bodies) and len({_code(b[count]) for b in bodies}) == 1:
+    while all(len(b) > count for b in bodies) and _same([b[count] for b in bodies]):
         count += 1
     return count
 
 
 def _shared_tail(bodies: Sequence[Sequence[cst.BaseStatement]], start: int) -> int:
     count = 0
-    while all(len(b) - start > count for b in bodies) and len({_code(b[len(b) - 1 - count]) for b in bodies}) == 1:
+    while all(len(b) - start > count for b in bodies) and _same([b[len(b) - 1 - count] for b in bodies]):
         count += 1
     return count
 
@@ -179,8 +202,8 @@ def _merged_if(statement: cst.If, no_branch_stops: bool) -> list[cst.BaseStateme
     if not head and not tail:
         return None
     rest = [b[head:len(b) - tail] for b in bodies]
-    before = list(bodies[0][:head])
-    after = _first_without_blank_lead(bodies[0][len(bodies[0]) - tail:])
+    before = [_pick([b[i] for b in bodies]) for i in range(head)]
+    after = _first_without_blank_lead([_pick([b[len(b) - tail + i] for b in bodies]) for i in range(tail)])
     lines = list(statement.leading_lines)
     if all(not r for r in rest):
         shared = before + after
