@@ -42,6 +42,9 @@ _VALUE_ROOTS = {
 _VALUE_METHODS = {
     "parse_args", "parse_known_args", "add_argument", "add_argument_group", "ArgumentParser",
     "format", "join", "split", "strip", "replace", "lower", "upper", "startswith", "endswith",
+    # reductions and conversions of data (`ratings.user.max() + 1`, `df.label.nunique()`)
+    "max", "min", "sum", "mean", "std", "nunique", "unique", "astype", "tolist", "item", "keys", "values",
+    "items",
 }
 _IMPORTS = (cst.Import, cst.ImportFrom)
 # Methods that put another model or layer inside the model they are called on.

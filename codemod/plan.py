@@ -327,13 +327,13 @@ class _Applier(cst.CSTTransformer):
         dropped: set[int] = set()
         for call in walk(updated):
             dropped |= stale_comments.argument_comments(call, updated)
-        # the call's own line names its mechanics; a collapsed `if`'s comments explain its condition
+        # the call's own lines name its mechanics (inside a collapsed `if`, too); the comments
+        # above that `if` explain its condition
         mechanics = MECHANICS if isinstance(updated, cst.SimpleStatementLine) else None
         inside = [
             line for line in inner
             if line.comment is not None and id(line.comment) not in dropped
-            and not CPU_PLACEMENT.search(line.comment.value)
-            and not (mechanics is not None and mechanics.search(line.comment.value))
+            and not CPU_PLACEMENT.search(line.comment.value) and not MECHANICS.search(line.comment.value)
         ]
         leading = stale_comments.without(leading, CPU_PLACEMENT)
         return [*(stale_comments.without(leading, mechanics) if mechanics is not None else leading), *inside]

@@ -103,3 +103,15 @@ def test_a_comment_on_saving_the_template_instead_of_the_wrapper_goes():
     )
     output = transform_source(source.encode()).output.decode()
     assert output.endswith("\nmodel.save('m.h5')\n# keep a copy for the report\nmodel.save_weights('w.h5')\n")
+
+
+def test_a_mechanics_comment_on_a_call_inside_a_collapsed_guard_goes_the_guards_own_stays():
+    source = (
+        HEAD + "G = 2\nmodel = build()\n# even GPU counts only\nif G > 1:\n"
+        "    # ModelMGPU saves the serial model\n"
+        "    model = multi_gpu_model(model, gpus=G)  # outputs are concatenated\n"
+        "model.compile('adam', 'mse')\n"
+    )
+    output = transform_source(source.encode()).output.decode()
+    assert "# even GPU counts only\n" in output
+    assert "ModelMGPU" not in output and "concatenated" not in output

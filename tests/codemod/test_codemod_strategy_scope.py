@@ -692,3 +692,15 @@ def test_a_config_the_compile_and_the_count_read_stays_outside_the_scope():
     assert result.findings == []
     assert "    cfg = load_config(path)\n    x = np.zeros((8, 4))\n    if cfg['gpus'] > 1:\n" in out
     assert "    with strategy.scope():\n        model = build()\n        model.compile(" in out
+
+
+def test_sizes_computed_from_the_data_stay_outside_the_scope():
+    source = (
+        "from keras.utils import multi_gpu_model\n\nratings = pd.read_csv('r.csv')\n"
+        "n_users = ratings.user.max() + 1\nn_labels = ratings.label.nunique()\n\n"
+        "inp = Input((1,))\nmodel = Model(inp, Dense(n_labels)(Embedding(n_users, 8)(inp)))\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert "n_labels = ratings.label.nunique()\n\nstrategy = " in out
+    assert "with strategy.scope():\n    inp = Input((1,))\n" in out
