@@ -83,7 +83,7 @@ def message(statement: cst.CSTNode) -> bool:
     )
 
 
-def _is_fallback_alias(statement: cst.CSTNode, target: str, template: str, tree: Tree) -> bool:
+def is_fallback_alias(statement: cst.CSTNode, target: str, template: str, tree: Tree) -> bool:
     """`parallel = model`: the fallback branch's assignment."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return False
@@ -124,8 +124,8 @@ def _fallback_branch_ok(body: cst.BaseSuite, target: str, template: str, tree: T
         return False
     statements = [s for s in body.body if not droppable(s)]
     if target == template:
-        return not statements or (len(statements) == 1 and _is_fallback_alias(statements[0], target, template, tree))
-    return len(statements) == 1 and _is_fallback_alias(statements[0], target, template, tree)
+        return not statements or (len(statements) == 1 and is_fallback_alias(statements[0], target, template, tree))
+    return len(statements) == 1 and is_fallback_alias(statements[0], target, template, tree)
 
 
 def _without_error_messages(handler: cst.ExceptHandler) -> cst.BaseSuite:
@@ -188,7 +188,7 @@ def _fallback_messages(
     if not messages or not isinstance(body, cst.IndentedBlock):
         return None
     statements = [s for s in body.body if not droppable(s)]
-    aliases = [i for i, s in enumerate(statements) if _is_fallback_alias(s, target, template, tree)]
+    aliases = [i for i, s in enumerate(statements) if is_fallback_alias(s, target, template, tree)]
     said = [s for i, s in enumerate(statements) if i not in aliases]
     if len(aliases) != (0 if target == template else 1) or not all(message(s) for s in said):
         return None
@@ -218,7 +218,7 @@ def _announced(tree: Tree, owner: cst.Try, anchor: cst.BaseStatement, target: st
         if not all(message(s) for s in about) or any(findall(s, cst.Comment) for s in about):
             return None
         otherwise = [s for s in otherwise if not used_names(s) & error]
-    aliases = [i for i, s in enumerate(otherwise) if _is_fallback_alias(s, target, template, tree)]
+    aliases = [i for i, s in enumerate(otherwise) if is_fallback_alias(s, target, template, tree)]
     if target != template and len(aliases) == 1:
         otherwise = [s for i, s in enumerate(otherwise) if i != aliases[0]]
     if not any(s is anchor for s in body.body) or not (said or otherwise):

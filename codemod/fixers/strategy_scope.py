@@ -1856,25 +1856,12 @@ def _branch_aliases(
         for k, statement in enumerate(suite.body):
             if not binds(statement, target, tree):
                 continue
-            if not (_plain_alias(tree, statement, target, template) and len(suite.body) > 1):
+            if not (fallbacks.is_fallback_alias(statement, target, template, tree) and len(suite.body) > 1):
                 return []
             if any(binds(later, template, tree) for later in suite.body[k + 1:]):
                 return []
             found.append(cst.ensure_type(statement, cst.SimpleStatementLine))
     return found
-
-
-def _plain_alias(tree: Tree, statement: cst.CSTNode, target: str, template: str) -> bool:
-    """`parallel = model` alone on its line."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return False
-    assign = statement.body[0]
-    return (
-        isinstance(assign, cst.Assign)
-        and len(assign.targets) == 1
-        and tree.code(assign.targets[0].target) == target
-        and tree.code(assign.value) == template
-    )
 
 
 def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: str) -> str | None:
