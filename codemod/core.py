@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import exported_cells, pruning
+from . import exported_cells, pruning, stale_prose
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
 from .findings import Finding
@@ -85,7 +85,15 @@ def _transform_module_sites(
     for finish in ctx.finishers:
         new = finish(new)
     new = continued.follow(new)
-    return new, sorted(set(ctx.findings)), site_statuses(ctx, source)
+    statuses = site_statuses(ctx, source)
+    findings = list(ctx.findings)
+    if ctx.rewritten:  # prose elsewhere in the file that still describes the removed helper
+        prose = stale_prose.Prose.between(
+            module.code, new.code, mechanics_gone=all(s.status == "rewritten" for s in statuses)
+        )
+        new, reported = stale_prose.drop_stale(new, prose)
+        findings += stale_prose.findings(source if source is not None else module.code, reported, path)
+    return new, sorted(set(findings)), statuses
 
 
 def _check_strategy(strategy: str) -> None:

@@ -34,6 +34,7 @@ CODES: dict[str, str] = {
     "MGPU302": "callback swaps in the template in set_model",
     "MGPU303": "AltModelCheckpoint on a model that is not a migrated template",
     "MGPU304": "callback unwraps the old parallel model",
+    "MGPU305": "comment or docstring still names what the migration removed",
     "MGPU401": "multi-GPU helper no longer used",
     "MGPU402": "copied multi-GPU helper defined here",
     "MGPU403": "multi_gpu_model bound both by a Keras import and otherwise",

@@ -24,6 +24,7 @@ import re
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from . import stale_prose
 from .cell_scopes import PLACEHOLDER_PREFIX, display_last_expression, drop_empty_reopen, drop_needless_reopen, reopen
 from .core import TransformResult, transform_source
 from .findings import Finding
@@ -91,8 +92,17 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
         )], failed=True)
     # A cell whose only code was the call (or its fallback) is removed; not when a finding names a
     # later cell, whose number would then be off by one.
+    prose = stale_prose.Prose.between(
+        module, result.output.decode("utf-8"), mechanics_gone=all(s.status == "rewritten" for s in sites)
+    )
+    markdown_edits, markdown_findings = _markdown_prose(text, prose, path)
     last_named = max((f.cell or 0 for f in mapped), default=0)
-    out = _spliced(text, cells, new_sources, removable=lambda cell: cell.index + 1 > last_named)
+    removed: list[int] = []
+    out = _spliced(text, cells, new_sources, removable=lambda cell: cell.index + 1 > last_named,
+                   extra=markdown_edits, removed=removed)
+    # a markdown cell's number as the rewritten notebook shows it, past any removed code cell
+    mapped += [dataclasses.replace(f, cell=(f.cell or 0) - sum(i + 1 < (f.cell or 0) for i in removed))
+               for f in markdown_findings]
     output = (_BOM if data.startswith(_BOM) else b"") + out.encode("utf-8")
     json.loads(out)  # the splice keeps valid JSON by construction; make sure
     return TransformResult(data, output, mapped, sites=sites)
@@ -132,11 +142,14 @@ def _joined(cells: list[_Cell]) -> tuple[str, list[tuple[int, int]]]:
 
 
 def _spliced(
-    text: str, cells: list[_Cell], new_sources: dict[int, str], removable: Callable[[_Cell], bool] = lambda _: False
+    text: str, cells: list[_Cell], new_sources: dict[int, str], removable: Callable[[_Cell], bool] = lambda _: False,
+    extra: list[tuple[tuple[int, int], str]] | None = None, removed: list[int] | None = None,
 ) -> str:
     """The notebook's JSON text with the `source` value of every edited cell replaced, nothing else;
-    a `removable` cell the rewrite left without code (it held only the call) is cut out whole."""
-    edits = []
+    a `removable` cell the rewrite left without code (it held only the call) is cut out whole;
+    `extra` (span, JSON text) edits other cells' sources (markdown); `removed` receives the indices
+    of the cells cut out."""
+    edits = list(extra or [])
     cut: list[tuple[int, int]] = []
     for cell in cells:
         new_text = new_sources[cell.index]
@@ -144,6 +157,8 @@ def _spliced(
         if emptied and cell.whole is not None and removable(cell) and not any(_overlap(cell.whole, c) for c in cut):
             cut.append(cell.whole)
             edits.append((cell.whole, ""))
+            if removed is not None:
+                removed.append(cell.index)
             continue
         if new_text != cell.text:
             edits.append((cell.span, _encode_source(cell, new_text)))
@@ -156,6 +171,35 @@ def _spliced(
     for (start, end), raw in sorted(edits, reverse=True):
         text = text[:start] + raw + text[end:]
     return text
+
+
+def _markdown_prose(
+    text: str, prose: stale_prose.Prose, path: str
+) -> tuple[list[tuple[tuple[int, int], str]], list[Finding]]:
+    """Markdown cells: a removed helper named as the tool becomes the strategy (stale_prose.py);
+    a line still naming something removed is reported (MGPU305), with its cell and line."""
+    edits: list[tuple[tuple[int, int], str]] = []
+    found: list[Finding] = []
+    top = dict((k, (s, e)) for k, s, e in _object_members(text, _skip_ws(text, 0)))
+    for index, (start, _end) in enumerate(_array_items(text, top["cells"][0])):
+        members = {k: (vs, ve) for k, vs, ve in _object_members(text, start)}
+        if "source" not in members or json.loads(text[slice(*members["cell_type"])]) != "markdown":
+            continue
+        raw = text[slice(*members["source"])]
+        value = json.loads(raw)
+        joined = "".join(value) if isinstance(value, list) else value
+        if not isinstance(joined, str):
+            continue
+        new = "\n".join(prose.renamed(line) for line in joined.split("\n"))
+        for number, line in enumerate(new.split("\n"), 1):
+            name = prose.names_removed(line)
+            if name:
+                found.append(dataclasses.replace(stale_prose.findings(line, [(line, name)], path)[0], line=number,
+                                                 cell=index + 1))
+        if new != joined:
+            cell = _Cell(index, members["source"], raw, value, joined, [], {}, None)
+            edits.append((members["source"], _encode_source(cell, new)))
+    return edits, found
 
 
 def _overlap(one: tuple[int, int], other: tuple[int, int]) -> bool:

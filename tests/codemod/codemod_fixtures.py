@@ -95,28 +95,45 @@ def deleted_definition_lines(before: bytes | str, after: bytes | str) -> set[int
     return gone
 
 
-def assert_comments_kept(before: bytes, after: bytes) -> None:
+def lost_comments(before: str, after: str, gone: set[int] | None = None) -> list[str]:
+    """The comments of `before` (outside the lines `gone`) that `after` lost, less those the
+    migration may drop: a pragma on a removed import line; a comment on the CPU placement or the
+    wrapper (stale_comments.py), in its paragraph; one on a dropped `cpu_merge=` / `cpu_relocation=`
+    argument; one naming an identifier (`gpu_model`) the code no longer has (stale_prose.py)."""
     import io
     import re
     import tokenize
 
-    def comments(data: bytes) -> list[tuple[str, str, int]]:
-        return [
-            (t.string, t.line, t.start[0])
-            for t in tokenize.tokenize(io.BytesIO(data).readline) if t.type == tokenize.COMMENT
-        ]
+    def tokens(text: str) -> list[tokenize.TokenInfo]:
+        return list(tokenize.generate_tokens(io.StringIO(text).readline))
 
-    gone = deleted_definition_lines(before, after)
-    old = [(c, line) for c, line, number in comments(before) if number not in gone]
-    new = [c for c, _, _ in comments(after)]
-    # a pragma for a tool (noqa, type: ignore) on a removed import line goes with the line; a
-    # comment on the CPU placement or the wrapper goes with the code it described, one on a
-    # dropped `cpu_merge=` / `cpu_relocation=` argument with the argument (stale_comments.py)
-    missing = [
-        c for c, line in old
-        if c not in new and not PRAGMA.match(c) and not STALE.search(c)
-        and not re.search(r"cpu_(merge|relocation)=", line)
+    old_tokens, new_tokens = tokens(before), tokens(after)
+    new = [t.string for t in new_tokens if t.type == tokenize.COMMENT]
+    removed_names = {t.string for t in old_tokens if t.type == tokenize.NAME and "_" in t.string.strip("_")} - {
+        t.string for t in new_tokens if t.type == tokenize.NAME
+    }
+    comments = [t for t in old_tokens if t.type == tokenize.COMMENT and t.start[0] not in (gone or set())]
+
+    def droppable(c: tokenize.TokenInfo) -> bool:
+        return bool(STALE.search(c.string) or re.search(r"cpu_(merge|relocation)=", c.line) or any(
+            re.search(rf"\b{re.escape(n)}\b", c.string) for n in removed_names
+        ))
+
+    # a paragraph (consecutive comment lines) goes or stays whole
+    paragraph_of: dict[int, int] = {}
+    for k, c in enumerate(comments):
+        same = k and comments[k - 1].start[0] == c.start[0] - 1 and c.line.strip().startswith("#")
+        paragraph_of[k] = paragraph_of[k - 1] if same else k
+    stale_paragraphs = {paragraph_of[k] for k, c in enumerate(comments) if droppable(c)}
+    return [
+        c.string for k, c in enumerate(comments)
+        if c.string not in new and not PRAGMA.match(c.string) and paragraph_of[k] not in stale_paragraphs
     ]
+
+
+def assert_comments_kept(before: bytes, after: bytes) -> None:
+    missing = lost_comments(before.decode("utf-8", "replace"), after.decode("utf-8", "replace"),
+                            deleted_definition_lines(before, after))
     assert not missing, f"comments lost: {missing}"
 
 

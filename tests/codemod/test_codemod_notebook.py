@@ -147,7 +147,10 @@ def test_a_cell_holding_only_the_call_is_removed_not_left_empty_or_with_a_bare_w
     before = (ROOT / "notebooks" / "call_alone_in_cell.before.ipynb").read_bytes()
     after = (ROOT / "notebooks" / "call_alone_in_cell.after.ipynb").read_bytes()
     result = transform_notebook(before, "nb.ipynb")
-    assert not result.failed and result.output == after and result.findings == []
+    assert not result.failed and result.output == after
+    # the markdown's "the parallel model" is reported at its number in the rewritten notebook
+    assert [(f.cell, f.line, f.code) for f in result.findings] == [(3, 1, "MGPU305")]
+    assert "`parallel model`" in result.findings[0].message
     assert transform_notebook(after, "nb.ipynb").output == after
     cells = ["".join(c["source"]) for c in _cells(after)]
     old = ["".join(c["source"]) for c in _cells(before)]

@@ -12,10 +12,9 @@ import tokenize
 
 import pytest
 
-from multi_gpu_codemod.stale_comments import STALE
 
 from child_process import run_on_two_simulated_gpus
-from codemod_fixtures import deleted_definition_lines, needs_tensorflow
+from codemod_fixtures import deleted_definition_lines, lost_comments, needs_tensorflow
 from realworld import ROOT, cells, code_text, corpus_files, grade, manifest, run_file
 
 # Each corpus file is migrated once for the module: its site and contract tests read the same run.
@@ -83,8 +82,7 @@ def test_file_is_rewritten_safely(path):
     # only comments on what the migration removed go (the CPU placement, the wrapper: stale_comments.py;
     # a deleted copied helper's own)
     gone = deleted_definition_lines(before, after) if path.suffix != ".ipynb" else set()
-    kept_lines = "\n".join(line for k, line in enumerate(before.split("\n"), 1) if k not in gone)
-    missing = [c for c in _comments(kept_lines) if c not in _comments(after) and not STALE.search(c)]
+    missing = lost_comments(before, after, gone)
     assert not missing, f"comments lost: {missing}"
 
 

@@ -1,0 +1,293 @@
+"""Prose anywhere in a migrated file that still describes what the migration removed.
+
+stale_comments.py drops the comments on the code the rewrite touches. A file also talks about the
+old mechanics elsewhere: a header `# data parallel with make_parallel`, a callback's docstring
+"save the template at layers[-2] of the parallel model", a notebook's markdown. After the rewrite
+these say something false, and a reviewer stops at them. What this module does with them:
+
+- The helper named as the tool ("with `multi_gpu_model`", "using make_parallel", "via
+  ModelMGPU") or as the subject of what the strategy does as well ("multi_gpu_model splits each
+  batch") becomes `tf.distribute.MirroredStrategy`: the sentence is true again.
+- A comment (its lines up to one that ends a sentence, or an end-of-line comment) every
+  sentence of which names something removed goes: a name the old code bound and the new code no
+  longer does (`make_parallel`, `gpu_model`), and, when every site of the file was rewritten,
+  the wrapper's mechanics (`layers[-2]`, "the parallel model", "shares weights with the GPU copy").
+- Anything else still naming them (a sentence among others, a docstring, a markdown cell) is
+  reported (MGPU305) with its line: the codemod does not write prose.
+
+Pure text functions plus one libcst pass; core.py and notebook.py call them after the rewrite.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Final
+
+import libcst as cst
+
+from .findings import Finding
+
+__all__ = ["Prose", "bound_names", "drop_stale"]
+
+# The old helpers: named as the tool, they become the strategy.
+HELPERS: Final = ("multi_gpu_model", "make_parallel", "ModelMGPU", "to_multi_gpu")
+STRATEGY: Final = "tf.distribute.MirroredStrategy"
+_TOOL: Final = re.compile(
+    r"\b(?P<by>with|using|uses|use|via|through)(?P<space>\s+)(?P<tick>`?)(?P<name>"
+    + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?![\w(])",
+    re.IGNORECASE,
+)
+# The helper as the subject of what the strategy does too ("multi_gpu_model splits each batch").
+_SUBJECT: Final = re.compile(
+    r"(?P<tick>`?)\b(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?P<verb>\s+(?:splits|divides|replicates"
+    r"|copies|distributes|shards|runs|needs|requires|wants)\b)",
+    re.IGNORECASE,
+)
+# The wrapper's mechanics: true only while a parallel model exists.
+_MECHANICS: Final = re.compile(
+    r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu)[ _]model\b"
+    r"|\bshares? (?:its |the )?weights with (?:the |its )?(?:parallel|gpu|multi|replica|wrapper|template)"
+    r"|\bmerge layers?\b|\bGPU copy\b",
+    re.IGNORECASE,
+)
+_SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
+# never touched: interpreter lines, encoding cookies, tool pragmas
+_PRAGMA: Final = re.compile(r"^#!|coding[:=]|#\s*(?:type:|noqa|pylint|fmt:|isort:|mypy:|pragma)")
+
+
+def bound_names(code: str) -> set[str]:
+    """The identifiers `code` reads or binds (names, attributes, definitions, imports)."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return set()
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.Attribute):
+            names.add(node.attr)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+            names.add(node.name.split(".")[-1])
+    return names
+
+
+@dataclass
+class Prose:
+    """What counts as stale in one file: the names its rewrite removed, and whether the wrapper's
+    mechanics are gone too (every site rewritten)."""
+
+    removed: frozenset[str]
+    mechanics_gone: bool
+    _pattern: re.Pattern[str] | None = field(init=False, default=None)
+
+    @classmethod
+    def between(cls, old: str, new: str, *, mechanics_gone: bool) -> Prose:
+        # only names that read as identifiers in prose: the helpers, or names with an underscore
+        # (`gpu_model`, `parallel_model`), not `G` or `model`
+        removed = {
+            n for n in bound_names(old) - bound_names(new) if n in HELPERS or ("_" in n.strip("_") and len(n) > 4)
+        }
+        return cls(frozenset(removed), mechanics_gone)
+
+    def __post_init__(self) -> None:
+        parts = [rf"(?<![\w.]){re.escape(n)}\b" for n in sorted(self.removed, key=len, reverse=True)]
+        if self.mechanics_gone:
+            parts.append(_MECHANICS.pattern)
+        self._pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
+
+    def renamed(self, text: str) -> str:
+        """`text` with a removed helper named as the tool ("with make_parallel") made the strategy."""
+        def swap(match: re.Match[str]) -> str:
+            if match["name"] not in self.removed:
+                return match[0]
+            return f"{match['by']}{match['space']}{match['tick']}{STRATEGY}{match['tick']}"
+        def swap_subject(match: re.Match[str]) -> str:
+            if match["name"] not in self.removed:
+                return match[0]
+            return f"{match['tick']}{STRATEGY}{match['tick']}{match['verb']}"
+        return _SUBJECT.sub(swap_subject, _TOOL.sub(swap, text))
+
+    def names_removed(self, text: str) -> str | None:
+        """The first removed thing `text` names, or None."""
+        if self._pattern is None:
+            return None
+        found = self._pattern.search(text)
+        return found[0] if found else None
+
+    def wholly_stale(self, text: str) -> bool:
+        """Every sentence of `text` names something removed."""
+        sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip(" .-:#")]
+        return bool(sentences) and all(self.names_removed(s) for s in sentences)
+
+
+def _words(comment: str) -> str:
+    return comment.lstrip("#").strip()
+
+
+def _units(paragraph: list[cst.EmptyLine]) -> list[list[cst.EmptyLine]]:
+    """The paragraph's lines in groups that end where a line ends a sentence (`.`, `)`, `:`...):
+    a group goes or stays whole, so no sentence is cut."""
+    units: list[list[cst.EmptyLine]] = [[]]
+    for line in paragraph:
+        units[-1].append(line)
+        if line.comment is not None and _words(line.comment.value)[-1:] in (".", "!", "?", ":", ";", ")"):
+            units.append([])
+    return [unit for unit in units if unit]
+
+
+class _Pass(cst.CSTTransformer):
+    """Renames tool phrases in comments and docstrings; drops wholly stale comment paragraphs and
+    end-of-line comments; collects what else still names removed things."""
+
+    def __init__(self, prose: Prose) -> None:
+        self.prose = prose
+        self.reported: list[tuple[str, str]] = []  # (text as written, what it names), in order
+
+    def _report(self, written: str, current: str) -> bool:
+        name = self.prose.names_removed(current)
+        if name:
+            self.reported.append((written, name))
+        return bool(name)
+
+    def _comment(self, comment: cst.Comment) -> cst.Comment:
+        if _PRAGMA.search(comment.value):
+            return comment
+        text = self.prose.renamed(comment.value)
+        return comment if text == comment.value else comment.with_changes(value=text)
+
+    def leave_Comment(self, original: cst.Comment, updated: cst.Comment) -> cst.Comment:
+        return self._comment(updated)
+
+    def leave_TrailingWhitespace(
+        self, original: cst.TrailingWhitespace, updated: cst.TrailingWhitespace
+    ) -> cst.TrailingWhitespace:
+        comment = updated.comment
+        if comment is None or _PRAGMA.search(comment.value):
+            return updated
+        if self.prose.wholly_stale(_words(comment.value)):
+            return updated.with_changes(comment=None, whitespace=cst.SimpleWhitespace(""))
+        self._report(comment.value, comment.value)
+        return updated
+
+    def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
+        result = super().on_leave(original, updated)
+        if not isinstance(result, cst.CSTNode):
+            return result  # type: ignore[return-value]
+        changes: dict[str, object] = {}
+        for attr in ("leading_lines", "lines_after_decorators", "header", "footer"):
+            value = getattr(result, attr, None)
+            if isinstance(value, Sequence) and value and all(isinstance(x, cst.EmptyLine) for x in value):
+                kept = self._paragraphs(list(value), top=isinstance(result, cst.Module) and attr == "header")
+                if len(kept) != len(value):
+                    changes[attr] = kept
+        docstring = self._docstring(result)
+        if docstring is not None:
+            changes["body"] = docstring
+        return result.with_changes(**changes) if changes else result
+
+    def _paragraphs(self, lines: list[cst.EmptyLine], *, top: bool) -> list[cst.EmptyLine]:
+        kept: list[cst.EmptyLine] = []
+        paragraph: list[cst.EmptyLine] = []
+        dropped_last = False
+
+        def close() -> None:
+            nonlocal dropped_last
+            left = [line for unit in _units(paragraph) if not self._stale(unit) for line in unit]
+            if paragraph and not left:
+                dropped_last = True  # and the blank line after it, so no gap is left doubled
+            else:
+                for comment in [line.comment.value for line in left if line.comment is not None]:
+                    if self._report(comment, self.prose.renamed(comment)):
+                        break
+                kept.extend(left)
+                dropped_last = False
+            paragraph.clear()
+
+        for line in lines:
+            if line.comment is None:
+                close()
+                if dropped_last and (not kept or kept[-1].comment is None):
+                    dropped_last = False
+                    continue
+                dropped_last = False
+                kept.append(line)
+            else:
+                paragraph.append(line)
+        close()
+        return kept
+
+    def _stale(self, unit: list[cst.EmptyLine]) -> bool:
+        comments = [line.comment.value for line in unit if line.comment is not None]
+        return (
+            bool(comments) and not any(_PRAGMA.search(c) for c in comments)
+            and self.prose.wholly_stale(" ".join(_words(c) for c in comments))
+        )
+
+    def _docstring(self, node: cst.CSTNode) -> object | None:
+        """The body with its docstring's tool phrase renamed, or None when nothing changes."""
+        body: Sequence[cst.BaseStatement]
+        if isinstance(node, cst.Module):
+            body = node.body
+        elif isinstance(node, (cst.ClassDef, cst.FunctionDef)) and isinstance(node.body, cst.IndentedBlock):
+            body = node.body.body
+        else:
+            return None
+        first = body[0] if body else None
+        if not (isinstance(first, cst.SimpleStatementLine) and len(first.body) == 1
+                and isinstance(first.body[0], cst.Expr) and isinstance(first.body[0].value, cst.SimpleString)):
+            return None
+        string = first.body[0].value
+        text = self.prose.renamed(string.value)
+        self._report(string.value, text)
+        if text == string.value:
+            return None
+        new_first = first.with_changes(body=[first.body[0].with_changes(value=string.with_changes(value=text))])
+        if isinstance(node, cst.Module):
+            return [new_first, *body[1:]]
+        assert isinstance(node, (cst.ClassDef, cst.FunctionDef)) and isinstance(node.body, cst.IndentedBlock)
+        return node.body.with_changes(body=[new_first, *body[1:]])
+
+
+def drop_stale(module: cst.Module, prose: Prose) -> tuple[cst.Module, list[tuple[str, str]]]:
+    """`module` with its prose brought up to date; and the texts still naming removed things."""
+    if prose._pattern is None and not prose.removed:
+        return module, []
+    visitor = _Pass(prose)
+    new = module.visit(visitor)
+    return new, visitor.reported
+
+
+def locate(source: str, texts: Iterable[str]) -> list[int]:
+    """1-based line in `source` of the first line of each text (searched in order, each once)."""
+    lines = source.splitlines()
+    found: list[int] = []
+    used: set[int] = set()
+    for text in texts:
+        head = text.splitlines()[0].strip() if text.strip() else text
+        number = next((k for k, line in enumerate(lines, 1) if k not in used and head and head in line), 0)
+        if number:
+            used.add(number)
+            found.append(number)
+    return found
+
+
+def findings(source: str, reported: Sequence[tuple[str, str]], path: str) -> list[Finding]:
+    """MGPU305 for each (text, name) still naming something removed, at the text's line in `source`."""
+    lines = locate(source, [text for text, _ in reported])
+    return [Finding(line, 1, "MGPU305", _message(text, name), path) for (text, name), line in zip(reported, lines)]
+
+
+def _message(text: str, name: str) -> str:
+    shown = " ".join(text.split())
+    shown = shown if len(shown) <= 70 else shown[:67] + "..."
+    return (
+        f"this prose still names `{name}`, which the migration removed (Received: {shown!r}); "
+        "reword it for tf.distribute.MirroredStrategy or delete it."
+    )

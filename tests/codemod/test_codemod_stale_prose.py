@@ -1,0 +1,170 @@
+"""codemod/stale_prose.py: prose elsewhere in a rewritten file that still describes the removed
+helper is made true (the helper named as the tool), dropped (every sentence names something
+removed) or reported with its line (MGPU305); every other comment, docstring and markdown stays."""
+
+import json
+
+import pytest
+
+from codemod_fixtures import assert_comments_kept
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.notebook import transform_notebook
+from multi_gpu_codemod.stale_prose import Prose
+
+IMPORTS = "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n"
+HELPER = (  # a copied tower helper: slices the batch per GPU, concatenates on the CPU
+    "def make_parallel(model, gpu_count):\n"
+    "    def get_slice(data, idx, parts):\n        size = tf.shape(data)[:1] // parts\n"
+    "        return data[idx * size[0]:(idx + 1) * size[0]]\n\n"
+    "    outputs = []\n    for i in range(gpu_count):\n        with tf.device('/gpu:%d' % i):\n"
+    "            piece = Lambda(get_slice, arguments={'idx': i, 'parts': gpu_count})(model.inputs[0])\n"
+    "            outputs.append(model(piece))\n"
+    "    with tf.device('/cpu:0'):\n        merged = concatenate(outputs, axis=0)\n"
+    "    return Model(inputs=model.inputs, outputs=merged)\n"
+)
+SITE = "model = build()\ngpu_model = multi_gpu_model(model, gpus=2)\ngpu_model.compile('adam', 'mse')\n"
+MIGRATED = (
+    'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+    "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n"
+)
+
+
+def migrate(before: str) -> tuple[str, list[tuple[int, str, str]]]:
+    result = transform_source(before.encode(), "train.py")
+    assert not result.failed
+    assert transform_source(result.output, "train.py").output == result.output  # a second run changes nothing
+    assert_comments_kept(before.encode(), result.output)
+    return result.output.decode(), [(f.line, f.code, f.message) for f in result.findings]
+
+
+def test_the_helper_named_as_the_tool_becomes_the_strategy():
+    before = (
+        '"""CIFAR-10 ResNet, trained on several GPUs with multi_gpu_model."""\n'
+        "# data parallel using `multi_gpu_model`\n" + IMPORTS + "\n"
+        "# multi_gpu_model splits each batch evenly, so use an even batch size.\n"
+        "BATCH = 64\n" + SITE
+    )
+    after, findings = migrate(before)
+    assert after == (
+        '"""CIFAR-10 ResNet, trained on several GPUs with tf.distribute.MirroredStrategy."""\n'
+        "# data parallel using `tf.distribute.MirroredStrategy`\nimport tensorflow as tf\n\n"
+        "# tf.distribute.MirroredStrategy splits each batch evenly, so use an even batch size.\n"
+        "BATCH = 64\n" + MIGRATED
+    )
+    assert findings == []
+
+
+def test_a_header_about_the_copied_helper_goes_with_its_blank_line():
+    before = (
+        "# kuza55's make_parallel helper, copied here so the script is standalone.\n\n"
+        "import tensorflow as tf\nfrom keras.layers import Lambda, concatenate\nfrom keras.models import Model\n\n\n"
+        + HELPER + "\n\n"
+        "model = build()\nmodel = make_parallel(model, 2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    after, findings = migrate(before)
+    assert after.startswith("import tensorflow as tf\n\n"), after
+    assert "kuza55" not in after and findings == []
+
+
+def test_only_the_lines_up_to_a_sentence_end_go_with_the_stale_sentence():
+    before = (
+        "# Character-level seq2seq translation (eng -> fra)\n"
+        "# multi gpu via the make_parallel helper from kuza55's gist\n"
+        "import tensorflow as tf\nfrom keras.layers import Lambda, concatenate\nfrom keras.models import Model\n\n\n"
+        + HELPER + "\n\n"
+        "model = build()\nmodel = make_parallel(model, 2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    after, _ = migrate(before)
+    assert after.startswith("# Character-level seq2seq translation (eng -> fra)\nimport tensorflow as tf\n")
+    assert "kuza55" not in after
+
+
+def test_a_comment_naming_the_removed_parallel_model_goes_a_true_one_stays():
+    before = (
+        IMPORTS + SITE + "encoder = Model(x, h)  # shares weights with the autoencoder\n"
+        "# weights of the template are shared with the parallel model\n"
+        "model.save('m.h5')  # the template, not gpu_model\n"
+    )
+    after, findings = migrate(before)
+    assert after == (
+        "import tensorflow as tf\n" + MIGRATED + "encoder = Model(x, h)  # shares weights with the autoencoder\n"
+        "model.save('m.h5')\n"
+    )
+    assert findings == []
+
+
+def test_prose_mixing_true_and_stale_sentences_is_reported_not_rewritten():
+    before = (
+        IMPORTS + "\n\nclass Checkpoint(Callback):\n"
+        '    """Save the template, which sits at layers[-2] of the parallel model."""\n\n'
+        "    def on_epoch_end(self, epoch, logs=None):\n        self.model.save('x.h5')\n\n\n"
+        "# Train for ten epochs. The batch is split over gpu_model's replicas.\n" + SITE
+    )
+    after, findings = migrate(before)
+    assert '"""Save the template, which sits at layers[-2] of the parallel model."""' in after
+    assert "# Train for ten epochs. The batch is split over gpu_model's replicas." in after
+    assert [(line, code) for line, code, _ in findings] == [(6, "MGPU305"), (12, "MGPU305")]
+    assert "`layers[-2]`" in findings[0][2] and "`gpu_model`" in findings[1][2]
+    assert all("reword it for tf.distribute.MirroredStrategy or delete it" in m for _, _, m in findings)
+
+
+def test_with_a_site_left_for_a_human_the_parallel_model_still_exists():
+    before = (
+        IMPORTS + "# the parallel model trains, the template is saved\n" + SITE
+        + "other = multi_gpu_model(model, gpus=2)\nother.train_on_batch(x, y)\n"
+    )
+    after, _ = migrate(before)
+    assert "# the parallel model trains, the template is saved" in after
+    assert "from keras.utils import multi_gpu_model" in after
+
+
+def test_pragmas_and_files_left_as_they_are_are_never_touched():
+    before = (IMPORTS + "x = 1  # noqa: make_parallel\n"
+              "parallel = multi_gpu_model(model, gpus=2)\nparallel.train_on_batch(x, y)\n")
+    assert transform_source(before.encode(), "t.py").output.decode() == before
+
+
+@pytest.mark.parametrize("text,renamed", [
+    ("data parallel with make_parallel", "data parallel with tf.distribute.MirroredStrategy"),
+    ("Uses `multi_gpu_model()` to split each batch.", "Uses `tf.distribute.MirroredStrategy` to split each batch."),
+    ("multi GPU via ModelMGPU", "multi GPU via tf.distribute.MirroredStrategy"),
+    ("ModelMGPU forwards save() to the serial model", "ModelMGPU forwards save() to the serial model"),
+    ("wrapped with multi_gpu_model_v2", "wrapped with multi_gpu_model_v2"),
+])
+def test_what_counts_as_the_helper_named_as_the_tool(text, renamed):
+    prose = Prose(frozenset({"make_parallel", "multi_gpu_model", "ModelMGPU"}), mechanics_gone=True)
+    assert prose.renamed(text) == renamed
+
+
+def test_a_helper_still_in_the_code_is_not_renamed():
+    prose = Prose.between("from keras.utils import multi_gpu_model\nm = multi_gpu_model(x)\n",
+                          "from keras.utils import multi_gpu_model\nm = multi_gpu_model(x)\n", mechanics_gone=False)
+    assert prose.renamed("trained with multi_gpu_model") == "trained with multi_gpu_model"
+    assert prose.names_removed("the parallel model") is None
+
+
+def _notebook(*cells: tuple[str, str]) -> bytes:
+    return json.dumps({
+        "cells": [
+            {"cell_type": kind, "metadata": {}, "source": source.splitlines(keepends=True),
+             **({"outputs": [], "execution_count": None} if kind == "code" else {})}
+            for kind, source in cells
+        ],
+        "metadata": {"language_info": {"name": "python"}}, "nbformat": 4, "nbformat_minor": 2,
+    }, indent=1).encode()
+
+
+def test_notebook_markdown_is_renamed_or_reported_with_its_cell():
+    before = _notebook(
+        ("markdown", "# CIFAR ResNet\nUses `multi_gpu_model` to split each batch.\n"
+                     "Save the model (it shares weights with `gpu_model`)."),
+        ("code", IMPORTS + SITE),
+    )
+    result = transform_notebook(before, "nb.ipynb")
+    cells = json.loads(result.output)["cells"]
+    assert "".join(cells[0]["source"]) == (
+        "# CIFAR ResNet\nUses `tf.distribute.MirroredStrategy` to split each batch.\n"
+        "Save the model (it shares weights with `gpu_model`)."
+    )
+    assert [(f.cell, f.line, f.code) for f in result.findings] == [(1, 3, "MGPU305")]
+    assert transform_notebook(result.output, "nb.ipynb").output == result.output
