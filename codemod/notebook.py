@@ -99,10 +99,11 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
     last_named = max((f.cell or 0 for f in mapped), default=0)
     removed: list[int] = []
     out = _spliced(text, cells, new_sources, removable=lambda cell: cell.index + 1 > last_named,
-                   extra=markdown_edits, removed=removed)
-    # a markdown cell's number as the rewritten notebook shows it, past any removed code cell
-    mapped += [dataclasses.replace(f, cell=(f.cell or 0) - sum(i + 1 < (f.cell or 0) for i in removed))
-               for f in markdown_findings]
+                   markdown=markdown_edits, removed=removed)
+    # cell numbers as the rewritten notebook shows them, past any cell cut out
+    mapped = [_shifted(f, removed) for f in [*mapped, *markdown_findings]]
+    sites = [dataclasses.replace(s, cell=(s.cell or 0) - sum(i + 1 < (s.cell or 0) for i in removed))
+             if s.cell else s for s in sites]
     output = (_BOM if data.startswith(_BOM) else b"") + out.encode("utf-8")
     json.loads(out)  # the splice keeps valid JSON by construction; make sure
     return TransformResult(data, output, mapped, sites=sites)
@@ -143,13 +144,13 @@ def _joined(cells: list[_Cell]) -> tuple[str, list[tuple[int, int]]]:
 
 def _spliced(
     text: str, cells: list[_Cell], new_sources: dict[int, str], removable: Callable[[_Cell], bool] = lambda _: False,
-    extra: list[tuple[tuple[int, int], str]] | None = None, removed: list[int] | None = None,
+    markdown: list[_Markdown] | None = None, removed: list[int] | None = None,
 ) -> str:
     """The notebook's JSON text with the `source` value of every edited cell replaced, nothing else;
     a `removable` cell the rewrite left without code (it held only the call) is cut out whole;
-    `extra` (span, JSON text) edits other cells' sources (markdown); `removed` receives the indices
-    of the cells cut out."""
-    edits = list(extra or [])
+    `markdown` edits markdown cells' sources (an emptied one is cut out too); `removed` receives
+    the indices of the cells cut out."""
+    edits = []
     cut: list[tuple[int, int]] = []
     for cell in cells:
         new_text = new_sources[cell.index]
@@ -168,20 +169,28 @@ def _spliced(
                 edits.append((cell.outputs, "[]"))
                 if cell.count is not None:
                     edits.append((cell.count, "null"))
+    for note in markdown or []:
+        if note.whole is not None and not any(_overlap(note.whole, c) for c in cut):
+            cut.append(note.whole)
+            edits.append((note.whole, ""))
+            if removed is not None:
+                removed.append(note.index)
+        else:
+            edits.append((note.span, note.source))
     for (start, end), raw in sorted(edits, reverse=True):
         text = text[:start] + raw + text[end:]
     return text
 
 
-def _markdown_prose(
-    text: str, prose: stale_prose.Prose, path: str
-) -> tuple[list[tuple[tuple[int, int], str]], list[Finding]]:
-    """Markdown cells: a removed helper named as the tool becomes the strategy (stale_prose.py);
-    a line still naming something removed is reported (MGPU305), with its cell and line."""
-    edits: list[tuple[tuple[int, int], str]] = []
+def _markdown_prose(text: str, prose: stale_prose.Prose, path: str) -> tuple[list[_Markdown], list[Finding]]:
+    """Markdown cells: a removed helper named as the tool becomes the strategy, a wholly stale
+    sentence goes (stale_prose.py); a line still naming something removed is reported (MGPU305)
+    with its cell and line."""
+    edits: list[_Markdown] = []
     found: list[Finding] = []
     top = dict((k, (s, e)) for k, s, e in _object_members(text, _skip_ws(text, 0)))
-    for index, (start, _end) in enumerate(_array_items(text, top["cells"][0])):
+    items = _array_items(text, top["cells"][0])
+    for index, (start, end) in enumerate(items):
         members = {k: (vs, ve) for k, vs, ve in _object_members(text, start)}
         if "source" not in members or json.loads(text[slice(*members["cell_type"])]) != "markdown":
             continue
@@ -190,16 +199,27 @@ def _markdown_prose(
         joined = "".join(value) if isinstance(value, list) else value
         if not isinstance(joined, str):
             continue
-        new = "\n".join(prose.renamed(line) for line in joined.split("\n"))
-        for number, line in enumerate(new.split("\n"), 1):
-            name = prose.names_removed(line)
-            if name:
-                found.append(dataclasses.replace(stale_prose.findings(line, [(line, name)], path)[0], line=number,
-                                                 cell=index + 1))
+        new, reported = stale_prose.markdown(joined, prose)
+        for number, line, name in reported:
+            finding = stale_prose.findings(line, [(line, name, 0)], path)[0]
+            found.append(dataclasses.replace(finding, line=number, cell=index + 1))
         if new != joined:
             cell = _Cell(index, members["source"], raw, value, joined, [], {}, None)
-            edits.append((members["source"], _encode_source(cell, new)))
+            whole = None
+            if len(items) > 1:
+                whole = (items[index - 1][1], end) if index else (start, items[1][0])
+            edits.append(_Markdown(index, members["source"], _encode_source(cell, new), whole if not new else None))
     return edits, found
+
+
+@dataclass(frozen=True)
+class _Markdown:
+    """A markdown cell's new source; `whole` when it was left empty and goes whole."""
+
+    index: int
+    span: tuple[int, int]
+    source: str
+    whole: tuple[int, int] | None
 
 
 def _overlap(one: tuple[int, int], other: tuple[int, int]) -> bool:
@@ -284,8 +304,35 @@ def _map_site(site: SiteStatus, origin: list[tuple[int, int]]) -> SiteStatus:
 def _map(finding: Finding, origin: list[tuple[int, int]], path: str) -> Finding:
     if 1 <= finding.line <= len(origin):
         cell, line = origin[finding.line - 1]
-        return Finding(max(line, 1), finding.col, finding.code, finding.message, path, cell)
+        return Finding(max(line, 1), finding.col, finding.code, _mapped_message(finding.message, origin, cell), path,
+                       cell)
     return Finding(finding.line, finding.col, finding.code, finding.message, path)
+
+
+def _shifted(finding: Finding, removed: list[int]) -> Finding:
+    """`finding` with its cell numbers (its own, "cell 4, line 7" in its message) past the cells cut out."""
+    def number(cell: int) -> int:
+        return cell - sum(i + 1 < cell for i in removed)
+    if not removed or finding.cell is None:
+        return finding
+    message = _CELL_IN_MESSAGE.sub(lambda m: f"cell {number(int(m[1]))}, line", finding.message)
+    return dataclasses.replace(finding, cell=number(finding.cell), message=message)
+
+
+_CELL_IN_MESSAGE = re.compile(r"\bcell (\d+), line")
+_LINE_IN_MESSAGE = re.compile(r"\bline (\d+)\b")
+
+
+def _mapped_message(message: str, origin: list[tuple[int, int]], cell: int) -> str:
+    """A message's "line 27" (of the joined module) as the notebook shows it: "line 7" in the
+    finding's own cell, "cell 4, line 7" in another."""
+    def swap(match: re.Match[str]) -> str:
+        number = int(match[1])
+        if not 1 <= number <= len(origin):
+            return match[0]
+        where, line = origin[number - 1]
+        return f"line {max(line, 1)}" if where == cell else f"cell {where}, line {max(line, 1)}"
+    return _LINE_IN_MESSAGE.sub(swap, message)
 
 
 # ---------------------------------------------------------------- JSON scanning (spans, no re-dump)

@@ -7,13 +7,16 @@ these say something false, and a reviewer stops at them. What this module does w
 
 - The helper named as the tool ("with `multi_gpu_model`", "using make_parallel", "via
   ModelMGPU") or as the subject of what the strategy does as well ("multi_gpu_model splits each
-  batch") becomes `tf.distribute.MirroredStrategy`: the sentence is true again.
+  batch") becomes `tf.distribute.MirroredStrategy`: the sentence is true again. Once every site
+  is rewritten, "the parallel model" in a sentence that says nothing else of the old pair
+  ("Compile and train the parallel model.") is "the model": there is one.
 - A comment (its lines up to one that ends a sentence, or an end-of-line comment) every
   sentence of which names something removed goes: a name the old code bound and the new code no
   longer does (`make_parallel`, `gpu_model`), and, when every site of the file was rewritten,
   the wrapper's mechanics (`layers[-2]`, "the parallel model", "shares weights with the GPU copy").
-- Anything else still naming them (a sentence among others, a docstring, a markdown cell) is
-  reported (MGPU305) with its line: the codemod does not write prose.
+- Anything else still naming them (a sentence among others, a docstring, a markdown line, a
+  message or help string in the code) is reported (MGPU305) with its line: the codemod does not
+  write prose.
 
 Pure text functions plus one libcst pass; core.py and notebook.py call them after the rewrite.
 """
@@ -22,7 +25,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -35,15 +38,18 @@ __all__ = ["Prose", "bound_names", "drop_stale"]
 # The old helpers: named as the tool, they become the strategy.
 HELPERS: Final = ("multi_gpu_model", "make_parallel", "ModelMGPU", "to_multi_gpu")
 STRATEGY: Final = "tf.distribute.MirroredStrategy"
+_DOTTED: Final = r"(?:[A-Za-z_]\w*\.)*"  # `keras.utils.multi_gpu_model`, as Keras's docs wrote it
 _TOOL: Final = re.compile(
-    r"\b(?P<by>with|using|uses|use|via|through)(?P<space>\s+)(?P<tick>`?)(?P<name>"
+    r"\b(?P<by>with|using|uses|use|via|through)(?P<space>\s+)(?P<tick>`?)" + _DOTTED + r"(?P<name>"
     + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?![\w(])",
     re.IGNORECASE,
 )
+# "wrapped with multi_gpu_model": the strategy wraps nothing, so that sentence is not renamed
+_WRAPPED: Final = re.compile(r"\bwrap\w*\s+$", re.IGNORECASE)
 # The helper as the subject of what the strategy does too ("multi_gpu_model splits each batch").
 _SUBJECT: Final = re.compile(
-    r"(?P<tick>`?)\b(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?P<verb>\s+(?:splits|divides|replicates"
-    r"|copies|distributes|shards|runs|needs|requires|wants)\b)",
+    r"(?P<tick>`?)(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
+    r"(?P<verb>\s+(?:splits|divides|replicates|copies|distributes|shards)\b)",
     re.IGNORECASE,
 )
 # The wrapper's mechanics: true only while a parallel model exists.
@@ -53,9 +59,21 @@ _MECHANICS: Final = re.compile(
     r"|\bmerge layers?\b|\bGPU copy\b",
     re.IGNORECASE,
 )
+_PARALLEL_MODEL: Final = re.compile(
+    r"\b(?P<article>the |our |a )(?:parallel|multi-gpu|multi gpu) model\b", re.IGNORECASE
+)
+_PAIR: Final = re.compile(
+    r"\btemplate|\bserial\b|\bsingle\b|\bwrap|\bweights\b|\blayers\[|\bmerge|\breplica|\bcopy\b|\bcpu\b"
+    r"|\boriginal\b|\bbase model\b|\binner\b",
+    re.IGNORECASE,
+)
+_SENTENCE_KEEP: Final = re.compile(r"(?<=[.!?;])(\s+)")  # split keeping the separators
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
 # never touched: interpreter lines, encoding cookies, tool pragmas
-_PRAGMA: Final = re.compile(r"^#!|coding[:=]|#\s*(?:type:|noqa|pylint|fmt:|isort:|mypy:|pragma)")
+_PRAGMA: Final = re.compile(
+    r"^#!|coding[:=]|#\s*(?:type:|noqa|pylint|fmt:|isort:|mypy:|pragma)"
+    r"|^#\s*In\[[\d ]*\]:|^#\s*%%|^#\s*<(?:codecell|markdowncell)>"  # notebook exports' cell markers
+)
 
 
 def bound_names(code: str) -> set[str]:
@@ -97,7 +115,7 @@ class Prose:
         return cls(frozenset(removed), mechanics_gone)
 
     def __post_init__(self) -> None:
-        parts = [rf"(?<![\w.]){re.escape(n)}\b" for n in sorted(self.removed, key=len, reverse=True)]
+        parts = [rf"(?<!\w){re.escape(n)}\b" for n in sorted(self.removed, key=len, reverse=True)]
         if self.mechanics_gone:
             parts.append(_MECHANICS.pattern)
         self._pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
@@ -105,14 +123,22 @@ class Prose:
     def renamed(self, text: str) -> str:
         """`text` with a removed helper named as the tool ("with make_parallel") made the strategy."""
         def swap(match: re.Match[str]) -> str:
-            if match["name"] not in self.removed:
+            if match["name"] not in self.removed or _WRAPPED.search(match.string[:match.start()]):
                 return match[0]
             return f"{match['by']}{match['space']}{match['tick']}{STRATEGY}{match['tick']}"
         def swap_subject(match: re.Match[str]) -> str:
             if match["name"] not in self.removed:
                 return match[0]
             return f"{match['tick']}{STRATEGY}{match['tick']}{match['verb']}"
-        return _SUBJECT.sub(swap_subject, _TOOL.sub(swap, text))
+        text = _SUBJECT.sub(swap_subject, _TOOL.sub(swap, text))
+        if not self.mechanics_gone:
+            return text
+        # "train the parallel model": after the migration there is one model, so it is "the model",
+        # in a sentence that says nothing else about the old pair (no template, wrapper, weights)
+        parts = _SENTENCE_KEEP.split(text)
+        return "".join(
+            _PARALLEL_MODEL.sub(r"\g<article>model", part) if not _PAIR.search(part) else part for part in parts
+        )
 
     def names_removed(self, text: str) -> str | None:
         """The first removed thing `text` names, or None."""
@@ -136,6 +162,9 @@ def _units(paragraph: list[cst.EmptyLine]) -> list[list[cst.EmptyLine]]:
     a group goes or stays whole, so no sentence is cut."""
     units: list[list[cst.EmptyLine]] = [[]]
     for line in paragraph:
+        if line.comment is not None and _PRAGMA.search(line.comment.value):  # a cell marker stays, alone
+            units += [[line], []]
+            continue
         units[-1].append(line)
         if line.comment is not None and _words(line.comment.value)[-1:] in (".", "!", "?", ":", ";", ")"):
             units.append([])
@@ -148,12 +177,38 @@ class _Pass(cst.CSTTransformer):
 
     def __init__(self, prose: Prose) -> None:
         self.prose = prose
-        self.reported: list[tuple[str, str]] = []  # (text as written, what it names), in order
+        self.reported: list[tuple[str, str, int]] = []  # (text as written, what it names, its line), in order
+        self.docstrings: set[int] = set()
+
+    def visit_Module(self, node: cst.Module) -> None:
+        self._note_docstring(node.body)
+
+    def visit_ClassDef(self, node: cst.ClassDef) -> None:
+        if isinstance(node.body, cst.IndentedBlock):
+            self._note_docstring(node.body.body)
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        if isinstance(node.body, cst.IndentedBlock):
+            self._note_docstring(node.body.body)
+
+    def _note_docstring(self, body: Sequence[cst.BaseStatement]) -> None:
+        first = body[0] if body else None
+        if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr):
+            self.docstrings.add(id(first.body[0].value))
+
+    def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
+        # a message or help text in the code (`help="... multi_gpu_model needs >= 2"`); not a
+        # file name (`"parallel_model.h5"`: no space), not a docstring (read below)
+        if id(original) not in self.docstrings and " " in updated.value:
+            self._report(updated.value, updated.value)
+        return updated
 
     def _report(self, written: str, current: str) -> bool:
         name = self.prose.names_removed(current)
         if name:
-            self.reported.append((written, name))
+            # the line of the text that names it, in the text as it now reads
+            offset = next((k for k, line in enumerate(current.splitlines()) if self.prose.names_removed(line)), 0)
+            self.reported.append((written, name, offset))
         return bool(name)
 
     def _comment(self, comment: cst.Comment) -> cst.Comment:
@@ -255,7 +310,7 @@ class _Pass(cst.CSTTransformer):
         return node.body.with_changes(body=[new_first, *body[1:]])
 
 
-def drop_stale(module: cst.Module, prose: Prose) -> tuple[cst.Module, list[tuple[str, str]]]:
+def drop_stale(module: cst.Module, prose: Prose) -> tuple[cst.Module, list[tuple[str, str, int]]]:
     """`module` with its prose brought up to date; and the texts still naming removed things."""
     if prose._pattern is None and not prose.removed:
         return module, []
@@ -264,24 +319,57 @@ def drop_stale(module: cst.Module, prose: Prose) -> tuple[cst.Module, list[tuple
     return new, visitor.reported
 
 
-def locate(source: str, texts: Iterable[str]) -> list[int]:
-    """1-based line in `source` of the first line of each text (searched in order, each once)."""
+def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
+    """A markdown cell's text with the helper named as the tool renamed and each wholly stale
+    sentence's lines gone (a heading, a list item or a blank line ends a sentence's lines; a
+    heading itself stays); and
+    (line, text, name) of each kept line still naming something removed."""
+    lines = text.splitlines(keepends=True)
+    units: list[list[int]] = [[]]
+    for k, line in enumerate(lines):
+        body = line.strip()
+        if not body or body.startswith(("#", "-", "*", "+", "|", "```")) or body[:2].rstrip(".").isdigit():
+            units.append([])  # a unit of its own, and the one before ends
+        units[-1].append(k)
+        if not body or body.startswith("#") or body[-1:] in (".", "!", "?", ":", ";", ")"):
+            units.append([])
+    kept: list[str] = []
+    reported: list[tuple[int, str, str]] = []
+    for unit in (u for u in units if u):
+        renamed = [prose.renamed(lines[k]) for k in unit]
+        words = " ".join(line.strip().lstrip("#-*+ ") for line in renamed)
+        heading = lines[unit[0]].lstrip().startswith("#")  # the notebook's structure: never dropped
+        if words and not heading and prose.wholly_stale(words):
+            if kept and not kept[-1].strip() and unit[-1] + 1 < len(lines) and not lines[unit[-1] + 1].strip():
+                kept.pop()  # no doubled blank line where it stood
+            continue
+        for k, line in zip(unit, renamed):
+            name = prose.names_removed(line)
+            if name:
+                reported.append((k + 1, line, name))
+        kept.extend(renamed)
+    new = "".join(kept).rstrip("\r\n")  # ends as the cell ended, not on a blank line a dropped line left
+    if new.strip() and text != text.rstrip("\r\n"):
+        new += text[len(text.rstrip("\r\n")):]
+    return (new if new.strip() else ""), reported
+
+
+def findings(source: str, reported: Sequence[tuple[str, str, int]], path: str) -> list[Finding]:
+    """MGPU305 for each (text, name, line within the text) still naming something removed, at that
+    line of `source` (a docstring's third line, not its first), quoting it."""
     lines = source.splitlines()
-    found: list[int] = []
     used: set[int] = set()
-    for text in texts:
-        head = text.splitlines()[0].strip() if text.strip() else text
-        number = next((k for k, line in enumerate(lines, 1) if k not in used and head and head in line), 0)
-        if number:
-            used.add(number)
-            found.append(number)
-    return found
-
-
-def findings(source: str, reported: Sequence[tuple[str, str]], path: str) -> list[Finding]:
-    """MGPU305 for each (text, name) still naming something removed, at the text's line in `source`."""
-    lines = locate(source, [text for text, _ in reported])
-    return [Finding(line, 1, "MGPU305", _message(text, name), path) for (text, name), line in zip(reported, lines)]
+    out: list[Finding] = []
+    for text, name, offset in reported:
+        own = text.splitlines() or [text]
+        head = own[0].strip()
+        start = next((k for k, line in enumerate(lines) if k not in used and head and head in line), None)
+        if start is not None:
+            used.add(start)
+        number = (start if start is not None else 0) + offset + 1
+        shown = lines[min(number - 1, len(lines) - 1)] if start is not None else own[min(offset, len(own) - 1)]
+        out.append(Finding(number, 1, "MGPU305", _message(shown, name), path))
+    return out
 
 
 def _message(text: str, name: str) -> str:

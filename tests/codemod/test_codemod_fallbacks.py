@@ -62,10 +62,10 @@ def test_no_user_statement_is_dropped(before):
 
 def test_kept_structure_chooses_the_strategy_with_the_scripts_condition():
     out = (ROOT / "fallbacks" / "kept_guard_in_count.after.py").read_text()
-    # G = 0 and G = 1 run on one device (the first GPU, TensorFlow's default one), as the old script
-    # did; G = 2, on two GPUs; on a machine without GPUs, on TensorFlow's default device (the CPU).
-    assert [strategy_devices(out, 4, G=g) for g in (0, 1, 2)] == [["/gpu:0"], ["/gpu:0"], ["/gpu:0", "/gpu:1"]]
-    assert strategy_devices(out, 0, G=0) is None
+    # G = 0 and G = 1 run on one device (TensorFlow's default strategy), as the old script did;
+    # G = 2, on two GPUs; on a machine without GPUs, on TensorFlow's default device.
+    assert [strategy_devices(out, 4, G=g) for g in (0, 1, 2)] == ["one device", "one device", ["/gpu:0", "/gpu:1"]]
+    assert strategy_devices(out, 0, G=0) == "one device"
     # The condition is written once, in the script's own kept `if`: never copied, never negated.
     assert out.count("G <= 1") == 1 and "not (" not in out
 

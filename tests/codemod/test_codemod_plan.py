@@ -119,7 +119,7 @@ def test_a_compile_the_rename_made_identical_to_the_one_before_goes():
     before = (HEAD + "model = build()\nmodel.compile('adam', 'mse')\nparallel = multi_gpu_model(model, gpus=2)\n"
               "# same settings on the parallel model\nparallel.compile('adam', 'mse')\nparallel.fit(x, y)\n")
     after = ("import tensorflow as tf\n\n" + SCOPE + "    model = build()\n    model.compile('adam', 'mse')\n"
-             "model.fit(x, y)\n")  # its comment named the parallel model (stale_prose.py)
+             "# same settings on the model\nmodel.fit(x, y)\n")  # one model now (stale_prose.py)
     assert check_source_pair(before, after) == []
 
 

@@ -130,6 +130,11 @@ def test_pragmas_and_files_left_as_they_are_are_never_touched():
     ("multi GPU via ModelMGPU", "multi GPU via tf.distribute.MirroredStrategy"),
     ("ModelMGPU forwards save() to the serial model", "ModelMGPU forwards save() to the serial model"),
     ("wrapped with multi_gpu_model_v2", "wrapped with multi_gpu_model_v2"),
+    ("replicated with keras.utils.multi_gpu_model;", "replicated with tf.distribute.MirroredStrategy;"),
+    ("the model is wrapped with multi_gpu_model", "the model is wrapped with multi_gpu_model"),
+    ("multi_gpu_model needs two GPUs", "multi_gpu_model needs two GPUs"),
+    ("Compile and train the parallel model.", "Compile and train the model."),
+    ("Save the template, not the parallel model.", "Save the template, not the parallel model."),
 ])
 def test_what_counts_as_the_helper_named_as_the_tool(text, renamed):
     prose = Prose(frozenset({"make_parallel", "multi_gpu_model", "ModelMGPU"}), mechanics_gone=True)
@@ -154,17 +159,58 @@ def _notebook(*cells: tuple[str, str]) -> bytes:
     }, indent=1).encode()
 
 
-def test_notebook_markdown_is_renamed_or_reported_with_its_cell():
+def test_notebook_markdown_is_renamed_dropped_or_reported_with_its_cell():
     before = _notebook(
         ("markdown", "# CIFAR ResNet\nUses `multi_gpu_model` to split each batch.\n"
                      "Save the model (it shares weights with `gpu_model`)."),
+        ("markdown", "We train on 4 GPUs; on a laptop `multi_gpu_model` raises and we keep one model."),
         ("code", IMPORTS + SITE),
+        ("markdown", "Compile and train the parallel model."),
     )
     result = transform_notebook(before, "nb.ipynb")
     cells = json.loads(result.output)["cells"]
-    assert "".join(cells[0]["source"]) == (
-        "# CIFAR ResNet\nUses `tf.distribute.MirroredStrategy` to split each batch.\n"
-        "Save the model (it shares weights with `gpu_model`)."
-    )
-    assert [(f.cell, f.line, f.code) for f in result.findings] == [(1, 3, "MGPU305")]
+    # renamed; the wholly stale line goes, with no blank line left at the cell's end
+    assert "".join(cells[0]["source"]) == "# CIFAR ResNet\nUses `tf.distribute.MirroredStrategy` to split each batch."
+    assert "".join(cells[3]["source"]) == "Compile and train the model."
+    # a true sentence next to a stale one: reported, left for a person
+    assert [(f.cell, f.line, f.code) for f in result.findings] == [(2, 1, "MGPU305")]
     assert transform_notebook(result.output, "nb.ipynb").output == result.output
+
+
+def test_a_markdown_cell_left_empty_goes_and_later_cells_are_numbered_as_shown():
+    before = _notebook(
+        ("code", IMPORTS + "import numpy as np\n"),
+        ("markdown", "The helper below is kuza55's `make_parallel`: it slices each batch over the GPUs."),
+        ("code", "def make_parallel(model, gpu_count):\n    return ModelMGPU(model, gpu_count)\n"),
+        ("code", "model = build()\nmodel = make_parallel(model, 2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"),
+        ("markdown", "We train on 4 GPUs; on a laptop `make_parallel` raises and we keep one model."),
+    )
+    result = transform_notebook(before, "nb.ipynb")
+    kinds = [c["cell_type"] for c in json.loads(result.output)["cells"]]
+    assert kinds.count("markdown") == 1 and len(kinds) < 5
+    finding = next(f for f in result.findings if f.code == "MGPU305")
+    assert kinds[finding.cell - 1] == "markdown" and finding.cell == len(kinds)
+
+
+def test_a_notebook_exports_cell_marker_never_goes_with_a_stale_header():
+    before = (
+        "# training script for gpu_model, exported\n# In[1]:\n\n\n" + IMPORTS + "\n\n# In[2]:\n\n\n" + SITE
+    )
+    after, _ = migrate(before)
+    assert after.startswith("# In[1]:\n\n\nimport tensorflow as tf\n")
+    assert "\n# In[2]:\n\n\n" in after
+
+
+def test_dotted_names_wrapped_with_and_messages_in_code():
+    before = (
+        '"""Trained with keras.utils.multi_gpu_model.\n\nThe model is wrapped with multi_gpu_model so each GPU\n'
+        'gets a slice of the batch.\n"""\n' + IMPORTS
+        + 'parser.add_argument("--gpus", type=int, help="number of GPUs (multi_gpu_model needs >= 2)")\n'
+        + "model = build()\ngpu_model = multi_gpu_model(model, gpus=2)\ngpu_model.compile('adam', 'mse')\n"
+        + "gpu_model.save('gpu_model.h5')\n"
+    )
+    after, findings = migrate(before)
+    assert after.startswith('"""Trained with tf.distribute.MirroredStrategy.\n\nThe model is wrapped with multi_gpu')
+    # the docstring's third line and the help text are reported at their own lines; a file name is no prose
+    assert [(line, code) for line, code, _ in findings] == [(3, "MGPU305"), (8, "MGPU305")]
+    assert "model.save('gpu_model.h5')" in after
