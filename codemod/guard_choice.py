@@ -96,7 +96,8 @@ def _fold_at(line: cst.BaseStatement, guard: cst.BaseStatement, scope: cst.BaseS
 
 def _strategy_line(statement: cst.BaseStatement) -> tuple[str, str, str] | None:
     """(name, tf, count) of
-    `name = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:max(count, 1)])`."""
+    `name = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:max(count, 1)])`
+    (or `[:count]`, a count surely at least 1)."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
             and isinstance(statement.body[0], cst.Assign) and len(statement.body[0].targets) == 1
             and isinstance(statement.body[0].targets[0].target, cst.Name)
@@ -105,11 +106,12 @@ def _strategy_line(statement: cst.BaseStatement) -> tuple[str, str, str] | None:
     assign = statement.body[0]
     text = code_of(assign.value)
     tf = text.split(".distribute.MirroredStrategy(", 1)[0]
-    head = f'{tf}.distribute.MirroredStrategy({tf}.config.list_logical_devices("GPU")[:max('
-    tail = ", 1)])"
-    if not (text.startswith(head) and text.endswith(tail)) or not tf.isidentifier():
+    head = f'{tf}.distribute.MirroredStrategy({tf}.config.list_logical_devices("GPU")[:'
+    if not (text.startswith(head) and text.endswith("])")) or not tf.isidentifier():
         return None
-    count = text[len(head):-len(tail)]
+    count = text[len(head):-2]
+    if count.startswith("max(") and count.endswith(", 1)"):  # else the count is surely at least 1
+        count = count[len("max("):-len(", 1)")]
     try:
         cst.parse_expression(count)
     except cst.ParserSyntaxError:

@@ -22,8 +22,8 @@ import libcst as cst
 from libcst.metadata import Assignment
 
 from .. import stale_comments
-from .._tree import Tree, walk_same_scope
-from ..fix_context import FixContext, contains, same_scope_targets
+from .._tree import Tree, code_of, walk_same_scope
+from ..fix_context import FixContext, contains, same_scope_targets, subtree
 from ..recognise import Site
 from ..template_lookups import lookups
 
@@ -50,12 +50,15 @@ def fix(ctx: FixContext) -> None:
                 continue
             replacement = ctx.plan.nodes.get(id(lookup.name), lookup.name)
             ctx.plan.nodes[id(lookup.node)] = replacement.deep_clone()
+            node = _both_arms(ctx, lookup.node, replacement)
+            if node is not lookup.node:  # `parallel.layers[-2] if G > 1 else parallel`: the model either way
+                ctx.plan.nodes[id(node)] = replacement.deep_clone()
             statement = tree.statement_of(lookup.node)
             if not isinstance(statement, cst.SimpleStatementLine):
                 continue
             kept = stale_comments.without(statement.leading_lines, stale_comments.WRAPPER)
             ctx.plan.dropped_lines |= {id(line) for line in statement.leading_lines if line not in kept}
-            reads = _alias_reads(tree, statement, lookup.node, replacement)
+            reads = _alias_reads(tree, statement, node, replacement)
             if reads is not None and id(statement) not in ctx.plan.statements:
                 ctx.plan.statements[id(statement)] = None
                 comment = statement.trailing_whitespace.comment  # `single = parallel.layers[-2]  # the template`
@@ -63,6 +66,17 @@ def fix(ctx: FixContext) -> None:
                     ctx.plan.dropped_lines.add(id(comment))
                 for read in reads:
                     ctx.plan.nodes[id(read)] = replacement.deep_clone()
+
+
+def _both_arms(ctx: FixContext, lookup: cst.CSTNode, replacement: cst.CSTNode) -> cst.CSTNode:
+    """The conditional expression around `lookup` when its other arm becomes the same model and its
+    test only compares (`model.layers[-2] if n_gpus > 1 else model`); else `lookup` itself."""
+    parent = ctx.tree.parent(lookup)
+    if not isinstance(parent, cst.IfExp) or any(isinstance(n, cst.Call) for n in subtree(parent.test)):
+        return lookup
+    other = parent.orelse if parent.body is lookup else parent.body
+    final = ctx.plan.nodes.get(id(other), other)
+    return parent if code_of(final) == code_of(replacement) else lookup
 
 
 _SAVES = frozenset({"save", "save_weights"})

@@ -104,3 +104,25 @@ def test_a_walk_that_only_prints_the_layers_is_renamed():
         result.output.decode()
     )
     assert result.findings == []
+
+
+@pytest.mark.parametrize("other", ["parallel", "model"])
+def test_a_lookup_whose_other_arm_is_the_model_too_becomes_the_model_with_no_second_name(other):
+    # `single = parallel.layers[-2] if G > 1 else parallel`: the model either way, so `single` goes
+    before = (
+        "from keras.utils import multi_gpu_model\n\nG = 2\nmodel = build()\n"
+        "parallel = multi_gpu_model(model, gpus=G)\nparallel.compile('adam', 'mse')\nparallel.fit(x, y)\n"
+        f"single = parallel.layers[-2] if G > 1 else {other}\nsingle.save('m.h5')\n"
+    )
+    out = transform_source(before.encode()).output.decode()
+    assert out.endswith("model.fit(x, y)\nmodel.save('m.h5')\n") and "single" not in out
+
+
+def test_a_conditional_lookup_whose_test_calls_something_keeps_its_name():
+    before = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+        "single = parallel.layers[-2] if check() else parallel\nsingle.save('m.h5')\n"
+    )
+    out = transform_source(before.encode()).output.decode()
+    assert "single = model if check() else model\n" in out
