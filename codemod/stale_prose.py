@@ -14,9 +14,10 @@ these say something false, and a reviewer stops at them. What this module does w
   sentence of which names something removed goes: a name the old code bound and the new code no
   longer does (`make_parallel`, `gpu_model`), and, when every site of the file was rewritten,
   the wrapper's mechanics (`layers[-2]`, "the parallel model", "shares weights with the GPU copy").
-- Anything else still naming them (a sentence among others, a docstring, a markdown line, a
-  message or help string in the code) is reported (MGPU305) with its line: the codemod does not
-  write prose.
+- A docstring loses the sentences naming them; a function's or class's left with none goes.
+- Anything else still naming them (a sentence among others in a comment, a module docstring, a
+  markdown heading, a message or help string in the code) is reported (MGPU305) with its line:
+  the codemod does not write prose.
 
 Pure text functions plus one libcst pass; core.py and notebook.py call them after the rewrite.
 """
@@ -41,7 +42,8 @@ STRATEGY: Final = "tf.distribute.MirroredStrategy"
 _DOTTED: Final = r"(?:[A-Za-z_]\w*\.)*"  # `keras.utils.multi_gpu_model`, as Keras's docs wrote it
 _TOOL: Final = re.compile(
     r"\b(?P<by>with|using|uses|use|via|through)(?P<space>\s+)(?P<tick>`?)" + _DOTTED + r"(?P<name>"
-    + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?![\w(])",
+    + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?![\w(])"
+    r"(?!\s+(?:wrapper|helper|class|trick|function|call|gist|layer)s?\b)",  # "with the ModelMGPU wrapper"
     re.IGNORECASE,
 )
 # "wrapped with multi_gpu_model": the strategy wraps nothing, so that sentence is not renamed
@@ -300,6 +302,19 @@ class _Pass(cst.CSTTransformer):
             return None
         string = first.body[0].value
         text = self.prose.renamed(string.value)
+        cleaned = docstring_without_stale(text, self.prose)
+        rest = body[1] if len(body) > 1 else None
+        if cleaned == "" and isinstance(rest, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(
+            node, cst.Module
+        ):
+            # every sentence was about the old wrapper: the docstring goes, its comments stay
+            own = list(rest.leading_lines)
+            while own and own[0].comment is None:  # no blank line left right under the `def`/`class`
+                own.pop(0)
+            moved = rest.with_changes(leading_lines=[*first.leading_lines, *own])
+            assert isinstance(node, (cst.ClassDef, cst.FunctionDef)) and isinstance(node.body, cst.IndentedBlock)
+            return node.body.with_changes(body=[moved, *body[2:]])
+        text = cleaned or text
         self._report(string.value, text)
         if text == string.value:
             return None
@@ -308,6 +323,53 @@ class _Pass(cst.CSTTransformer):
             return [new_first, *body[1:]]
         assert isinstance(node, (cst.ClassDef, cst.FunctionDef)) and isinstance(node.body, cst.IndentedBlock)
         return node.body.with_changes(body=[new_first, *body[1:]])
+
+
+_QUOTES: Final = re.compile(r'(?P<prefix>[rRuU]?)(?P<quote>"""|\'\'\'|"|\')')
+_PARAGRAPH_BREAK: Final = re.compile(r"(\n[ \t]*\n)")
+_SENTENCE: Final = re.compile(r"\S.*?(?:[.!?](?=\s|$)|$)", re.DOTALL)
+
+
+def docstring_without_stale(value: str, prose: Prose) -> str | None:
+    """A docstring literal less each sentence that names something removed (its lines, when it had
+    them to itself; a paragraph left with none goes with its blank line); "" when every sentence
+    does; None when none does."""
+    quotes = _QUOTES.match(value)
+    if quotes is None or not value.endswith(quotes["quote"]) or len(value) < 2 * len(quotes["quote"]) + len(
+        quotes["prefix"]
+    ):
+        return None
+    start = len(quotes["prefix"]) + len(quotes["quote"])
+    inner = value[start:len(value) - len(quotes["quote"])]
+    core = inner.strip()
+    if not core:
+        return None
+    head, tail = inner[:len(inner) - len(inner.lstrip())], inner[len(inner.rstrip()):]
+    parts = _PARAGRAPH_BREAK.split(core)
+    kept: list[str] = []
+    changed = False
+    for k in range(0, len(parts), 2):
+        paragraph = parts[k]
+        spans = [m.span() for m in _SENTENCE.finditer(paragraph)]
+        stale = [(a, b) for a, b in spans if prose.names_removed(paragraph[a:b])]
+        if not stale:
+            kept += [parts[k - 1], paragraph] if k and kept else [paragraph]
+            continue
+        changed = True
+        if len(stale) == len(spans):
+            continue  # the whole paragraph, with the break before it
+        for a, b in reversed(stale):
+            before = paragraph[:a]
+            # the space before the sentence goes with it; at the paragraph's start, the space after
+            paragraph = before.rstrip(" \t") + paragraph[b:] if before.strip() else paragraph[b:].lstrip()
+        lines = [line.rstrip() for line in paragraph.split("\n")]
+        paragraph = "\n".join(line for line in lines if line.strip())
+        kept += [parts[k - 1], paragraph] if k and kept else [paragraph]
+    if not changed:
+        return None
+    if not kept:
+        return ""
+    return value[:start] + head + "".join(kept) + tail + quotes["quote"]
 
 
 def drop_stale(module: cst.Module, prose: Prose) -> tuple[cst.Module, list[tuple[str, str, int]]]:

@@ -93,7 +93,7 @@ def test_a_comment_naming_the_removed_parallel_model_goes_a_true_one_stays():
     assert findings == []
 
 
-def test_prose_mixing_true_and_stale_sentences_is_reported_not_rewritten():
+def test_a_docstring_about_the_wrapper_goes_a_comment_mixing_sentences_is_reported():
     before = (
         IMPORTS + "\n\nclass Checkpoint(Callback):\n"
         '    """Save the template, which sits at layers[-2] of the parallel model."""\n\n'
@@ -101,11 +101,34 @@ def test_prose_mixing_true_and_stale_sentences_is_reported_not_rewritten():
         "# Train for ten epochs. The batch is split over gpu_model's replicas.\n" + SITE
     )
     after, findings = migrate(before)
-    assert '"""Save the template, which sits at layers[-2] of the parallel model."""' in after
+    # every sentence of the docstring was about the wrapper: it goes, and no blank line is left under the class
+    assert "class Checkpoint(Callback):\n    def on_epoch_end(self, epoch, logs=None):\n" in after
     assert "# Train for ten epochs. The batch is split over gpu_model's replicas." in after
-    assert [(line, code) for line, code, _ in findings] == [(6, "MGPU305"), (12, "MGPU305")]
-    assert "`layers[-2]`" in findings[0][2] and "`gpu_model`" in findings[1][2]
-    assert all("reword it for tf.distribute.MirroredStrategy or delete it" in m for _, _, m in findings)
+    assert [(line, code) for line, code, _ in findings] == [(12, "MGPU305")]
+    assert "`gpu_model`" in findings[0][2]
+    assert "reword it for tf.distribute.MirroredStrategy or delete it" in findings[0][2]
+
+
+def test_a_docstring_loses_only_its_stale_sentences():
+    before = (
+        'def build(n_gpus):\n    """Build the two-input model.\n\n'
+        "    The sequence branch is an LSTM, the static branch a small MLP.  The\n"
+        "    model is wrapped with multi_gpu_model so each GPU gets a slice of the\n"
+        '    batch; the compiled parallel model is returned.\n    """\n'
+        "    model = make()\n    parallel = multi_gpu_model(model, gpus=n_gpus)\n"
+        "    parallel.compile('adam', 'mse')\n    return parallel\n"
+    )
+    after, findings = migrate(IMPORTS + before)
+    kept = "The sequence branch is an LSTM, the static branch a small MLP."
+    assert f'    """Build the two-input model.\n\n    {kept}\n    """\n' in after
+    assert [code for _, code, _ in findings] == ["MGPU117"]  # (the count read from its name), no MGPU305
+
+
+def test_a_module_docstring_wholly_about_the_helper_stays_and_is_reported_where_it_names_it():
+    before = '"""\nThe model is wrapped with multi_gpu_model.\n"""\n' + IMPORTS + SITE
+    after, findings = migrate(before)
+    assert after.startswith('"""\nThe model is wrapped with multi_gpu_model.\n"""\n')
+    assert [(line, code) for line, code, _ in findings] == [(2, "MGPU305")]
 
 
 def test_with_a_site_left_for_a_human_the_parallel_model_still_exists():
@@ -210,7 +233,7 @@ def test_dotted_names_wrapped_with_and_messages_in_code():
         + "gpu_model.save('gpu_model.h5')\n"
     )
     after, findings = migrate(before)
-    assert after.startswith('"""Trained with tf.distribute.MirroredStrategy.\n\nThe model is wrapped with multi_gpu')
-    # the docstring's third line and the help text are reported at their own lines; a file name is no prose
-    assert [(line, code) for line, code, _ in findings] == [(3, "MGPU305"), (8, "MGPU305")]
+    assert after.startswith('"""Trained with tf.distribute.MirroredStrategy.\n"""\n')
+    # the help text is reported at its line; a file name is no prose
+    assert [(line, code) for line, code, _ in findings] == [(8, "MGPU305")]
     assert "model.save('gpu_model.h5')" in after
