@@ -70,6 +70,7 @@ _PAIR: Final = re.compile(
     re.IGNORECASE,
 )
 _SENTENCE_KEEP: Final = re.compile(r"(?<=[.!?;])(\s+)")  # split keeping the separators
+_FULL_STOP: Final = re.compile(r"(?<=[.!?])(\s+)")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
 # never touched: interpreter lines, encoding cookies, tool pragmas
 _PRAGMA: Final = re.compile(
@@ -148,6 +149,19 @@ class Prose:
             return None
         found = self._pattern.search(text)
         return found[0] if found else None
+
+    def without_stale_sentences(self, text: str) -> str:
+        """`text` less its sentences that name something removed, when at least one does not and each
+        ends where it should (`# Train for ten epochs. The batch is split over gpu_model.`)."""
+        parts = _FULL_STOP.split(text)  # sentence, separator, sentence, ...
+        sentences = parts[0::2]
+        stale = [bool(self.names_removed(s)) for s in sentences]
+        if not any(stale) or all(stale) or sentences[-1].rstrip()[-1:] not in (".", "!", "?"):
+            return text
+        if any(s[:1].islower() for s in sentences[1:]):  # "e.g. the": not sentences after all
+            return text
+        kept = [s for s, gone in zip(sentences, stale) if not gone]
+        return " ".join(kept) if not stale[0] else text[: len(text) - len(text.lstrip("# "))] + " ".join(kept)
 
     def wholly_stale(self, text: str) -> bool:
         """Every sentence of `text` names something removed."""
@@ -230,8 +244,9 @@ class _Pass(cst.CSTTransformer):
             return updated
         if self.prose.wholly_stale(_words(comment.value)):
             return updated.with_changes(comment=None, whitespace=cst.SimpleWhitespace(""))
-        self._report(comment.value, comment.value)
-        return updated
+        text = self.prose.without_stale_sentences(comment.value)
+        self._report(comment.value, text)
+        return updated if text == comment.value else updated.with_changes(comment=comment.with_changes(value=text))
 
     def on_leave(self, original: cst.CSTNode, updated: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
         result = super().on_leave(original, updated)
@@ -242,7 +257,7 @@ class _Pass(cst.CSTTransformer):
             value = getattr(result, attr, None)
             if isinstance(value, Sequence) and value and all(isinstance(x, cst.EmptyLine) for x in value):
                 kept = self._paragraphs(list(value), top=isinstance(result, cst.Module) and attr == "header")
-                if len(kept) != len(value):
+                if len(kept) != len(value) or any(a is not b for a, b in zip(kept, value)):
                     changes[attr] = kept
         docstring = self._docstring(result)
         if docstring is not None:
@@ -256,7 +271,10 @@ class _Pass(cst.CSTTransformer):
 
         def close() -> None:
             nonlocal dropped_last
-            left = [line for unit in _units(paragraph) if not self._stale(unit) for line in unit]
+            left = [
+                self._trimmed(unit[0]) if len(unit) == 1 else line
+                for unit in _units(paragraph) if not self._stale(unit) for line in unit
+            ]
             if paragraph and not left:
                 dropped_last = True  # and the blank line after it, so no gap is left doubled
             else:
@@ -279,6 +297,13 @@ class _Pass(cst.CSTTransformer):
                 paragraph.append(line)
         close()
         return kept
+
+    def _trimmed(self, line: cst.EmptyLine) -> cst.EmptyLine:
+        """A one-line comment less its sentences that name something removed, when others stay."""
+        if line.comment is None or _PRAGMA.search(line.comment.value):
+            return line
+        text = self.prose.without_stale_sentences(line.comment.value)
+        return line if text == line.comment.value else line.with_changes(comment=line.comment.with_changes(value=text))
 
     def _stale(self, unit: list[cst.EmptyLine]) -> bool:
         comments = [line.comment.value for line in unit if line.comment is not None]

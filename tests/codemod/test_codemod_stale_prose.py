@@ -98,13 +98,15 @@ def test_a_docstring_about_the_wrapper_goes_a_comment_mixing_sentences_is_report
         IMPORTS + "\n\nclass Checkpoint(Callback):\n"
         '    """Save the template, which sits at layers[-2] of the parallel model."""\n\n'
         "    def on_epoch_end(self, epoch, logs=None):\n        self.model.save('x.h5')\n\n\n"
-        "# Train for ten epochs. The batch is split over gpu_model's replicas.\n" + SITE
+        "# Train for ten epochs. The batch is\n# split over gpu_model's replicas.\n"
+        "# Save often. Save gpu_model's template.\n" + SITE
     )
     after, findings = migrate(before)
     # every sentence of the docstring was about the wrapper: it goes, and no blank line is left under the class
     assert "class Checkpoint(Callback):\n    def on_epoch_end(self, epoch, logs=None):\n" in after
-    assert "# Train for ten epochs. The batch is split over gpu_model's replicas." in after
-    assert [(line, code) for line, code, _ in findings] == [(12, "MGPU305")]
+    # a sentence on a line of its own goes; one running over lines with another is reported
+    assert "# Train for ten epochs. The batch is\n    # split over gpu_model's replicas.\n    # Save often.\n" in after
+    assert [(line, code) for line, code, _ in findings] == [(13, "MGPU305")]
     assert "`gpu_model`" in findings[0][2]
     assert "reword it for tf.distribute.MirroredStrategy or delete it" in findings[0][2]
 
