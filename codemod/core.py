@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import exported_cells, guard_choice, pruning, stale_prose
+from . import exported_cells, guard_choice, pair_returns, pruning, stale_prose
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
 from .findings import Finding
@@ -86,6 +86,7 @@ def _transform_module_sites(
         new = finish(new)
     new = continued.follow(new)
     new = guard_choice.fold(new)
+    new = pair_returns.single_returns(module, new)
     statuses = site_statuses(ctx, source)
     findings = list(ctx.findings)
     if ctx.rewritten:  # prose elsewhere in the file that still describes the removed helper

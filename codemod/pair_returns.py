@@ -1,0 +1,193 @@
+"""A builder that returned (template, parallel model) returns the one model it now builds.
+
+`def get_models(n_gpus): ...; return template, parallel` becomes `return template, template`
+once the parallel model is the template, and its callers unpack the same model twice. A person
+returns it once and lets the callers use one name:
+
+    def get_models(n_gpus):          template, parallel = get_models(2)     ->  template = get_models(2)
+        ...                           parallel.fit(x, y)                     ->  template.fit(x, y)
+        return template                template.save("m.h5")                     template.save("m.h5")
+
+Only when the rewrite made the pair (the original returned two different names), the function is
+a top-level one of a file nothing imports (it runs as a script: `runs_as_script`), it has that one
+`return`, and every use of it is `a, b = f(...)` where `a` and `b` are bound nowhere else in their
+scope and the kept name reads the same binding wherever the other was read. Otherwise the pair stays.
+core.py runs it on the rewritten module, with the original to compare.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+import libcst as cst
+from libcst.metadata import Assignment, CodeRange, MetadataWrapper, PositionProvider, ScopeProvider
+
+from ._tree import code_of, runs_as_script
+from .layout import realign_call
+
+__all__ = ["single_returns"]
+
+
+def single_returns(original: cst.Module, new: cst.Module) -> cst.Module:
+    """`new` with each such builder returning its model once and its callers using one name."""
+    if not runs_as_script(original):
+        return new
+    before = {s.name.value: s for s in original.body if isinstance(s, cst.FunctionDef)}
+    for function in [s for s in new.body if isinstance(s, cst.FunctionDef)]:
+        old = before.get(function.name.value)
+        if old is None:
+            continue
+        pair = _pair(function)
+        old_pair = _pair(old)
+        if pair is None or old_pair is None:
+            continue
+        names = [code_of(e.value) for e in pair.elements]
+        old_names = [code_of(e.value) for e in old_pair.elements]
+        if names[0] != names[1] or old_names[0] == old_names[1]:
+            continue
+        kept = old_names.index(names[0]) if names[0] in old_names else 0
+        rewritten = _rewritten(new, function, kept)
+        if rewritten is not None:
+            new = rewritten
+    return new
+
+
+def _pair(function: cst.FunctionDef) -> cst.Tuple | None:
+    """The function's one `return a, b` (of two plain names), if that is its only `return`."""
+    returns: list[cst.Return] = []
+    stack: list[cst.CSTNode] = [function.body]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(node, cst.Return):
+            returns.append(node)
+        stack.extend(node.children)
+    if len(returns) != 1 or not isinstance(returns[0].value, cst.Tuple):
+        return None
+    pair = returns[0].value
+    if len(pair.elements) != 2 or not all(
+        isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in pair.elements
+    ):
+        return None
+    return pair
+
+
+def _rewritten(module: cst.Module, function: cst.FunctionDef, kept: int) -> cst.Module | None:
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = wrapper.resolve(ScopeProvider)
+    name = function.name.value
+    global_scope = scopes.get(function)
+    if global_scope is None:
+        return None
+    assignments = list(global_scope.assignments[name])
+    if len(assignments) != 1:
+        return None
+    renames: dict[int, str] = {}  # id of a Name read -> the name kept
+    targets: dict[int, cst.Name] = {}  # id of an unpacking target -> the name kept
+    for access in assignments[0].references:
+        unpack = _unpacking(module, access.node)
+        if unpack is None:
+            return None
+        assign, names = unpack
+        keep, drop = names[kept], names[1 - kept]
+        if keep.value == drop.value:
+            return None
+        scope = scopes.get(keep)
+        if scope is None:
+            return None
+        mine = [a for a in scope.assignments[keep.value] if isinstance(a, Assignment)]
+        other = [a for a in scope.assignments[drop.value] if isinstance(a, Assignment)]
+        if len(mine) != 1 or mine[0].node is not keep or len(other) != 1 or other[0].node is not drop:
+            return None
+        for read in other[0].references:
+            where = scopes.get(read.node)
+            seen = [getattr(a, "node", None) for a in where[keep.value]] if where is not None else []
+            if not isinstance(read.node, cst.Name) or seen != [keep]:
+                return None  # there, the kept name would read something else
+            renames[id(read.node)] = keep.value
+        targets[id(assign.targets[0].target)] = keep
+    if not targets:
+        return None
+    positions = wrapper.resolve(PositionProvider)
+    lines = module.code.splitlines()
+    return module.visit(_Apply(function, renames, targets, positions, lines))
+
+
+def _unpacking(module: cst.Module, name: cst.CSTNode) -> tuple[cst.Assign, Sequence[cst.Name]] | None:
+    """(the assignment, its two target names) when `name` is called as `a, b = name(...)`."""
+    for statement in _statements(module):
+        if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+            continue
+        assign = statement.body[0]
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and isinstance(assign.value, cst.Call)
+                and assign.value.func is name):
+            continue
+        target = assign.targets[0].target
+        if isinstance(target, (cst.Tuple, cst.List)) and len(target.elements) == 2 and all(
+            isinstance(e, cst.Element) and isinstance(e.value, cst.Name) for e in target.elements
+        ):
+            return assign, [cst.ensure_type(e.value, cst.Name) for e in target.elements]
+        return None
+    return None
+
+
+def _statements(module: cst.Module) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    stack: list[cst.CSTNode] = [module]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, cst.SimpleStatementLine):
+            found.append(node)
+            continue
+        stack.extend(node.children)
+    return found
+
+
+class _Apply(cst.CSTTransformer):
+    def __init__(self, function: cst.FunctionDef, renames: dict[int, str], targets: dict[int, cst.Name],
+                 positions: Mapping[cst.CSTNode, CodeRange], lines: list[str]) -> None:
+        self.function = function
+        self.renames = renames
+        self.targets = targets
+        self.positions = positions
+        self.lines = lines
+        self.functions: list[cst.CSTNode] = []  # the definitions the visit is in, innermost last
+
+    def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
+        self.functions.append(node)
+
+    def leave_FunctionDef(self, original: cst.FunctionDef, updated: cst.FunctionDef) -> cst.FunctionDef:
+        self.functions.pop()
+        return updated
+
+    def visit_Lambda(self, node: cst.Lambda) -> None:
+        self.functions.append(node)
+
+    def leave_Lambda(self, original: cst.Lambda, updated: cst.Lambda) -> cst.Lambda:
+        self.functions.pop()
+        return updated
+
+    def leave_Return(self, original: cst.Return, updated: cst.Return) -> cst.Return:
+        mine = bool(self.functions) and self.functions[-1] is self.function
+        if mine and isinstance(updated.value, cst.Tuple) and len(updated.value.elements) == 2:
+            return updated.with_changes(value=updated.value.elements[0].value)
+        return updated
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        # `parallel.fit(x, y,` / continuation under the parenthesis: realigned after the rename
+        head = original.func.value if isinstance(original.func, cst.Attribute) else original.func
+        if id(head) not in self.renames or original not in self.positions:
+            return updated
+        start = self.positions[original].start
+        line = self.lines[start.line - 1]
+        return realign_call(original, updated, start.column, line[:len(line) - len(line.lstrip())])
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if id(original) in self.renames:
+            return updated.with_changes(value=self.renames[id(original)])
+        return updated
+
+    def leave_AssignTarget(self, original: cst.AssignTarget, updated: cst.AssignTarget) -> cst.AssignTarget:
+        keep = self.targets.get(id(original.target))
+        return updated if keep is None else updated.with_changes(target=cst.Name(keep.value))

@@ -1,0 +1,55 @@
+"""codemod/pair_returns.py: a builder that returned (template, parallel model) returns the model
+once and its callers use one name; any other use of the builder keeps the pair."""
+
+import pytest
+
+from codemod_fixtures import check_source_pair
+from multi_gpu_codemod import transform_source
+
+BUILD = (
+    "from keras.utils import multi_gpu_model\n\n\n"
+    "def build(n_gpus):\n    model = make()\n    parallel = multi_gpu_model(model, gpus=n_gpus)\n"
+    "    parallel.compile('adam', 'mse')\n    return model, parallel\n\n\n"
+)
+BUILT = (
+    "import tensorflow as tf\n\n\n"
+    "def build(n_gpus):\n"
+    '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:n_gpus])\n'
+    "    with strategy.scope():\n        model = make()\n        model.compile('adam', 'mse')\n    return model\n\n\n"
+)
+
+
+def test_the_builder_returns_the_model_once_and_the_caller_uses_one_name():
+    before = BUILD + (
+        "if __name__ == '__main__':\n    model, par = build(2)\n"
+        "    par.fit(x, y, batch_size=64,\n            epochs=2)\n    model.save('m.h5')\n"
+    )
+    after = BUILT + (
+        "if __name__ == '__main__':\n    model = build(2)\n"
+        "    model.fit(x, y, batch_size=64,\n              epochs=2)\n    model.save('m.h5')\n"
+    )
+    assert check_source_pair(before, after) == []
+
+
+def test_the_name_kept_is_the_one_the_template_had_in_the_return():
+    before = BUILD.replace("return model, parallel", "return parallel, model") + (
+        "gpu_model, cpu_model = build(2)\ngpu_model.fit(x, y)\ncpu_model.save('m.h5')\n"
+    )
+    out = transform_source(before.encode()).output.decode()
+    assert out.endswith("    return model\n\n\ncpu_model = build(2)\ncpu_model.fit(x, y)\ncpu_model.save('m.h5')\n")
+
+
+@pytest.mark.parametrize("use", [
+    "pair = build(2)\npair[1].fit(x, y)\n",  # not unpacked
+    "model, par = build(2)\npar.fit(x, y)\npar = other\n",  # the dropped name bound again
+    "model, par = build(2)\npar.fit(x, y)\n\n\ndef later(model):\n    return par.predict(model)\n",  # shadowed there
+    "model, par = build(2)\npar.fit(x, y)\nrun(build)\n",  # used as a value
+])
+def test_any_other_use_keeps_the_pair(use):
+    out = transform_source((BUILD + use + "model.fit(x, y)\n").encode()).output.decode()
+    assert "    return model, model\n" in out
+
+
+def test_a_module_something_may_import_keeps_the_pair():
+    out = transform_source((BUILD + "def main():\n    model, par = build(2)\n    return par\n").encode()).output
+    assert b"    return model, model\n" in out
