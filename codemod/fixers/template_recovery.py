@@ -11,11 +11,13 @@ right above such a line that describes the wrapper ("the template sits before th
 goes with it (stale_comments.py), as does one on a save of the model that names the wrapper
 ("the template shares its weights with the parallel model"). So does Keras 2's
 `parallel.__setattr__('callback_model', model)` hack (callbacks were to see the template; with no
-wrapper they do).
+wrapper they do). The parallel model's name in a notebook export's `%time` magic source
+(`get_ipython().run_cell_magic('time', '', 'parallel.fit(x, y)\n')`) is renamed like its code reads.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Final
 
 import libcst as cst
@@ -45,6 +47,7 @@ def fix(ctx: FixContext) -> None:
                 gone = stale_comments.without(hack.leading_lines, stale_comments.WRAPPER)
                 ctx.plan.dropped_lines |= {id(line) for line in hack.leading_lines if line not in gone}
         _stale_save_comments(ctx, site)
+        _magic_sources(ctx, site)
         for lookup in lookups(tree, site, ctx.references.get(id(site), [])):
             if not lookup.replaced:  # (strategy_scope leaves such sites: not reached)
                 continue
@@ -66,6 +69,35 @@ def fix(ctx: FixContext) -> None:
                     ctx.plan.dropped_lines.add(id(comment))
                 for read in reads:
                     ctx.plan.nodes[id(read)] = replacement.deep_clone()
+
+
+# IPython magics whose source is Python run in the user's namespace (a notebook saved as a script:
+# `get_ipython().run_cell_magic('time', '', 'hist = parallel.fit(x, y)\n')`)
+_PYTHON_MAGICS: Final = frozenset({"time", "timeit", "prun", "capture"})
+
+
+def _magic_sources(ctx: FixContext, site: Site) -> None:
+    """The parallel model's name read in the source string of an exported `%time` / `%%time` magic
+    after the call becomes the model's, as the code's reads do (else it is a NameError)."""
+    target, template = site.target, site.template
+    if not isinstance(target, cst.Name) or template is None or code_of(template) == target.value:
+        return
+    scope = ctx.tree.scopes.get(target)
+    if scope is None or len(scope.assignments[target.value]) != 1:
+        return  # bound again somewhere: which binding a string reads cannot be told
+    name = re.compile(rf"(?<![\w.]){re.escape(target.value)}\b")
+    for call in (c for c in ctx.tree.all(cst.Call) if isinstance(c, cst.Call)):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in ("run_cell_magic", "run_line_magic")
+                and isinstance(func.value, cst.Call) and code_of(func.value.func) == "get_ipython"
+                and call.args and isinstance(call.args[0].value, cst.SimpleString)
+                and str(call.args[0].value.evaluated_value) in _PYTHON_MAGICS
+                and ctx.tree.order(call) > ctx.tree.order(site.call)):
+            continue
+        for arg in call.args[1:]:
+            if isinstance(arg.value, cst.SimpleString) and name.search(arg.value.value):
+                renamed = name.sub(code_of(template), arg.value.value)
+                ctx.plan.nodes[id(arg.value)] = arg.value.with_changes(value=renamed)
 
 
 def _both_arms(ctx: FixContext, lookup: cst.CSTNode, replacement: cst.CSTNode) -> cst.CSTNode:

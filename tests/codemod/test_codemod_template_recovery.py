@@ -126,3 +126,18 @@ def test_a_conditional_lookup_whose_test_calls_something_keeps_its_name():
     )
     out = transform_source(before.encode()).output.decode()
     assert "single = model if check() else model\n" in out
+
+
+def test_the_parallel_name_in_an_exported_time_magic_is_renamed_like_the_code():
+    # a notebook saved as a script: `%%time` / `%time` became get_ipython() calls with the source as a string
+    before = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\n"
+        "preg = multi_gpu_model(model, gpus=2)\npreg.compile('adam', 'mse')\n"
+        "get_ipython().run_cell_magic('time', '', 'hist = preg.fit(x, y)\\n')\n"
+        "get_ipython().run_line_magic('time', 'preg.evaluate(x, y)')\n"
+        "get_ipython().run_cell_magic('writefile', 'notes.txt', 'preg trained\\n')\n"
+    )
+    out = transform_source(before.encode()).output.decode()
+    assert "run_cell_magic('time', '', 'hist = model.fit(x, y)\\n')" in out
+    assert "run_line_magic('time', 'model.evaluate(x, y)')" in out
+    assert "run_cell_magic('writefile', 'notes.txt', 'preg trained\\n')" in out  # not Python: left
