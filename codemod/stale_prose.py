@@ -26,7 +26,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -34,7 +34,7 @@ import libcst as cst
 
 from .findings import Finding
 
-__all__ = ["Prose", "bound_names", "drop_stale"]
+__all__ = ["MECHANICS", "Prose", "bound_names", "docstring_without_stale", "drop_stale", "findings", "markdown"]
 
 # The old helpers: named as the tool, they become the strategy.
 HELPERS: Final = ("multi_gpu_model", "make_parallel", "ModelMGPU", "to_multi_gpu")
@@ -46,6 +46,7 @@ _TOOL: Final = re.compile(
     r"(?!\s+(?:wrapper|helper|class|trick|function|call|gist|layer)s?\b)",  # "with the ModelMGPU wrapper"
     re.IGNORECASE,
 )
+_HELPER_NAMES: Final = re.compile(r"(?<!\w)(?:" + "|".join(HELPERS) + r")\b")
 # "wrapped with multi_gpu_model": the strategy wraps nothing, so that sentence is not renamed
 _WRAPPED: Final = re.compile(r"\bwrap\w*\s+$", re.IGNORECASE)
 # The helper as the subject of what the strategy does too ("multi_gpu_model splits each batch").
@@ -55,28 +56,48 @@ _SUBJECT: Final = re.compile(
     re.IGNORECASE,
 )
 # The wrapper's mechanics: true only while a parallel model exists.
-_MECHANICS: Final = re.compile(
-    r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu)[ _]model\b"
-    r"|\bshares? (?:its |the )?weights with (?:the |its )?(?:parallel|gpu|multi|replica|wrapper|template)"
-    r"|\bmerge layers?\b|\bGPU copy\b",
+MECHANICS: Final = re.compile(
+    r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu)[\s_]+model\b"
+    r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template)"
+    r"|\bmerge\s+layers?\b|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
     re.IGNORECASE,
 )
 _PARALLEL_MODEL: Final = re.compile(
-    r"\b(?P<article>the |our |a )(?:parallel|multi-gpu|multi gpu) model\b", re.IGNORECASE
+    r"\b(?P<article>the\s+|our\s+|a\s+)(?:parallel|multi-gpu|multi\s+gpu)\s+model\b", re.IGNORECASE
 )
 _PAIR: Final = re.compile(
-    r"\btemplate|\bserial\b|\bsingle\b|\bwrap|\bweights\b|\blayers\[|\bmerge|\breplica|\bcopy\b|\bcpu\b"
+    r"\btemplate|\bserial\b|\bsingle\b|\bwrap|(?<!class )\bweights\b|\blayers\[|\bmerge|\breplicas?\b|\bcopy\b|\bcpu\b"
     r"|\boriginal\b|\bbase model\b|\binner\b",
     re.IGNORECASE,
 )
 _SENTENCE_KEEP: Final = re.compile(r"(?<=[.!?;])(\s+)")  # split keeping the separators
+# `#`, `# ----`, an exported markdown heading (`# # Title`, `# ## Data`): never part of a sentence
+_SEPARATOR: Final = re.compile(r"^#\s*(?:[-=*#_~]*\s*$|#+\s)")
 _FULL_STOP: Final = re.compile(r"(?<=[.!?])(\s+)")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
 # never touched: interpreter lines, encoding cookies, tool pragmas
 _PRAGMA: Final = re.compile(
-    r"^#!|coding[:=]|#\s*(?:type:|noqa|pylint|fmt:|isort:|mypy:|pragma)"
+    r"^#!|coding[:=]|#\s*(?:type:|noqa|pylint|fmt:|isort:|mypy:|pragma)|^# Dropped `"  # (and the codemod's own notes)
     r"|^#\s*In\[[\d ]*\]:|^#\s*%%|^#\s*<(?:codecell|markdowncell)>"  # notebook exports' cell markers
 )
+
+
+def _wrapped(code: str) -> dict[str, str]:
+    """`parallel = multi_gpu_model(model, ...)` (or a copied helper): {"parallel": "model"}."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return {}
+    found: dict[str, str] = {}
+    for node in ast.walk(tree):
+        if not (isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)
+                and isinstance(node.value, ast.Call) and node.value.args and isinstance(node.value.args[0], ast.Name)):
+            continue
+        func = node.value.func
+        called = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+        if called in HELPERS:
+            found[node.targets[0].id] = node.value.args[0].id
+    return found
 
 
 def bound_names(code: str) -> set[str]:
@@ -106,6 +127,8 @@ class Prose:
 
     removed: frozenset[str]
     mechanics_gone: bool
+    # a removed parallel model's name -> its template's (`gpu_model = multi_gpu_model(model, ...)`)
+    parallel_names: Mapping[str, str] = field(default_factory=dict)
     _pattern: re.Pattern[str] | None = field(init=False, default=None)
 
     @classmethod
@@ -115,12 +138,13 @@ class Prose:
         removed = {
             n for n in bound_names(old) - bound_names(new) if n in HELPERS or ("_" in n.strip("_") and len(n) > 4)
         }
-        return cls(frozenset(removed), mechanics_gone)
+        parallel = {p: t for p, t in _wrapped(old).items() if p in removed and t in bound_names(new)}
+        return cls(frozenset(removed), mechanics_gone, parallel)
 
     def __post_init__(self) -> None:
         parts = [rf"(?<!\w){re.escape(n)}\b" for n in sorted(self.removed, key=len, reverse=True)]
         if self.mechanics_gone:
-            parts.append(_MECHANICS.pattern)
+            parts.append(MECHANICS.pattern)
         self._pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
 
     def renamed(self, text: str) -> str:
@@ -133,15 +157,19 @@ class Prose:
             if match["name"] not in self.removed:
                 return match[0]
             return f"{match['tick']}{STRATEGY}{match['tick']}{match['verb']}"
-        text = _SUBJECT.sub(swap_subject, _TOOL.sub(swap, text))
-        if not self.mechanics_gone:
-            return text
-        # "train the parallel model": after the migration there is one model, so it is "the model",
-        # in a sentence that says nothing else about the old pair (no template, wrapper, weights)
-        parts = _SENTENCE_KEEP.split(text)
-        return "".join(
-            _PARALLEL_MODEL.sub(r"\g<article>model", part) if not _PAIR.search(part) else part for part in parts
-        )
+        def sentence(part: str) -> str:
+            if _PAIR.search(part):
+                return part  # it says more about the old pair (template, copy, CPU): not made true by a name
+            part = _SUBJECT.sub(swap_subject, _TOOL.sub(swap, part))
+            if self.mechanics_gone:  # "train the parallel model": one model now, "the model"
+                part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
+            for parallel, template in self.parallel_names.items():  # "recompile `gpu_model`" -> `model`
+                # not where the sentence names the pair ("returns (model, gpu_model)") or the helper
+                pair = re.search(rf"(?<![\w.]){re.escape(template)}\b", part) or _HELPER_NAMES.search(part)
+                if not pair:
+                    part = re.sub(rf"(?<![\w.]){re.escape(parallel)}\b", template, part)
+            return part
+        return "".join(sentence(part) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(text)))
 
     def names_removed(self, text: str) -> str | None:
         """The first removed thing `text` names, or None."""
@@ -177,14 +205,29 @@ def _units(paragraph: list[cst.EmptyLine]) -> list[list[cst.EmptyLine]]:
     """The paragraph's lines in groups that end where a line ends a sentence (`.`, `)`, `:`...):
     a group goes or stays whole, so no sentence is cut."""
     units: list[list[cst.EmptyLine]] = [[]]
-    for line in paragraph:
-        if line.comment is not None and _PRAGMA.search(line.comment.value):  # a cell marker stays, alone
-            units += [[line], []]
+    for k, line in enumerate(paragraph):
+        if line.comment is not None and (_PRAGMA.search(line.comment.value) or _SEPARATOR.match(line.comment.value)):
+            units += [[line], []]  # a cell marker, an exported heading, a bare `#`: stays, alone
             continue
         units[-1].append(line)
-        if line.comment is not None and _words(line.comment.value)[-1:] in (".", "!", "?", ":", ";", ")"):
+        words = _words(line.comment.value) if line.comment is not None else ""
+        after = paragraph[k + 1].comment if k + 1 < len(paragraph) else None
+        following = _words(after.value) if after is not None else ""
+        # a sentence ends the group; so does a short line not left mid-phrase (`# the parallel
+        # copy` over `# two cards`: notes of their own, where a wrapped sentence fills its lines)
+        continues = bool(following) and (
+            words.rsplit(" ", 1)[-1].lower() in _JOINING or (following[:1].islower() and len(words) >= 40)
+        )
+        if words[-1:] in (".", "!", "?", ":", ";", ")") or not continues:
             units.append([])
     return [unit for unit in units if unit]
+
+
+# words a line of a wrapped sentence can end on
+_JOINING: Final = frozenset(
+    "a an the is are was were be been of to and or but with by for in on at from that which so as than "
+    "into onto its their our your this these those".split()
+)
 
 
 class _Pass(cst.CSTTransformer):
@@ -223,8 +266,8 @@ class _Pass(cst.CSTTransformer):
         name = self.prose.names_removed(current)
         if name:
             # the line of the text that names it, in the text as it now reads
-            offset = next((k for k, line in enumerate(current.splitlines()) if self.prose.names_removed(line)), 0)
-            self.reported.append((written, name, offset))
+            offset = current[:current.find(name)].count("\n") if name in current else 0
+            self.reported.append((written, " ".join(name.split()), offset))
         return bool(name)
 
     def _comment(self, comment: cst.Comment) -> cst.Comment:
@@ -308,7 +351,7 @@ class _Pass(cst.CSTTransformer):
     def _stale(self, unit: list[cst.EmptyLine]) -> bool:
         comments = [line.comment.value for line in unit if line.comment is not None]
         return (
-            bool(comments) and not any(_PRAGMA.search(c) for c in comments)
+            bool(comments) and not any(_PRAGMA.search(c) or _SEPARATOR.match(c) for c in comments)
             and self.prose.wholly_stale(" ".join(_words(c) for c in comments))
         )
 
@@ -377,7 +420,7 @@ def docstring_without_stale(value: str, prose: Prose) -> str | None:
         paragraph = parts[k]
         spans = [m.span() for m in _SENTENCE.finditer(paragraph)]
         stale = [(a, b) for a, b in spans if prose.names_removed(paragraph[a:b])]
-        if not stale:
+        if not stale or _structured(paragraph):  # an `Args:` list is no run of sentences: left, reported
             kept += [parts[k - 1], paragraph] if k and kept else [paragraph]
             continue
         changed = True
@@ -395,6 +438,16 @@ def docstring_without_stale(value: str, prose: Prose) -> str | None:
     if not kept:
         return ""
     return value[:start] + head + "".join(kept) + tail + quotes["quote"]
+
+
+def _structured(paragraph: str) -> bool:
+    """A docstring paragraph laid out as a list (`Args:` / `name: text` lines, hanging indents)."""
+    lines = paragraph.split("\n")
+    indents = {len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()}
+    return len(indents) > 1 or any(line.rstrip().endswith(":") or _FIELD.match(line) for line in lines)
+
+
+_FIELD: Final = re.compile(r"^\s*(?:[\w*]+(?:\s*\([^)]*\))?\s*:\s|[-*+]\s|:\w+)")
 
 
 def drop_stale(module: cst.Module, prose: Prose) -> tuple[cst.Module, list[tuple[str, str, int]]]:

@@ -11,6 +11,7 @@ import pytest
 from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.fixers.imports import PRAGMA
 from multi_gpu_codemod.stale_comments import STALE
+from multi_gpu_codemod.stale_prose import MECHANICS
 
 ROOT = Path(__file__).resolve().parents[2] / "fixtures" / "codemod"
 
@@ -115,9 +116,10 @@ def lost_comments(before: str, after: str, gone: set[int] | None = None) -> list
     comments = [t for t in old_tokens if t.type == tokenize.COMMENT and t.start[0] not in (gone or set())]
 
     def droppable(c: tokenize.TokenInfo) -> bool:
-        return bool(STALE.search(c.string) or re.search(r"cpu_(merge|relocation)=", c.line) or any(
-            re.search(rf"\b{re.escape(n)}\b", c.string) for n in removed_names
-        ))
+        return bool(
+            STALE.search(c.string) or MECHANICS.search(c.string) or re.search(r"cpu_(merge|relocation)=", c.line)
+            or any(re.search(rf"\b{re.escape(n)}\b", c.string) for n in removed_names)
+        )
 
     # a paragraph (consecutive comment lines) goes or stays whole
     paragraph_of: dict[int, int] = {}

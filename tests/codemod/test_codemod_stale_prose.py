@@ -219,7 +219,7 @@ def test_a_markdown_cell_left_empty_goes_and_later_cells_are_numbered_as_shown()
 
 def test_a_notebook_exports_cell_marker_never_goes_with_a_stale_header():
     before = (
-        "# training script for gpu_model, exported\n# In[1]:\n\n\n" + IMPORTS + "\n\n# In[2]:\n\n\n" + SITE
+        "# trains the template through gpu_model\n# In[1]:\n\n\n" + IMPORTS + "\n\n# In[2]:\n\n\n" + SITE
     )
     after, _ = migrate(before)
     assert after.startswith("# In[1]:\n\n\nimport tensorflow as tf\n")
@@ -239,3 +239,43 @@ def test_dotted_names_wrapped_with_and_messages_in_code():
     # the help text is reported at its line; a file name is no prose
     assert [(line, code) for line, code, _ in findings] == [(8, "MGPU305")]
     assert "model.save('gpu_model.h5')" in after
+
+
+def test_a_title_over_a_bare_hash_line_stays_when_the_paragraph_below_goes():
+    before = (
+        "# train_tagger.py -- POS tagger (BiLSTM) with optional multi-GPU training\n#\n"
+        "# With fewer GPUs than requested, multi_gpu_model raises a\n# ValueError and we fall back.\n" + IMPORTS + SITE
+    )
+    after, _ = migrate(before)
+    assert after.startswith("# train_tagger.py -- POS tagger (BiLSTM) with optional multi-GPU training\n#\nimport")
+
+
+def test_an_exported_markdown_heading_is_never_dropped():
+    before = "# # Siamese network on gpu_model\n# In[1]:\n\n\n" + IMPORTS + "\n\n# In[2]:\n\n\n" + SITE
+    after, findings = migrate(before)
+    assert after.startswith("# # Siamese network on model\n# In[1]:\n")
+
+
+def test_a_sentence_about_the_old_pair_is_not_made_true_by_a_name():
+    # "the template is built on the CPU and replicated with ...": renaming the tool would say something false
+    prose = Prose(frozenset({"multi_gpu_model", "gpu_model"}), True, parallel_names={"gpu_model": "model"})
+    text = "the template is built on the CPU and replicated with multi_gpu_model."
+    assert prose.renamed(text) == text and prose.wholly_stale(text)
+    assert prose.renamed("Recompile `gpu_model` so the change takes effect.") == (
+        "Recompile `model` so the change takes effect."
+    )
+    assert prose.names_removed("when asked, it is the data-parallel copy") == "data-parallel copy"
+
+
+def test_a_docstring_laid_out_as_a_list_is_reported_not_cut():
+    before = IMPORTS + (
+        "\n\nclass Saver(Callback):\n"
+        '    """Save the model whenever val_loss improves.\n\n    Args:\n'
+        "        template: the single-device model whose weights the parallel\n            model shares.\n"
+        '        path: where to write the file.\n    """\n\n'
+        "    def on_epoch_end(self, epoch, logs=None):\n        pass\n\n\n" + SITE
+    )
+    after, findings = migrate(before)
+    assert "        path: where to write the file.\n" in after and "the parallel\n            model shares." in after
+    assert [(line, code) for line, code, _ in findings] == [(9, "MGPU305")]
+    assert "`parallel model`" in findings[0][2]
