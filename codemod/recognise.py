@@ -9,7 +9,7 @@ from typing import Literal
 
 import libcst as cst
 
-from ._tree import Tree, dotted_name, walk_same_scope
+from ._tree import Tree, code_of, dotted_name, walk_same_scope
 
 __all__ = ["MULTI_GPU_MODEL_NAMES", "Site", "Helper", "find_sites", "is_method", "local_helper_definitions"]
 
@@ -261,6 +261,19 @@ def _is_plain_ref(expr: cst.BaseExpression) -> bool:
     return isinstance(expr, cst.Attribute) and isinstance(expr.value, cst.Name)
 
 
+def _conditional(tree: Tree, site: Site, parent: cst.CSTNode | None) -> str | None:
+    """MGPU103's advice for `p = multi_gpu_model(m, ...) if C else m`: the `if`/`else` it means."""
+    assign = tree.parent(parent) if isinstance(parent, cst.IfExp) and parent.body is site.call else None
+    if not (isinstance(parent, cst.IfExp) and isinstance(assign, cst.Assign) and len(assign.targets) == 1):
+        return None
+    target, test, other = (code_of(assign.targets[0].target), code_of(parent.test), code_of(parent.orelse))
+    return (
+        f"`{site.name}(...)` is chosen by a conditional expression; write it as `if {test}:` / "
+        f"`    {target} = {code_of(site.call)}` / `else:` / `    {target} = {other}` and rerun: the codemod "
+        "rewrites that guard."
+    )
+
+
 def _shape_statement(tree: Tree, site: Site) -> None:
     parent = tree.parent(site.call)
     statement = tree.parent(parent) if parent is not None else None
@@ -281,7 +294,14 @@ def _shape_statement(tree: Tree, site: Site) -> None:
             return
         site.target = target
     else:
-        site.problem = ("MGPU103", where)
+        site.problem = ("MGPU103", _conditional(tree, site, parent) or where)
+        return
+    if isinstance(statement, cst.SimpleStatementSuite) and isinstance(tree.parent(statement), (cst.If, cst.Else)):
+        site.problem = (
+            "MGPU103",
+            f"`{site.name}(...)` is on the line of its `if`/`else`; put it on its own line in that block "
+            "(`if ...:` then, indented, the assignment) and rerun: the codemod rewrites that guard.",
+        )
         return
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         site.problem = (

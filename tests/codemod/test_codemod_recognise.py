@@ -3,6 +3,7 @@
 import libcst as cst
 import pytest
 
+from multi_gpu_codemod import transform_source
 from multi_gpu_codemod._tree import Tree
 from multi_gpu_codemod.recognise import MULTI_GPU_MODEL_NAMES, find_sites, local_helper_definitions
 
@@ -120,3 +121,15 @@ def test_a_trainer_class_calling_multi_gpu_model_is_not_a_wrapper():
     tree, sites, helpers = _sites(source)
     assert [(s.kind, tree.code(s.template)) for s in sites] == [("function", "self.m")]
     assert helpers == [] and local_helper_definitions(tree) == []
+
+
+@pytest.mark.parametrize("line,advice", [
+    ("parallel = multi_gpu_model(model, gpus=n) if n > 1 else model",
+     "write it as `if n > 1:` / `    parallel = multi_gpu_model(model, gpus=n)` / `else:` / `    parallel = model`"),
+    ("if n > 1: parallel = multi_gpu_model(model, gpus=n)",
+     "is on the line of its `if`/`else`; put it on its own line"),
+])
+def test_a_guard_written_on_one_line_is_reported_with_the_if_the_codemod_rewrites(line, advice):
+    source = f"from keras.utils import multi_gpu_model\nmodel = build()\nparallel = model\n{line}\nparallel.fit(x, y)\n"
+    (finding,) = [f for f in transform_source(source.encode()).findings if f.code == "MGPU103"]
+    assert advice in finding.message and "rerun" in finding.message
