@@ -518,7 +518,8 @@ def compared_in_guards(text: str, guards: list[str]) -> bool:
 
 def _branch(guards: list[str], single: str) -> Branch | None:
     """The guards as one `if` condition, each written as the script wrote it; a lone negated guard
-    (`not (c)`, from an `else:` branch) becomes `if c:` choosing the default strategy."""
+    (`not (c)`, from an `else:` branch) becomes `if c:` choosing the default strategy, and so do
+    only negated ones (the `else:` of an `elif` chain: `if a or b:`)."""
     if not guards:
         return None
     if len(guards) == 1:
@@ -526,6 +527,12 @@ def _branch(guards: list[str], single: str) -> Branch | None:
         if inner is not None:
             return Branch(inner, multi_when_true=False, single=single)
         return Branch(guards[0], multi_when_true=True, single=single)
+    inners = [_negated(g) for g in guards]
+    if all(inner is not None for inner in inners):
+        # the `else:` of an `if a: ... elif b: ...` chain: `if a or b:` chooses the default strategy,
+        # the script's conditions as written, in its order (guards run from the call outwards)
+        written = [_operand(inner) for inner in reversed(inners) if inner is not None]
+        return Branch(" or ".join(written), multi_when_true=False, single=single)
     return Branch(" and ".join(_operand(g) for g in guards), multi_when_true=True, single=single)
 
 

@@ -297,3 +297,17 @@ def test_a_kept_if_that_only_scales_by_the_gpu_count_is_not_reported(extra, repo
     result = transform_source(source.encode())
     assert result.changed
     assert ("MGPU106" in [f.code for f in result.findings]) is reported
+
+
+def test_the_else_of_an_elif_chain_chooses_the_default_strategy_with_the_scripts_conditions():
+    source = (
+        "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n\nG = int(input())\n"
+        "if G == 0:\n    print('cpu')\n    model = build()\n    parallel = model\n"
+        "elif G == 1:\n    print('one')\n    model = build()\n    parallel = model\n"
+        "else:\n    print('many')\n    model = build()\n    parallel = multi_gpu_model(model, gpus=G)\n"
+        "parallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert "if G == 0 or G == 1:\n    strategy = tf.distribute.get_strategy()\nelse:\n" in out
+    assert "not (" not in out
+    assert [strategy_devices(out, 4, G=g) for g in (0, 1, 2)] == ["one device", "one device", ["/gpu:0", "/gpu:1"]]
