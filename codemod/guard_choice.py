@@ -44,11 +44,19 @@ def fold(module: cst.Module) -> cst.Module:
 
 
 class _Fold(cst.CSTTransformer):
+    def on_visit(self, node: cst.CSTNode) -> bool:
+        # statements only: an expression holds no block (and visiting them all costs a pass)
+        return isinstance(node, _BLOCKS)
+
     def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
         return updated.with_changes(body=_folded(updated.body))
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
         return updated.with_changes(body=_folded(updated.body))
+
+
+_BLOCKS = (cst.Module, cst.IndentedBlock, cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler,
+           cst.ExceptStarHandler, cst.Finally)
 
 
 def _folded(body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
