@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 import libcst as cst
 from libcst.metadata import Assignment, CodeRange, MetadataWrapper, PositionProvider, ScopeProvider
 
-from ._tree import code_of, runs_as_script
+from ._tree import code_of, findall, runs_as_script, walk_same_scope
 from .layout import realign_call
 
 __all__ = ["single_returns"]
@@ -54,15 +54,7 @@ def single_returns(original: cst.Module, new: cst.Module) -> cst.Module:
 
 def _pair(function: cst.FunctionDef) -> cst.Tuple | None:
     """The function's one `return a, b` (of two plain names), if that is its only `return`."""
-    returns: list[cst.Return] = []
-    stack: list[cst.CSTNode] = [function.body]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
-            continue
-        if isinstance(node, cst.Return):
-            returns.append(node)
-        stack.extend(node.children)
+    returns = [n for n in walk_same_scope(function.body) if isinstance(n, cst.Return)]
     if len(returns) != 1 or not isinstance(returns[0].value, cst.Tuple):
         return None
     pair = returns[0].value
@@ -116,7 +108,7 @@ def _rewritten(module: cst.Module, function: cst.FunctionDef, kept: int) -> cst.
 
 def _unpacking(module: cst.Module, name: cst.CSTNode) -> tuple[cst.Assign, Sequence[cst.Name]] | None:
     """(the assignment, its two target names) when `name` is called as `a, b = name(...)`."""
-    for statement in _statements(module):
+    for statement in findall(module, cst.SimpleStatementLine):
         if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
             continue
         assign = statement.body[0]
@@ -130,18 +122,6 @@ def _unpacking(module: cst.Module, name: cst.CSTNode) -> tuple[cst.Assign, Seque
             return assign, [cst.ensure_type(e.value, cst.Name) for e in target.elements]
         return None
     return None
-
-
-def _statements(module: cst.Module) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-    stack: list[cst.CSTNode] = [module]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, cst.SimpleStatementLine):
-            found.append(node)
-            continue
-        stack.extend(node.children)
-    return found
 
 
 class _Apply(cst.CSTTransformer):
