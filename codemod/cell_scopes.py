@@ -49,9 +49,18 @@ def _inert_cell(statements: list[ast.stmt]) -> bool:
     for statement in statements:
         if not _inert(statement, values):
             return False
-        if isinstance(statement, ast.Assign):
+        if isinstance(statement, ast.Assign) and _data_value(statement.value, values):
             values |= {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return True
+
+
+def _data_value(value: ast.expr, values: Collection[str]) -> bool:
+    """What a NumPy/pandas call returns (`np.eye(10)[labels]`, `df["y"].values`): never an alias
+    of a model (`p = model` binds no data, and `p.compile(...)` builds)."""
+    root = value
+    while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
+        root = root.func if isinstance(root, ast.Call) else root.value
+    return root is not value and isinstance(root, ast.Name) and (root.id in _INERT_MODULES or root.id in values)
 
 
 def _inert(statement: ast.stmt, values: Collection[str] = ()) -> bool:
@@ -125,8 +134,9 @@ def drop_needless_reopen(body: list[str], count: int, indent: int) -> list[str]:
 
 
 def display_last_expression(body: list[str]) -> list[str]:
-    """A cell that ended in an expression (`model`, `x.shape`, `model.summary()`) still shows it: when
-    the rewrite put that last expression inside `with strategy.scope():`, it moves back out."""
+    """A cell whose code ends inside `with strategy.scope():` keeps under it only what builds or
+    compiles: the inert statements it ended with (a `trainable` loop, `X = np.random.rand(...)`,
+    `model.summary()`) move back out, so a final expression (`model`, `x.shape`) is displayed again."""
     tree = _parsed(body)
     if tree is None or not tree.body:
         return body
@@ -136,14 +146,24 @@ def display_last_expression(body: list[str]) -> list[str]:
     item = last.items[0].context_expr
     if not (isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute) and item.func.attr == "scope"):
         return body
+    first = next((k for k in range(1, len(last.body)) if _inert_cell(last.body[k:])), len(last.body))
+    if any(_multiline_string(statement) for statement in last.body[first:]):
+        return body
     final = last.body[-1]
-    if not (isinstance(final, ast.Expr) and _inert(final)) or final.end_lineno is None:
+    if first == len(last.body) or final.end_lineno is None or any(line.strip() for line in body[final.end_lineno:]):
         return body
-    if any(line.strip() for line in body[final.end_lineno:]):
-        return body
-    shift = final.col_offset - last.col_offset
-    moved = [line[shift:] if line[:shift].strip() == "" else line for line in body[final.lineno - 1:final.end_lineno]]
-    return [*body[:final.lineno - 1], *moved, *body[final.end_lineno:]]
+    end = last.body[first - 1].end_lineno or 0  # the moved lines start after the last one kept
+    shift = last.body[first].col_offset - last.col_offset
+    moved = [line[shift:] if line[:shift].strip() == "" else line for line in body[end:final.end_lineno]]
+    return [*body[:end], *moved, *body[final.end_lineno:]]
+
+
+def _multiline_string(statement: ast.stmt) -> bool:
+    """A string spanning lines, whose text would change with the indentation."""
+    return any(
+        isinstance(node, (ast.Constant, ast.JoinedStr)) and node.end_lineno != node.lineno
+        for node in ast.walk(statement)
+    )
 
 
 def reopen(before: list[str], indent: int) -> list[str]:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .cell_scopes import drop_empty_reopen, drop_needless_reopen, reopen
+from .cell_scopes import display_last_expression, drop_empty_reopen, drop_needless_reopen, reopen
 
 __all__ = ["cells_kept", "is_export"]
 
@@ -33,9 +33,11 @@ def cells_kept(original: str, output: str) -> str:
     if len(markers) != len(had_code):
         return output
     out = lines[: markers[0]] if markers else lines
+    before = original.split(newline)
+    originals = [i for i, line in enumerate(before) if _MARKER.match(line)] + [len(before)]
     for k, start in enumerate(markers):
         end = markers[k + 1] if k + 1 < len(markers) else len(lines)
-        cell = _cell(lines, start, end)
+        cell = _cell(lines, start, end, changed=lines[start:end] != before[originals[k]:originals[k + 1]])
         if cell is None:
             return output
         if had_code[k] and not any(line.strip() for line in cell[1:]):
@@ -54,12 +56,13 @@ def _cells_with_code(lines: list[str]) -> list[bool]:
     return found
 
 
-def _cell(lines: list[str], start: int, end: int) -> list[str] | None:
-    """The marker and lines of one cell, reopened at column 0 when the rewrite indented it."""
+def _cell(lines: list[str], start: int, end: int, changed: bool) -> list[str] | None:
+    """The marker and lines of one cell, reopened at column 0 when the rewrite indented it; a cell
+    the rewrite changed keeps under its scope only what builds or compiles (cell_scopes.py)."""
     marker, content = lines[start], lines[start + 1:end]
     indent = len(marker) - len(marker.lstrip(" \t"))
     if not indent:
-        return [marker, *content]
+        return [marker, *(display_last_expression(content) if changed else content)]
     lead = 0
     while lead < len(content) and not content[lead].strip():
         lead += 1
@@ -72,4 +75,4 @@ def _cell(lines: list[str], start: int, end: int) -> list[str] | None:
         return None  # the cell starts inside an `if`/`def`: left as the rewrite wrote it
     body = [*headers, *content[lead:tail]]
     body = drop_needless_reopen(drop_empty_reopen(body, len(headers), indent), len(headers), indent)
-    return [marker[indent:], *content[:lead], *body, *content[tail:]]
+    return [marker[indent:], *content[:lead], *display_last_expression(body), *content[tail:]]

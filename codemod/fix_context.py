@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import Access, Assignment, GlobalScope
+from libcst.metadata import Access, Assignment, BaseAssignment, GlobalScope
 
 from ._tree import Tree, code_of, walk_same_scope
 from .findings import Finding
@@ -116,23 +116,14 @@ class FixContext:
             return any(contains(self.tree, g, node) for g in gone)
 
         others = [a for a in scope.assignments[target] if a is not assignment and not goes(getattr(a, "node", None))]
-        if others:
+        window = self._rebinding_window(site, assignment, others) if others else None
+        if others and (window is None or aliases):
             return None
         template_root = site.template
         while isinstance(template_root, cst.Attribute):
             template_root = template_root.value
         root = cst.ensure_type(template_root, cst.Name).value
         site_order = self.tree.order(site.call)
-        template_code = self.tree.code(site.template)
-        # The template must not be rebound after the site (it would stop being the parallel model's twin).
-        # Source order stands in for lines: the site is alone on its line (recognise.py checks).
-        for node in same_scope_targets(self.tree, self.tree.enclosing_scope_node(site.call)):
-            if (
-                self.tree.code(node) == template_code
-                and self.tree.order(node) > site_order
-                and not contains(self.tree, site.call, node)
-            ):
-                return None
         accesses: list[cst.Name] = []
         # reads of the site's value, and of an alias's (`parallel.fit(...)` right after `parallel = model`)
         bindings = [assignment, *(a for a in scope.assignments[target] if a is not assignment
@@ -140,10 +131,17 @@ class FixContext:
         reads = list({id(r): r for b in bindings for r in b.references}.values())
         reads.sort(key=lambda r: self.tree.order(r.node))
         for access in reads:
+            if window is not None:
+                if not window[0] < self.tree.order(access.node) < window[1]:
+                    continue  # the read of another binding of the name
+                if access.scope is not scope:
+                    return None  # a function defined between the two bindings may run after the second
             if not isinstance(access.node, cst.Name) or _is_del(self.tree, access):
                 return None
-            if any(r is not assignment and r not in others and not goes(getattr(r, "node", None))
-                   for r in access.referents):
+            if window is None and any(
+                r is not assignment and not goes(getattr(r, "node", None))
+                for r in access.referents
+            ):
                 return None
             current = access.scope
             while current is not scope:  # a nested scope may have its own `model`
@@ -151,7 +149,41 @@ class FixContext:
                     return None
                 current = current.parent
             accesses.append(access.node)
+        # The template must not be rebound after the site (it would stop being the parallel model's twin),
+        # or, when the name is bound again later, before the last read of this binding.
+        # Source order stands in for lines: the site is alone on its line (recognise.py checks).
+        template_code = self.tree.code(site.template)
+        limit = max((self.tree.order(a) for a in accesses), default=site_order) if window else float("inf")
+        for node in same_scope_targets(self.tree, self.tree.enclosing_scope_node(site.call)):
+            if (
+                self.tree.code(node) == template_code
+                and site_order < self.tree.order(node) < limit
+                and not contains(self.tree, site.call, node)
+            ):
+                return None
         return accesses
+
+    def _rebinding_window(
+        self, site: Site, assignment: Assignment, others: Sequence[BaseAssignment]
+    ) -> tuple[int, float] | None:
+        """`parallel = multi_gpu_model(model, 2)` bound again later in the same straight-line block
+        (the template wrapped anew after unfreezing): the source orders between which a read sees
+        this binding, when every binding of the name is a statement of the module's or function's
+        own body (no loop or branch can make a read see another one)."""
+        scope_node = self.tree.enclosing_scope_node(site.call)
+        body = scope_node if isinstance(scope_node, cst.Module) else getattr(scope_node, "body", None)
+        nodes = [assignment.node, *(getattr(a, "node", None) for a in others)]
+        if body is None or not all(isinstance(a, Assignment) for a in others):
+            return None
+        for node in nodes:
+            statement = self.tree.statement_of(node) if node is not None else None
+            if statement is None or self.tree.parent(statement) is not body:
+                return None
+            if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+                return None
+        start = self.tree.order(assignment.node)
+        later = [self.tree.order(n) for n in nodes[1:] if n is not None and self.tree.order(n) > start]
+        return start, min(later, default=float("inf"))
 
 
 def contains(tree: Tree, outer: cst.CSTNode | None, inner: cst.CSTNode | None) -> bool:

@@ -479,7 +479,9 @@ def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
         out[index] = drop_needless_reopen(drop_empty_reopen(out[index], count, indent), count, indent)
     result = {}
     for index, cell in by_index.items():
-        body = display_last_expression(out.get(index, []))
+        body = out.get(index, [])
+        if body != cell.masked:  # (a cell the rewrite left alone keeps its scopes as written)
+            body = display_last_expression(body)
         if cell.magics:
             body = _restore_magics(body, cell.magics)
         # A cell magic (`%%time`) whose code all went elsewhere would be an error on its own.

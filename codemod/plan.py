@@ -114,6 +114,25 @@ def _summary(statement: cst.BaseStatement) -> bool:
     return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "summary"
 
 
+def _summary_receiver(statement: cst.BaseStatement) -> cst.Name | None:
+    """`model` in a statement that is only `model.summary()`."""
+    if not _summary(statement):
+        return None
+    call = cst.ensure_type(cst.ensure_type(cst.ensure_type(statement, cst.SimpleStatementLine).body[0], cst.Expr).value,
+                           cst.Call)
+    receiver = cst.ensure_type(call.func, cst.Attribute).value
+    return receiver if isinstance(receiver, cst.Name) and not call.args else None
+
+
+def _compiles(statement: cst.BaseStatement) -> bool:
+    """A statement that is only `x.compile(...)`."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return False
+    small = statement.body[0]
+    call = small.value if isinstance(small, cst.Expr) else None
+    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile"
+
+
 def _leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
     """A statement's own leading lines (every concrete statement has them, the base class does not say so)."""
     assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
@@ -367,8 +386,13 @@ class _Applier(cst.CSTTransformer):
         region_iter = iter(regions)
         region = next(region_iter, None)
         origin: dict[int, cst.BaseStatement] = {}  # emitted statement -> the original it came from
+        printed_again = self._summaries_printed_again(original.body)
         for index, (orig, upd) in enumerate(zip_equal(original.body, updated.body)):
             pieces, comments = self._pieces(orig, upd)
+            if id(orig) in printed_again and len(pieces) == 1:
+                # `model.summary()` above `parallel.summary()`, which now prints the same model once
+                # the compile is done: one summary, after the scope (that keeps only what builds)
+                pieces, comments = [], [*comments, *_comment_lines(pieces[0])]
             emitted = buffer if buffer is not None else out
             if len(pieces) == 1 and isinstance(pieces[0], cst.If) and self._touched(orig) and already_holds(
                 pieces[0], emitted
@@ -444,6 +468,32 @@ class _Applier(cst.CSTTransformer):
         if pending:
             return updated.with_changes(body=out, footer=[*pending, *updated.footer])
         return updated.with_changes(body=out)
+
+    def _summaries_printed_again(self, body: Sequence[cst.BaseStatement]) -> set[int]:
+        """The template's `model.summary()` before any compile, followed in the same block by a compile
+        and `parallel.summary()`, renamed to read the same, with nothing between but the removed
+        call, compiles and messages (it would print the model twice, once inside the scope)."""
+        found: set[int] = set()
+        compiled = False
+        for index, statement in enumerate(body):
+            compiled = compiled or _compiles(statement)
+            receiver = _summary_receiver(statement)
+            if compiled or receiver is None or id(receiver) in self.plan.nodes:
+                continue
+            between: list[cst.BaseStatement] = []
+            for later in body[index + 1:]:
+                other = _summary_receiver(later)
+                if other is not None:
+                    replacement = self.plan.nodes.get(id(other))
+                    if isinstance(replacement, cst.Name) and replacement.deep_equals(receiver) and any(
+                        _compiles(s) for s in between
+                    ):
+                        found.add(id(statement))
+                    break
+                if not (self.plan.statements.get(id(later), 0) is None or message(later) or _compiles(later)):
+                    break
+                between.append(later)
+        return found
 
     def _wrap(self, region: Region, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         lines: list[cst.EmptyLine] = []

@@ -61,3 +61,29 @@ def test_a_notebook_whose_cells_quote_the_markers_is_left_to_the_notebook_rules(
                            "source": s} for s in sources], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     result = transform_notebook(json.dumps(notebook, indent=1).encode(), "cells.ipynb")
     assert not result.failed and result.changed, result.findings
+
+
+EXPORT = (
+    "#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\n"
+    "import numpy as np\nfrom keras.utils import multi_gpu_model\n"
+    "\n\n# In[2]:\n\n\nmodel = build()\nfor layer in model.layers[:-1]:\n    layer.trainable = False\n\n"
+    "X = np.random.rand(128, 8)\nmodel.summary()\n\n\n# In[3]:\n\n\n"
+    "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\nparallel.fit(X, X)\n"
+)
+
+
+def test_what_a_cell_ends_with_that_builds_nothing_leaves_the_scope():
+    output = transform_source(EXPORT.encode(), "two_stage.py").output.decode()
+    assert (
+        "with strategy.scope():\n    model = build()\nfor layer in model.layers[:-1]:\n    layer.trainable = False\n\n"
+        "X = np.random.rand(128, 8)\nmodel.summary()\n\n\n# In[3]:\n\n\n"
+        "with strategy.scope():\n    model.compile('adam', 'mse')\nmodel.fit(X, X)\n"
+    ) in output
+    assert transform_source(output.encode(), "two_stage.py").output.decode() == output
+
+
+def test_a_cell_the_rewrite_left_alone_keeps_its_own_scope_as_written():
+    # an already migrated cell elsewhere in the export is the user's code, not the rewrite's
+    written = "# In[4]:\n\n\nwith strategy.scope():\n    other = build()\n    other.summary()\n"
+    output = transform_source((EXPORT + "\n\n" + written).encode(), "two_stage.py").output.decode()
+    assert output.endswith(written)

@@ -350,3 +350,28 @@ def test_lines_a_finding_message_names_are_given_as_the_notebook_shows_them():
     ])
     (finding,) = [f for f in transform_notebook(data, "nb.ipynb").findings if f.code == "MGPU203"]
     assert finding.cell == 2 and "`parallel.train_on_batch(...)` (cell 3, line 2)" in finding.message
+
+
+def test_what_a_template_cell_ends_with_that_builds_nothing_leaves_the_scope():
+    # the freeze loop and the data arrays after the template create no variables: they stay at
+    # the cell's level, below a scope that holds only what builds
+    cells = _migrated_cells([
+        "import numpy as np\nfrom keras.utils import multi_gpu_model\n",
+        "model = build()\nfor layer in model.layers[:5]:\n    layer.trainable = False\n\n"
+        "X = np.random.rand(64, 5)\nY = np.eye(2)[np.random.randint(0, 2, 64)]\n",
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\nparallel.fit(X, Y)\n",
+    ])
+    assert cells[1] == (
+        STRATEGY_LINE + "with strategy.scope():\n    model = build()\nfor layer in model.layers[:5]:\n"
+        "    layer.trainable = False\n\nX = np.random.rand(64, 5)\nY = np.eye(2)[np.random.randint(0, 2, 64)]\n"
+    )
+    assert cells[2] == "with strategy.scope():\n    model.compile('adam', 'mse')\nmodel.fit(X, Y)\n"
+
+
+def test_an_alias_of_the_model_is_no_data_value_and_compiling_through_it_builds():
+    # a name bound by a NumPy/pandas call is data, whose methods build nothing; `p = model` is not
+    from multi_gpu_codemod.cell_scopes import builds_nothing
+
+    assert builds_nothing("X = np.random.rand(64, 5)\ny = X.sum(axis=1)\n")
+    assert not builds_nothing("p = model\np.compile('adam', 'mse')\n")
+    assert not builds_nothing("p = model.layers\np.pop()\n")

@@ -74,11 +74,138 @@ REWRITES = [
         'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    model = make()\n'
-        '    parallel = model\n'
-        "    parallel.compile('adam', 'mse')\n"
+        "    model.compile('adam', 'mse')\n"
         'parallel = other\n',
         [],
-        id='parallel-name-reassigned-becomes-alias',
+        id='parallel-name-bound-again-later-renamed-before',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'model = make()\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        "parallel.compile('adam', 'mse')\n"
+        'if flag:\n'
+        '    parallel = other\n'
+        'parallel.fit(x, y)\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '    model = make()\n'
+        '    parallel = model\n'
+        "    parallel.compile('adam', 'mse')\n"
+        'if flag:\n'
+        '    parallel = other\n'
+        'parallel.fit(x, y)\n',
+        [],
+        id='parallel-name-bound-again-in-a-branch-becomes-alias',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'model = make()\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        "parallel.compile('adam', 'mse')\n"
+        'def train():\n'
+        '    parallel.fit(x, y)\n'
+        'parallel = other\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '    model = make()\n'
+        '    parallel = model\n'
+        "    parallel.compile('adam', 'mse')\n"
+        'def train():\n'
+        '    parallel.fit(x, y)\n'
+        'parallel = other\n',
+        [],
+        id='parallel-name-read-in-a-function-before-rebinding-becomes-alias',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'model = make()\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        "parallel.compile('adam', 'mse')\n"
+        'model = make_other()\n'
+        'parallel.fit(x, y)\n'
+        'parallel = other\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '    model = make()\n'
+        '    parallel = model\n'
+        "    parallel.compile('adam', 'mse')\n"
+        'model = make_other()\n'
+        'parallel.fit(x, y)\n'
+        'parallel = other\n',
+        [],
+        id='template-rebound-before-a-read-keeps-alias',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'model = make()\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        "parallel.compile('adam', 'mse')\n"
+        'parallel.fit(x, y)\n'
+        'model = load_model("a.h5")\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        "parallel.compile('sgd', 'mse')\n"
+        'parallel.fit(x, y)\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '    model = make()\n'
+        "    model.compile('adam', 'mse')\n"
+        'model.fit(x, y)\n'
+        'with strategy.scope():\n'
+        '    model = load_model("a.h5")\n'
+        "    model.compile('sgd', 'mse')\n"
+        'model.fit(x, y)\n',
+        [],
+        id='template-wrapped-again-under-the-same-name-renamed-each-time',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'model = make()\n'
+        'model.summary()\n'
+        '\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        "parallel.compile('adam', 'mse')\n"
+        'parallel.summary()\n'
+        'parallel.fit(x, y)\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '    model = make()\n'
+        '\n'
+        "    model.compile('adam', 'mse')\n"
+        'model.summary()\n'
+        'model.fit(x, y)\n',
+        [],
+        id='template-summary-and-parallel-summary-print-once-after-the-scope',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'model = make()\n'
+        "model.compile('adam', 'mse')\n"
+        'model.summary()\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        "parallel.compile('sgd', 'mse')\n"
+        'parallel.summary()\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '    model = make()\n'
+        "    model.compile('adam', 'mse')\n"
+        '    model.summary()\n'
+        "    model.compile('sgd', 'mse')\n"
+        'model.summary()\n',
+        [],
+        id='template-summary-after-its-own-compile-stays',
     ),
     pytest.param(
         'from keras.utils import multi_gpu_model\n'
