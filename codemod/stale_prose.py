@@ -7,15 +7,17 @@ these say something false, and a reviewer stops at them. What this module does w
 
 - The helper named as the tool ("with `multi_gpu_model`", "using make_parallel", "via
   ModelMGPU") or as the subject of what the strategy does as well ("multi_gpu_model splits each
-  batch") becomes `tf.distribute.MirroredStrategy`: the sentence is true again. Once every site
+  batch") becomes `tf.distribute.MirroredStrategy`, and a model wrapped or trained through it
+  ("wraps it in multi_gpu_model") is trained under it: the sentence is true again. Once every site
   is rewritten, "the parallel model" in a sentence that says nothing else of the old pair
   ("Compile and train the parallel model.") is "the model": there is one.
 - A comment (its lines up to one that ends a sentence, or an end-of-line comment) every
   sentence of which names something removed goes: a name the old code bound and the new code no
   longer does (`make_parallel`, `gpu_model`), and, when every site of the file was rewritten,
   the wrapper's mechanics (`layers[-2]`, "the parallel model", "shares weights with the GPU copy").
-- A docstring loses the sentences naming them; a function's or class's left with none goes.
-- Anything else still naming them (a sentence among others in a comment, a module docstring, a
+- A docstring loses the sentences naming them (or the clause after a `;` that alone does); a
+  function's or class's left with none goes, a module's keeps its first paragraph.
+- Anything else still naming them (a sentence among others in a comment, a module's summary, a
   markdown heading, a message or help string in the code) is reported (MGPU305) with its line:
   the codemod does not write prose.
 
@@ -49,6 +51,17 @@ _TOOL: Final = re.compile(
 _HELPER_NAMES: Final = re.compile(r"(?<!\w)(?:" + "|".join(HELPERS) + r")\b")
 # "wrapped with multi_gpu_model": the strategy wraps nothing, so that sentence is not renamed
 _WRAPPED: Final = re.compile(r"\bwrap\w*\s+$", re.IGNORECASE)
+# ... unless it says the model is trained that way ("wraps it in multi_gpu_model", "trained through
+# a ModelMGPU wrapper"): the model is trained under the strategy now
+_TRAINED: Final = re.compile(
+    r"\b(?P<verb>wrap(?:s|ped|ping)?|train(?:s|ed|ing)?)(?P<object>\s+(?:it|them|the\s+(?:model|network|net)))?"
+    r"\s+(?P<by>in|into|with|through|via|using|by)\s+(?:an?\s+|the\s+)?(?P<tick>`?)" + _DOTTED
+    + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?P<noun>\s+(?:wrapper|helper|class|function|call))?"
+    r"(?![\w(])",
+    re.IGNORECASE,
+)
+_BY: Final = frozenset({"with", "using", "via"})
+_TRAIN_VERB: Final = {"wrap": "train", "wraps": "trains", "wrapped": "trained", "wrapping": "training"}
 # The helper as the subject of what the strategy does too ("multi_gpu_model splits each batch").
 _SUBJECT: Final = re.compile(
     r"(?P<tick>`?)(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
@@ -58,6 +71,8 @@ _SUBJECT: Final = re.compile(
 # The wrapper's mechanics: true only while a parallel model exists.
 MECHANICS: Final = re.compile(
     r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu)[\s_]+model\b"
+    r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
+    r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b"
     r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template)"
     r"|\bmerge\s+layers?\b|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
     re.IGNORECASE,
@@ -157,9 +172,18 @@ class Prose:
             if match["name"] not in self.removed:
                 return match[0]
             return f"{match['tick']}{STRATEGY}{match['tick']}{match['verb']}"
+        def trained(match: re.Match[str]) -> str:
+            if match["name"] not in self.removed:
+                return match[0]
+            if match["verb"].lower().startswith("train") and match["by"].lower() in _BY and not match["noun"]:
+                return match[0]  # "trained with multi_gpu_model": the tool, renamed as such below
+            verb = _TRAIN_VERB.get(match["verb"].lower(), match["verb"].lower())
+            verb = verb.capitalize() if match["verb"][0].isupper() else verb
+            return f"{verb}{match['object'] or ''} under {STRATEGY}"
         def sentence(part: str) -> str:
-            if _PAIR.search(part):
+            if _PAIR.search(_TRAINED.sub("", part)):
                 return part  # it says more about the old pair (template, copy, CPU): not made true by a name
+            part = _TRAINED.sub(trained, part)
             part = _SUBJECT.sub(swap_subject, _TOOL.sub(swap, part))
             if self.mechanics_gone:  # "train the parallel model": one model now, "the model"
                 part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
@@ -169,7 +193,12 @@ class Prose:
                 if not pair:
                     part = re.sub(rf"(?<![\w.]){re.escape(parallel)}\b", template, part)
             return part
-        return "".join(sentence(part) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(text)))
+        out = "".join(sentence(part) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(text)))
+        # in text wrapped within 100 columns, a line the longer name would push past them stays as it
+        # was (stale: dropped or reported); unwrapped text (a markdown paragraph on one line) has no width
+        if max((len(line) for line in text.splitlines()), default=0) > 100:
+            return out
+        return out if all(len(line) <= 100 for line in out.splitlines()) else text
 
     def names_removed(self, text: str) -> str | None:
         """The first removed thing `text` names, or None."""
@@ -218,7 +247,9 @@ def _units(paragraph: list[cst.EmptyLine]) -> list[list[cst.EmptyLine]]:
         continues = bool(following) and (
             words.rsplit(" ", 1)[-1].lower() in _JOINING or (following[:1].islower() and len(words) >= 40)
         )
-        if words[-1:] in (".", "!", "?", ":", ";", ")") or not continues:
+        # (a `:` or `;` before a line that goes on in lower case is mid-sentence: "...Xception:" / "the result")
+        ends = words[-1:] in (".", "!", "?", ")") or (words[-1:] in (":", ";") and not following[:1].islower())
+        if ends or not continues:
             units.append([])
     return [unit for unit in units if unit]
 
@@ -321,7 +352,8 @@ class _Pass(cst.CSTTransformer):
             if paragraph and not left:
                 dropped_last = True  # and the blank line after it, so no gap is left doubled
             else:
-                for comment in [line.comment.value for line in left if line.comment is not None]:
+                for comment in [line.comment.value for line in left if line.comment is not None
+                                and not _PRAGMA.search(line.comment.value)]:
                     if self._report(comment, self.prose.renamed(comment)):
                         break
                 kept.extend(left)
@@ -371,6 +403,9 @@ class _Pass(cst.CSTTransformer):
         string = first.body[0].value
         text = self.prose.renamed(string.value)
         cleaned = docstring_without_stale(text, self.prose)
+        if cleaned == "" and isinstance(node, cst.Module):
+            # a module's docstring keeps its summary line (reported below), not the paragraphs after it
+            cleaned = docstring_without_stale(text, self.prose, keep_first=True)
         rest = body[1] if len(body) > 1 else None
         if cleaned == "" and isinstance(rest, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(
             node, cst.Module
@@ -398,10 +433,10 @@ _PARAGRAPH_BREAK: Final = re.compile(r"(\n[ \t]*\n)")
 _SENTENCE: Final = re.compile(r"\S.*?(?:[.!?](?=\s|$)|$)", re.DOTALL)
 
 
-def docstring_without_stale(value: str, prose: Prose) -> str | None:
+def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = False) -> str | None:
     """A docstring literal less each sentence that names something removed (its lines, when it had
     them to itself; a paragraph left with none goes with its blank line); "" when every sentence
-    does; None when none does."""
+    does; None when none does. `keep_first`: the first paragraph stays as it is."""
     quotes = _QUOTES.match(value)
     if quotes is None or not value.endswith(quotes["quote"]) or len(value) < 2 * len(quotes["quote"]) + len(
         quotes["prefix"]
@@ -420,13 +455,19 @@ def docstring_without_stale(value: str, prose: Prose) -> str | None:
         paragraph = parts[k]
         spans = [m.span() for m in _SENTENCE.finditer(paragraph)]
         stale = [(a, b) for a, b in spans if prose.names_removed(paragraph[a:b])]
-        if not stale or _structured(paragraph):  # an `Args:` list is no run of sentences: left, reported
+        # an `Args:` list is no run of sentences: left, reported
+        if not stale or _structured(paragraph) or (keep_first and k == 0):
             kept += [parts[k - 1], paragraph] if k and kept else [paragraph]
             continue
         changed = True
-        if len(stale) == len(spans):
+        # "We train on the 4-GPU node; the call below keeps cpu_merge.": the clause before the `;` stays
+        clauses = {(a, b): _clause_kept(paragraph[a:b], prose) for a, b in stale}
+        if len(stale) == len(spans) and not any(clauses.values()):
             continue  # the whole paragraph, with the break before it
         for a, b in reversed(stale):
+            if clauses[(a, b)]:
+                paragraph = paragraph[:a] + clauses[(a, b)] + paragraph[b:]
+                continue
             before = paragraph[:a]
             # the space before the sentence goes with it; at the paragraph's start, the space after
             paragraph = before.rstrip(" \t") + paragraph[b:] if before.strip() else paragraph[b:].lstrip()
@@ -437,7 +478,19 @@ def docstring_without_stale(value: str, prose: Prose) -> str | None:
         return None
     if not kept:
         return ""
+    if "\n" not in head + "".join(kept):
+        tail = tail.strip("\n\r \t")  # one line left: its closing quotes on that line, as PEP 257 has it
     return value[:start] + head + "".join(kept) + tail + quotes["quote"]
+
+
+def _clause_kept(sentence: str, prose: Prose) -> str:
+    """The first clause of a stale sentence ("A; B."), closed as the sentence was, when only what
+    follows the `;` names something removed; "" otherwise."""
+    first, semicolon, _ = sentence.partition(";")
+    if not semicolon or not first.strip() or prose.names_removed(first):
+        return ""
+    end = sentence.rstrip()[-1:]
+    return first.rstrip() + (end if end in ".!?" else ".")
 
 
 def _structured(paragraph: str) -> bool:

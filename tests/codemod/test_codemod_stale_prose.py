@@ -121,15 +121,31 @@ def test_a_docstring_loses_only_its_stale_sentences():
         "    parallel.compile('adam', 'mse')\n    return parallel\n"
     )
     after, findings = migrate(IMPORTS + before)
-    kept = "The sequence branch is an LSTM, the static branch a small MLP."
+    # the model "wrapped with" the helper is trained under the strategy; the clause after the `;`
+    # was about the parallel copy only: it goes, and the sentence ends where it did
+    kept = (
+        "The sequence branch is an LSTM, the static branch a small MLP.  The\n"
+        "    model is trained under tf.distribute.MirroredStrategy so each GPU gets a slice of the\n    batch."
+    )
     assert f'    """Build the two-input model.\n\n    {kept}\n    """\n' in after
     assert [code for _, code, _ in findings] == ["MGPU117"]  # (the count read from its name), no MGPU305
 
 
+def test_a_docstring_left_with_one_line_closes_on_it():
+    before = (
+        'def build(n_gpus):\n    """Build the two-input model.\n\n'
+        "    Each GPU holds a data-parallel copy of it.\n    \"\"\"\n"
+        "    model = make()\n    parallel = multi_gpu_model(model, gpus=n_gpus)\n"
+        "    parallel.compile('adam', 'mse')\n    return parallel\n"
+    )
+    after, _ = migrate(IMPORTS + before)
+    assert 'def build(n_gpus):\n    """Build the two-input model."""\n' in after
+
+
 def test_a_module_docstring_wholly_about_the_helper_stays_and_is_reported_where_it_names_it():
-    before = '"""\nThe model is wrapped with multi_gpu_model.\n"""\n' + IMPORTS + SITE
+    before = '"""\nmulti_gpu_model returns the parallel copy.\n"""\n' + IMPORTS + SITE
     after, findings = migrate(before)
-    assert after.startswith('"""\nThe model is wrapped with multi_gpu_model.\n"""\n')
+    assert after.startswith('"""\nmulti_gpu_model returns the parallel copy.\n"""\n')
     assert [(line, code) for line, code, _ in findings] == [(2, "MGPU305")]
 
 
@@ -156,7 +172,14 @@ def test_pragmas_and_files_left_as_they_are_are_never_touched():
     ("ModelMGPU forwards save() to the serial model", "ModelMGPU forwards save() to the serial model"),
     ("wrapped with multi_gpu_model_v2", "wrapped with multi_gpu_model_v2"),
     ("replicated with keras.utils.multi_gpu_model;", "replicated with tf.distribute.MirroredStrategy;"),
-    ("the model is wrapped with multi_gpu_model", "the model is wrapped with multi_gpu_model"),
+    ("the model is wrapped with multi_gpu_model", "the model is trained under tf.distribute.MirroredStrategy"),
+    ("builds it and wraps it in multi_gpu_model.", "builds it and trains it under tf.distribute.MirroredStrategy."),
+    ("ResNet, trained through a ModelMGPU wrapper.", "ResNet, trained under tf.distribute.MirroredStrategy."),
+    ("Trained with keras.utils.multi_gpu_model.", "Trained with tf.distribute.MirroredStrategy."),
+    ("wrapped with multi_gpu_model, merged on the CPU", "wrapped with multi_gpu_model, merged on the CPU"),
+    ("the ModelMGPU wrapper saves the template", "the ModelMGPU wrapper saves the template"),
+    # a line the longer name would push past 100 columns stays as it was
+    ("# " + "x" * 60 + " wraps it in multi_gpu_model.", "# " + "x" * 60 + " wraps it in multi_gpu_model."),
     ("multi_gpu_model needs two GPUs", "multi_gpu_model needs two GPUs"),
     ("Compile and train the parallel model.", "Compile and train the model."),
     ("Save the template, not the parallel model.", "Save the template, not the parallel model."),
@@ -235,7 +258,10 @@ def test_dotted_names_wrapped_with_and_messages_in_code():
         + "gpu_model.save('gpu_model.h5')\n"
     )
     after, findings = migrate(before)
-    assert after.startswith('"""Trained with tf.distribute.MirroredStrategy.\n"""\n')
+    assert after.startswith(
+        '"""Trained with tf.distribute.MirroredStrategy.\n\nThe model is trained under tf.distribute.MirroredStrategy'
+        ' so each GPU\ngets a slice of the batch.\n"""\n'
+    )
     # the help text is reported at its line; a file name is no prose
     assert [(line, code) for line, code, _ in findings] == [(8, "MGPU305")]
     assert "model.save('gpu_model.h5')" in after
@@ -279,3 +305,46 @@ def test_a_docstring_laid_out_as_a_list_is_reported_not_cut():
     assert "        path: where to write the file.\n" in after and "the parallel\n            model shares." in after
     assert [(line, code) for line, code, _ in findings] == [(9, "MGPU305")]
     assert "`parallel model`" in findings[0][2]
+
+
+def test_prose_on_the_old_mechanics_without_a_removed_name_goes_too():
+    # the argument names, the setattr trick and "the parallel wrapper" were all the old call's
+    before = (
+        '"""Speech classifier.\n\nWe train on the 4-GPU node; the call below keeps the default cpu_merge.\n\n'
+        'The __setattr__ trick below makes callbacks see the template.\n"""\n' + IMPORTS
+        + "class Saver(Callback):\n    \"\"\"Save the best weights.\n\n"
+        "    Keras' own ModelCheckpoint would save the parallel wrapper instead.\n    \"\"\"\n\n"
+        "    def on_epoch_end(self, epoch, logs=None):\n        self.model.save('best.h5')\n\n\n" + SITE
+    )
+    after, findings = migrate(before)
+    # the clause before the `;` stays, ended as the sentence was; the paragraph on the trick goes
+    assert after.startswith('"""Speech classifier.\n\nWe train on the 4-GPU node.\n"""\n')
+    assert '    """Save the best weights."""\n' in after
+    assert not [f for f in findings if f[1] == "MGPU305"]
+
+
+def test_a_module_docstring_keeps_its_stale_summary_line_reported_and_loses_the_rest():
+    before = (
+        '"""Data-parallel helper adapted from kuza55, used for our net.\n\n'
+        "multi_gpu_model slices every batch over the GPUs.\n\"\"\"\n" + IMPORTS + SITE
+    )
+    after, findings = migrate(before)
+    assert after.startswith('"""Data-parallel helper adapted from kuza55, used for our net."""\n')
+    assert [(line, code) for line, code, _ in findings] == [(1, "MGPU305")]
+
+
+def test_a_comment_line_ending_in_a_colon_before_a_lower_case_line_is_one_sentence_with_it():
+    before = (
+        "# Trained on tabular data, as in the docs:\n# the parallel model is built on the CPU.\n"
+        "# Data: the census set.\n" + IMPORTS + SITE
+    )
+    after, _ = migrate(before)
+    assert after.startswith("# Data: the census set.\nimport tensorflow as tf\n")
+
+
+def test_the_codemods_own_notes_on_dropped_arguments_are_never_reported():
+    before = IMPORTS + "model = build()\ngpu_model = multi_gpu_model(model, gpus=2, cpu_merge=False)\n" \
+        "gpu_model.compile('adam', 'mse')\n"
+    after, findings = migrate(before)
+    assert "# Dropped `cpu_merge=False`" in after
+    assert not [f for f in findings if f[1] == "MGPU305"]
