@@ -134,28 +134,79 @@ def drop_needless_reopen(body: list[str], count: int, indent: int) -> list[str]:
 
 
 def display_last_expression(body: list[str]) -> list[str]:
-    """A cell whose code ends inside `with strategy.scope():` keeps under it only what builds or
-    compiles: the inert statements it ended with (a `trainable` loop, `X = np.random.rand(...)`,
-    `model.summary()`) move back out, so a final expression (`model`, `x.shape`) is displayed again."""
+    """A changed cell keeps under its `with strategy.scope():` blocks only what builds or compiles:
+    the inert statements a block began with (`if strategy.num_replicas_in_sync > 1: print(...)`)
+    move above its header, those it ended with (a `trainable` loop, `X = np.random.rand(...)`,
+    `model.summary()`) below it, so a final expression (`model`, `x.shape`) is displayed again."""
+    body = _no_blank_under_headers(body)
     tree = _parsed(body)
-    if tree is None or not tree.body:
+    if tree is None:
         return body
-    last = tree.body[-1]
-    if not (isinstance(last, ast.With) and len(last.items) == 1 and len(last.body) > 1):
+    for block in reversed(tree.body):  # from the bottom up: the line numbers above stay true
+        if isinstance(block, ast.With) and _scope_block(block) and len(block.body) > 1:
+            body = _inert_head(_inert_tail(body, block), block)
+    return body
+
+
+def _scope_block(statement: ast.With) -> bool:
+    """`with strategy.scope():` (one item)."""
+    if len(statement.items) != 1:
+        return False
+    item = statement.items[0].context_expr
+    return isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute) and item.func.attr == "scope"
+
+
+def _no_blank_under_headers(body: list[str]) -> list[str]:
+    """A scope's `with` line followed by blank lines (those of a statement removed from the top of
+    the block): the blank lines go, the block starts right under its header."""
+    tree = _parsed(body)
+    if tree is None:
         return body
-    item = last.items[0].context_expr
-    if not (isinstance(item, ast.Call) and isinstance(item.func, ast.Attribute) and item.func.attr == "scope"):
+    for block in reversed(tree.body):
+        if not (isinstance(block, ast.With) and _scope_block(block)) or block.body[0].lineno <= block.lineno + 1:
+            continue
+        blank = block.lineno  # index of the line after the header
+        while blank < block.body[0].lineno - 1 and not body[blank].strip():
+            blank += 1
+        body = [*body[:block.lineno], *body[blank:]]
+    return body
+
+
+def _inert_tail(body: list[str], block: ast.With) -> list[str]:
+    first = next((k for k in range(1, len(block.body)) if _inert_cell(block.body[k:])), len(block.body))
+    final = block.body[-1]
+    if first == len(block.body) or final.end_lineno is None:
         return body
-    first = next((k for k in range(1, len(last.body)) if _inert_cell(last.body[k:])), len(last.body))
-    if any(_multiline_string(statement) for statement in last.body[first:]):
+    if (block.body[first - 1].end_lineno or 0) >= block.body[first].lineno:
+        return body  # (`model = build(); X = np.ones(3)` on one line: left as written)
+    if any(_multiline_string(statement) for statement in block.body[first:]):
         return body
-    final = last.body[-1]
-    if first == len(last.body) or final.end_lineno is None or any(line.strip() for line in body[final.end_lineno:]):
-        return body
-    end = last.body[first - 1].end_lineno or 0  # the moved lines start after the last one kept
-    shift = last.body[first].col_offset - last.col_offset
+    end = block.body[first - 1].end_lineno or 0  # the moved lines start after the last one kept
+    shift = block.body[first].col_offset - block.col_offset
     moved = [line[shift:] if line[:shift].strip() == "" else line for line in body[end:final.end_lineno]]
     return [*body[:end], *moved, *body[final.end_lineno:]]
+
+
+def _inert_head(body: list[str], block: ast.With) -> list[str]:
+    count = next((k for k in range(len(block.body) - 1, 0, -1) if _inert_cell(block.body[:k])), 0)
+    if not count or block.body[0].lineno != block.lineno + 1 or block.end_lineno is None:
+        return body  # (a header over more than one line, or comments under it: left as written)
+    if any(_multiline_string(statement) for statement in block.body[:count]):
+        return body
+    kept = block.body[count]
+    if (block.body[count - 1].end_lineno or 0) >= kept.lineno:
+        return body  # (on one line with what it keeps: left as written)
+    # the lines before the first statement kept: the moved ones with the blank lines after them;
+    # the comment lines right above that statement stay with it
+    stop = kept.lineno - 1
+    while stop > (block.body[count - 1].end_lineno or 0) and body[stop - 1].lstrip().startswith("#"):
+        stop -= 1
+    shift = block.body[0].col_offset - block.col_offset
+    moved = [line[shift:] if line[:shift].strip() == "" else line for line in body[block.lineno:stop]]
+    while moved and not moved[-1].strip():  # the blank lines go above the header, the header right above
+        moved = moved[:-1]
+    blanks = body[block.lineno + len(moved):stop]
+    return [*body[:block.lineno - 1], *moved, *blanks, body[block.lineno - 1], *body[stop:]]
 
 
 def _multiline_string(statement: ast.stmt) -> bool:

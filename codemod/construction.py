@@ -132,8 +132,10 @@ def _assigned_codes(tree: Tree, statement: cst.CSTNode) -> set[str]:
 
 
 def is_alias(statement: cst.CSTNode) -> bool:
-    """`serial = net`: one name passed on under another."""
-    return m.matches(statement, m.SimpleStatementLine(body=[m.Assign(value=m.Name())]))
+    """`serial = net`: one name passed on under another (not `MODEL = None`, a constant)."""
+    return m.matches(statement, m.SimpleStatementLine(
+        body=[m.Assign(value=m.Name() & ~m.Name("None") & ~m.Name("True") & ~m.Name("False"))]
+    ))
 
 
 def outer_construction(tree: Tree, block: Block, start: int, j: int, template: str) -> list[cst.BaseStatement]:

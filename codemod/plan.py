@@ -114,6 +114,32 @@ def _summary(statement: cst.BaseStatement) -> bool:
     return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "summary"
 
 
+def _names(statement: cst.CSTNode, name: str) -> bool:
+    """`statement` reads or binds `name` somewhere."""
+    return any(isinstance(node, cst.Name) and node.value == name for node in walk(statement))
+
+
+def _one_line_repeats(original: cst.BaseStatement, piece: cst.BaseStatement) -> cst.BaseStatement:
+    """`model.summary(); parallel.summary()` on one line, renamed to read the same twice: once."""
+    if not (isinstance(original, cst.SimpleStatementLine) and isinstance(piece, cst.SimpleStatementLine)
+            and len(original.body) == len(piece.body) > 1):
+        return piece
+    def code(small: cst.BaseSmallStatement) -> tuple[str, ...]:
+        return code_tokens(_MODULE.code_for_node(small.with_changes(semicolon=cst.MaybeSentinel.DEFAULT)))
+    kept: list[cst.BaseSmallStatement] = [piece.body[0]]
+    for k in range(1, len(piece.body)):
+        small = piece.body[k]
+        call = small.value if isinstance(small, cst.Expr) else None
+        redone = isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value in _REDONE
+        if redone and code(small) == code(piece.body[k - 1]) and code(original.body[k]) != code(original.body[k - 1]):
+            continue
+        kept.append(small)
+    if len(kept) == len(piece.body):
+        return piece
+    kept[-1] = kept[-1].with_changes(semicolon=piece.body[-1].semicolon)
+    return piece.with_changes(body=kept)
+
+
 def _summary_receiver(statement: cst.BaseStatement) -> cst.Name | None:
     """`model` in a statement that is only `model.summary()`."""
     if not _summary(statement):
@@ -389,6 +415,7 @@ class _Applier(cst.CSTTransformer):
         printed_again = self._summaries_printed_again(original.body)
         for index, (orig, upd) in enumerate(zip_equal(original.body, updated.body)):
             pieces, comments = self._pieces(orig, upd)
+            pieces = [_one_line_repeats(orig, piece) for piece in pieces]
             if id(orig) in printed_again and len(pieces) == 1:
                 # `model.summary()` above `parallel.summary()`, which now prints the same model once
                 # the compile is done: one summary, after the scope (that keeps only what builds)
@@ -472,7 +499,8 @@ class _Applier(cst.CSTTransformer):
     def _summaries_printed_again(self, body: Sequence[cst.BaseStatement]) -> set[int]:
         """The template's `model.summary()` before any compile, followed in the same block by a compile
         and `parallel.summary()`, renamed to read the same, with nothing between but the removed
-        call, compiles and messages (it would print the model twice, once inside the scope)."""
+        call, compiles, messages and statements that do not name the model (it would print the
+        model twice, once inside the scope)."""
         found: set[int] = set()
         compiled = False
         for index, statement in enumerate(body):
@@ -490,7 +518,8 @@ class _Applier(cst.CSTTransformer):
                     ):
                         found.add(id(statement))
                     break
-                if not (self.plan.statements.get(id(later), 0) is None or message(later) or _compiles(later)):
+                if not (self.plan.statements.get(id(later), 0) is None or message(later) or _compiles(later)
+                        or not _names(later, receiver.value)):  # (`optimizer = Adam(...)` builds no model)
                     break
                 between.append(later)
         return found

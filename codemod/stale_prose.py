@@ -61,6 +61,12 @@ _TRAINED: Final = re.compile(
     re.IGNORECASE,
 )
 _BY: Final = frozenset({"with", "using", "via"})
+# "the make_parallel variant" of a script: the strategy's now
+_VARIANT: Final = re.compile(
+    r"(?P<tick>`?)(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
+    r"(?P<noun>\s+(?:variant|version|edition)s?\b)",
+    re.IGNORECASE,
+)
 _TRAIN_VERB: Final = {"wrap": "train", "wraps": "trains", "wrapped": "trained", "wrapping": "training"}
 # The helper as the subject of what the strategy does too ("multi_gpu_model splits each batch").
 _SUBJECT: Final = re.compile(
@@ -72,7 +78,7 @@ _SUBJECT: Final = re.compile(
 MECHANICS: Final = re.compile(
     r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu)[\s_]+model\b"
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
-    r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b"
+    r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template)"
     r"|\bmerge\s+layers?\b|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
     re.IGNORECASE,
@@ -180,11 +186,15 @@ class Prose:
             verb = _TRAIN_VERB.get(match["verb"].lower(), match["verb"].lower())
             verb = verb.capitalize() if match["verb"][0].isupper() else verb
             return f"{verb}{match['object'] or ''} under {STRATEGY}"
+        def variant(match: re.Match[str]) -> str:
+            if match["name"] not in self.removed:
+                return match[0]
+            return f"{match['tick']}{STRATEGY}{match['tick']}{match['noun']}"
         def sentence(part: str) -> str:
             if _PAIR.search(_TRAINED.sub("", part)):
                 return part  # it says more about the old pair (template, copy, CPU): not made true by a name
             part = _TRAINED.sub(trained, part)
-            part = _SUBJECT.sub(swap_subject, _TOOL.sub(swap, part))
+            part = _VARIANT.sub(variant, _SUBJECT.sub(swap_subject, _TOOL.sub(swap, part)))
             if self.mechanics_gone:  # "train the parallel model": one model now, "the model"
                 part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
             for parallel, template in self.parallel_names.items():  # "recompile `gpu_model`" -> `model`
@@ -494,10 +504,14 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
 
 
 def _structured(paragraph: str) -> bool:
-    """A docstring paragraph laid out as a list (`Args:` / `name: text` lines, hanging indents)."""
+    """A docstring paragraph laid out as a list (`Args:` / `name: text` lines, hanging indents);
+    not one sentence led by a label ("Callbacks: early stopping. ...")."""
     lines = paragraph.split("\n")
     indents = {len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()}
-    return len(indents) > 1 or any(line.rstrip().endswith(":") or _FIELD.match(line) for line in lines)
+    fields = sum(1 for line in lines if _FIELD.match(line))
+    return len(indents) > 1 or any(line.rstrip().endswith(":") for line in lines) or fields > 1 or (
+        fields == 1 and not _FIELD.match(lines[0])
+    )
 
 
 _FIELD: Final = re.compile(r"^\s*(?:[\w*]+(?:\s*\([^)]*\))?\s*:\s|[-*+]\s|:\w+)")

@@ -1819,7 +1819,13 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
             # the other branch's alias binds the template too, so every read can be renamed
             aliases = _branch_aliases(tree, kept, site, target, template)
             accesses = ctx.safe_rename(site, item.anchor, aliases) if aliases else None
-        dead = _dead_guard(tree, item.anchor) if accesses == [] else None
+        if accesses is None and kept is None and isinstance(site.target, cst.Name):
+            # `parallel = model` / `if gpus > 1: parallel = multi_gpu_model(model, gpus)`: the
+            # default binds the template too, so every read can be renamed and the default goes
+            aliases = _default_alias(tree, site, target, template)
+            accesses = ctx.safe_rename(site, item.anchor, aliases) if aliases else None
+        # (nothing reads the name, or every read is renamed and the default goes with the call)
+        dead = _dead_guard(tree, item.anchor) if accesses == [] or (accesses and aliases and kept is None) else None
         if dead is not None:
             # `if n_gpus > 1: parallel = multi_gpu_model(...)` and nothing reads `parallel`: the
             # `if` only built a model no code used; it goes (its comments stay)
@@ -1842,6 +1848,26 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
     else:
         alias = cst.parse_statement(f"{target} = {template}\n")
         ctx.plan.statements[id(item.anchor)] = alias
+
+
+def _default_alias(tree: Tree, site: Site, target: str, template: str) -> list[cst.SimpleStatementLine]:
+    """`parallel = model` right above the `if` (without `else`) whose body holds the call: the
+    value the name keeps when the condition is false."""
+    guard = next((a for a in tree.ancestors(site.call) if isinstance(a, cst.If)), None)
+    if guard is None or guard.orelse is not None or not any(a is guard.body for a in tree.ancestors(site.call)):
+        return []
+    parent = tree.parent(guard)
+    if not isinstance(parent, (cst.Module, cst.IndentedBlock)):
+        return []
+    block, index = tree.block_of(guard)
+    before = block.body[index - 1] if index else None
+    if not (isinstance(before, cst.SimpleStatementLine) and len(before.body) == 1):
+        return []
+    assign = before.body[0]
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+            and tree.code(assign.targets[0].target) == target and tree.code(assign.value) == template):
+        return []
+    return [before]
 
 
 def _branch_aliases(

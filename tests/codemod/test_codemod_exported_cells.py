@@ -87,3 +87,13 @@ def test_a_cell_the_rewrite_left_alone_keeps_its_own_scope_as_written():
     written = "# In[4]:\n\n\nwith strategy.scope():\n    other = build()\n    other.summary()\n"
     output = transform_source((EXPORT + "\n\n" + written).encode(), "two_stage.py").output.decode()
     assert output.endswith(written)
+
+
+def test_what_a_reopened_cell_begins_with_that_builds_nothing_stays_above_its_scope():
+    source = EXPORT + "\n\n# In[4]:\n\n\nfor layer in model.layers:\n    layer.trainable = True\n" \
+        "parallel.compile('sgd', 'mse')\nparallel.fit(X, X)\n"
+    output = transform_source(source.encode(), "two_stage.py").output.decode()
+    assert output.endswith(
+        "# In[4]:\n\n\nfor layer in model.layers:\n    layer.trainable = True\n"
+        "with strategy.scope():\n    model.compile('sgd', 'mse')\nmodel.fit(X, X)\n"
+    )

@@ -375,3 +375,38 @@ def test_an_alias_of_the_model_is_no_data_value_and_compiling_through_it_builds(
     assert builds_nothing("X = np.random.rand(64, 5)\ny = X.sum(axis=1)\n")
     assert not builds_nothing("p = model\np.compile('adam', 'mse')\n")
     assert not builds_nothing("p = model.layers\np.pop()\n")
+
+
+def test_what_a_reopened_scope_would_begin_with_that_builds_nothing_goes_above_it():
+    # the prints that said which path ran, and a freeze loop, run before the compile's scope
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\n",
+        "model = build()\n",
+        "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('2 GPUs')\nexcept ValueError:\n"
+        "    parallel = model\n    print('1 device')\n\nfor layer in model.layers[:3]:\n    layer.trainable = False\n"
+        "# the head only\nparallel.compile('adam', 'mse')\n",
+    ])
+    assert cells[2] == (
+        "if strategy.num_replicas_in_sync > 1:\n    print('2 GPUs')\nelse:\n    print('1 device')\n\n"
+        "for layer in model.layers[:3]:\n    layer.trainable = False\n"
+        "with strategy.scope():\n    # the head only\n    model.compile('adam', 'mse')\n"
+    )
+
+
+def test_a_reopened_scope_starts_right_under_its_with_line():
+    # the removed call left a blank line at the top of the compile's cell: not under the `with`
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\nmodel = build()\n",
+        "parallel = multi_gpu_model(model, gpus=2)\n\n# compile it\nparallel.compile('adam', 'mse')\n",
+    ])
+    assert cells[1] == "with strategy.scope():\n    # compile it\n    model.compile('adam', 'mse')\n"
+
+
+def test_statements_sharing_a_line_with_what_builds_stay_under_the_scope():
+    from multi_gpu_codemod.cell_scopes import display_last_expression
+
+    header = "with s.scope():"
+    for cell in ([header, "    X = np.ones(3); m.compile()"], [header, "    m = build(); X = np.ones(3)"]):
+        assert display_last_expression(cell) == cell
+    cell = [header, "", "    X = np.ones(3)", "    m.compile()", "    print(1)"]
+    assert display_last_expression(cell) == ["X = np.ones(3)", header, "    m.compile()", "print(1)"]

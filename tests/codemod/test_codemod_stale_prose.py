@@ -178,6 +178,7 @@ def test_pragmas_and_files_left_as_they_are_are_never_touched():
     ("Trained with keras.utils.multi_gpu_model.", "Trained with tf.distribute.MirroredStrategy."),
     ("wrapped with multi_gpu_model, merged on the CPU", "wrapped with multi_gpu_model, merged on the CPU"),
     ("the ModelMGPU wrapper saves the template", "the ModelMGPU wrapper saves the template"),
+    ("Tabular MLP, make_parallel variant.", "Tabular MLP, tf.distribute.MirroredStrategy variant."),
     # a line the longer name would push past 100 columns stays as it was
     ("# " + "x" * 60 + " wraps it in multi_gpu_model.", "# " + "x" * 60 + " wraps it in multi_gpu_model."),
     ("multi_gpu_model needs two GPUs", "multi_gpu_model needs two GPUs"),
@@ -347,4 +348,14 @@ def test_the_codemods_own_notes_on_dropped_arguments_are_never_reported():
         "gpu_model.compile('adam', 'mse')\n"
     after, findings = migrate(before)
     assert "# Dropped `cpu_merge=False`" in after
+    assert not [f for f in findings if f[1] == "MGPU305"]
+
+
+def test_a_paragraph_led_by_a_label_is_prose_and_the_multi_gpu_replica_is_mechanics():
+    before = (
+        '"""Dogs vs cats.\n\nCallbacks: early stopping. ModelCheckpoint is\nomitted (it would save the'
+        ' multi-GPU wrapper).\n\nThe multi-GPU replica is what we train.\n"""\n' + IMPORTS + SITE
+    )
+    after, findings = migrate(before)
+    assert after.startswith('"""Dogs vs cats.\n\nCallbacks: early stopping.\n"""\n')
     assert not [f for f in findings if f[1] == "MGPU305"]

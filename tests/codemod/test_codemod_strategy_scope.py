@@ -210,6 +210,88 @@ REWRITES = [
     pytest.param(
         'from keras.utils import multi_gpu_model\n'
         'model = make()\n'
+        'model.summary()\n'
+        'optimizer = Adam(learning_rate=1e-3)\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        'parallel.compile(optimizer, "mse")\n'
+        'parallel.summary()\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '    model = make()\n'
+        '    optimizer = Adam(learning_rate=1e-3)\n'
+        '    model.compile(optimizer, "mse")\n'
+        'model.summary()\n',
+        [],
+        id='template-summary-with-the-optimizer-between-prints-once-after-the-scope',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'model = make()\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        'parallel.compile("adam", "mse")\n'
+        'model.summary(); parallel.summary()\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '    model = make()\n'
+        '    model.compile("adam", "mse")\n'
+        'model.summary()\n',
+        [],
+        id='two-summaries-on-one-line-print-once',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'def main(args):\n'
+        '    model = make()\n'
+        '\n'
+        '    train_model = model\n'
+        '    if args.gpus > 1:\n'
+        '        train_model = multi_gpu_model(model, gpus=args.gpus)\n'
+        '\n'
+        '    train_model.compile("adam", "mse")\n'
+        '    train_model.fit(x, y)\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'def main(args):\n'
+        '    strategy = tf.distribute.MirroredStrategy(\n'
+        '        tf.config.list_logical_devices("GPU")[:max(args.gpus, 1)]\n'
+        '    )\n'
+        '    with strategy.scope():\n'
+        '        model = make()\n'
+        '\n'
+        '        model.compile("adam", "mse")\n'
+        '    model.fit(x, y)\n',
+        [],
+        id='default-alias-above-the-guard-goes-with-the-guard',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'MODEL = None\n'
+        'if MODEL is None:\n'
+        '    model = make()\n'
+        'else:\n'
+        '    model = load_model(MODEL)\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        'parallel.compile("adam", "mse")\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'MODEL = None\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '    if MODEL is None:\n'
+        '        model = make()\n'
+        '    else:\n'
+        '        model = load_model(MODEL)\n'
+        '    model.compile("adam", "mse")\n',
+        [],
+        id='a-constant-the-construction-reads-is-no-alias-and-stays-above-the-scope',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'model = make()\n'
         'p = multi_gpu_model(model, 2)\n'
         "p.compile('adam', 'mse')\n"
         'def f(model):\n'
