@@ -169,7 +169,11 @@ class Prose:
         self._pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
 
     def renamed(self, text: str) -> str:
-        """`text` with a removed helper named as the tool ("with make_parallel") made the strategy."""
+        """`text` with a removed helper named as the tool ("with make_parallel") made the strategy;
+        commented-out code (`# parallel_model.fit(X, Y)`) is no prose: it stays as written (and
+        goes where it names what was removed)."""
+        if text.startswith("#") and _commented_code(text):
+            return text
         def swap(match: re.Match[str]) -> str:
             if match["name"] not in self.removed or _WRAPPED.search(match.string[:match.start()]):
                 return match[0]
@@ -234,6 +238,16 @@ class Prose:
         """Every sentence of `text` names something removed."""
         sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip(" .-:#")]
         return bool(sentences) and all(self.names_removed(s) for s in sentences)
+
+
+def _commented_code(comment: str) -> bool:
+    """`# parallel = multi_gpu_model(model, gpus=2)`: a statement that calls or binds, commented out."""
+    try:
+        tree = ast.parse(comment.lstrip("#").strip())
+    except (SyntaxError, ValueError):
+        return False
+    code = (ast.Call, ast.Assign, ast.AugAssign, ast.Import, ast.ImportFrom)
+    return any(isinstance(node, code) for node in ast.walk(tree))
 
 
 def _words(comment: str) -> str:

@@ -359,3 +359,13 @@ def test_a_paragraph_led_by_a_label_is_prose_and_the_multi_gpu_replica_is_mechan
     after, findings = migrate(before)
     assert after.startswith('"""Dogs vs cats.\n\nCallbacks: early stopping.\n"""\n')
     assert not [f for f in findings if f[1] == "MGPU305"]
+
+
+def test_commented_out_code_naming_what_was_removed_goes_whole_not_renamed_line_by_line():
+    before = (
+        IMPORTS + "def other(x):\n    # parallel = multi_gpu_model(net, gpus=2)\n    # gpu_model = net\n"
+        "    # gpu_model.fit(x, x, epochs=10)\n    return x\n\n\n" + SITE
+    )
+    after, _ = migrate(before)
+    assert "def other(x):\n    return x\n" in after
+    assert "# model.fit" not in after
