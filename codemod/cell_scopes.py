@@ -57,6 +57,11 @@ def _inert_cell(statements: list[ast.stmt]) -> bool:
 def _data_value(value: ast.expr, values: Collection[str]) -> bool:
     """What a NumPy/pandas call returns (`np.eye(10)[labels]`, `df["y"].values`): never an alias
     of a model (`p = model` binds no data, and `p.compile(...)` builds)."""
+    if isinstance(value, ast.BinOp):  # `np.random.rand(200) * 500000`, `X - X.mean()`
+        sides = (value.left, value.right)
+        return any(_data_value(v, values) for v in sides) and all(
+            isinstance(v, ast.Constant) or _data_value(v, values) for v in sides
+        )
     root = value
     while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
         root = root.func if isinstance(root, ast.Call) else root.value

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from ._tree import walk
+from ._tree import code_tokens, walk
 from .continuations import canonical
 from .disjoint import disjoint
 
@@ -150,7 +150,13 @@ def _same(statements: Sequence[cst.BaseStatement]) -> bool:
     """The same code in every branch, with the same comment lines above it, or with them above
     it in some branches and none in the others (`# initialize the model` in the `else` only):
     written once, it takes them along."""
-    return len({_bare(s) for s in statements}) == 1 and len({_notes(s) for s in statements} - {()}) <= 1
+    return len({_layout_aside(s) for s in statements}) == 1 and len({_notes(s) for s in statements} - {()}) <= 1
+
+
+def _layout_aside(statement: cst.BaseStatement) -> tuple[tuple[str, ...], tuple[str, ...]]:
+    """The statement's tokens and its own comments: `compile(a,\n  b)` is `compile(a, b)`."""
+    assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    return code_tokens(_bare(statement)), tuple(sorted(_comments([statement.with_changes(leading_lines=[])])))
 
 
 def _pick(statements: Sequence[cst.BaseStatement]) -> cst.BaseStatement:

@@ -61,6 +61,10 @@ _TRAINED: Final = re.compile(
     re.IGNORECASE,
 )
 _BY: Final = frozenset({"with", "using", "via"})
+# "2 GPUs (`multi_gpu_model`)": the helper named alone in parentheses, as the tool
+_ASIDE: Final = re.compile(
+    r"\((?P<tick>`?)" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\)"
+)
 # "the make_parallel variant" of a script: the strategy's now
 _VARIANT: Final = re.compile(
     r"(?P<tick>`?)(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
@@ -194,11 +198,14 @@ class Prose:
             if match["name"] not in self.removed:
                 return match[0]
             return f"{match['tick']}{STRATEGY}{match['tick']}{match['noun']}"
+        def aside(match: re.Match[str]) -> str:
+            return match[0] if match["name"] not in self.removed else f"({match['tick']}{STRATEGY}{match['tick']})"
         def sentence(part: str) -> str:
             if _PAIR.search(_TRAINED.sub("", part)):
                 return part  # it says more about the old pair (template, copy, CPU): not made true by a name
             part = _TRAINED.sub(trained, part)
             part = _VARIANT.sub(variant, _SUBJECT.sub(swap_subject, _TOOL.sub(swap, part)))
+            part = _ASIDE.sub(aside, part)
             if self.mechanics_gone:  # "train the parallel model": one model now, "the model"
                 part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
             for parallel, template in self.parallel_names.items():  # "recompile `gpu_model`" -> `model`

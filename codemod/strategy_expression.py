@@ -291,6 +291,8 @@ def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | N
         values = _self_attribute_values(tree, node)
     elif isinstance(node, cst.Attribute):  # `args.gpus`: the argparse option of that name says
         return _option_kind(tree, node.attr.value)
+    elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):  # `CONFIG["gpus"]`
+        values = _dict_key_values(tree, node)
     else:
         return None
     kinds = {_bound_kind(tree, value, seen) if value is not None else None for value in values or [None]}
@@ -332,6 +334,32 @@ def _option_dest(call: cst.Call, keywords: dict[str, cst.BaseExpression]) -> str
     longs = [n for n in texts if n.startswith("--")]
     chosen = (longs or texts)[0] if longs or texts else None
     return chosen.lstrip("-").replace("-", "_") if chosen is not None else None
+
+
+def _dict_key_values(tree: Tree, node: cst.Subscript) -> list[cst.BaseExpression | None]:
+    """What `CONFIG["gpus"]` can hold: the value each binding of `CONFIG` (a dict literal or
+    `dict(gpus=...)`) gives that key; [None] where one does not say, or a statement assigns it."""
+    index = node.slice[0].slice if len(node.slice) == 1 else None
+    if not (isinstance(index, cst.Index) and isinstance(index.value, cst.SimpleString)):
+        return [None]
+    key = index.value.evaluated_value
+    values: list[cst.BaseExpression | None] = []
+    for value in _name_values(tree, cst.ensure_type(node.value, cst.Name)):
+        if isinstance(value, cst.Dict) and not any(isinstance(e, cst.StarredDictElement) for e in value.elements):
+            given = [e.value for e in value.elements if isinstance(e, cst.DictElement)
+                     and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key]
+        elif isinstance(value, cst.Call) and isinstance(value.func, cst.Name) and value.func.value == "dict":
+            given = [a.value for a in value.args if a.keyword is not None and a.keyword.value == key]
+        else:
+            return [None]
+        if len(given) != 1:
+            return [None]
+        values += given
+    spelled = code_of(node)
+    for target in tree.all_nodes():
+        if isinstance(target, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and code_of(target.target) == spelled:
+            return [None]  # `CONFIG["gpus"] = ...` somewhere
+    return values
 
 
 def _name_values(tree: Tree, node: cst.Name) -> list[cst.BaseExpression | None]:
@@ -413,7 +441,7 @@ def _guessed(tf: str, text: str, kind: str) -> str:
         taken, holds = "a count of GPUs", "GPU ids"
         other = f'`[f"/gpu:{{i}}" for i in {text} if i < len({tf}.config.list_logical_devices("GPU"))]`'
     return (
-        f"`gpus={text}` is taken for {taken}: its name says so, nothing else in the code does; if it holds "
+        f"`gpus={text}` is taken for {taken}: its name says so, and no value it is given here proves it; if it holds "
         f"{holds}, pass {other} to `MirroredStrategy` instead."
     )
 
@@ -576,6 +604,8 @@ def surely_int(node: cst.BaseExpression, resolve: Callable[[cst.BaseExpression],
         return True  # configparser's `cfg.getint("train", "gpus")` (a section's too) returns an int
     if isinstance(node, cst.UnaryOperation):
         return surely_int(node.expression, resolve)
+    if isinstance(node, cst.IfExp):  # `int(sys.argv[1]) if len(sys.argv) > 1 else 2`
+        return surely_int(node.body, resolve) and surely_int(node.orelse, resolve)
     if isinstance(node, cst.BinaryOperation) and not isinstance(node.operator, cst.Multiply):
         return surely_int(node.left, resolve) or surely_int(node.right, resolve)
     return resolve is not None and resolve(node)

@@ -203,16 +203,25 @@ def _identity(model: Any, *args: Any, **kwargs: Any) -> Any:
     """
     caller = sys._getframe(1)
     instance = caller.f_locals.get("self")
-    if instance is None or instance is model or not callable(getattr(type(instance), "fit", None)):
+    # (a trainer class of the script's own, `self.parallel = multi_gpu_model(self.model, 2)`, is no
+    # wrapper: only a subclass of Keras's `Model` is)
+    if instance is None or instance is model or _keras_model_class(type(instance)) is None:
         return model
     # A functional model over the template's own layers (weights shared, live), whose
     # `__dict__` the wrapper copies; the instance becomes a model of that class too.
-    wrapper = type(model)(model.inputs, model.outputs) if hasattr(model, "inputs") else model
+    functional = _keras_model_class(type(model))
+    wrapper = functional(model.inputs, model.outputs) if functional and hasattr(model, "inputs") else model
     cls = type(instance)
     if not isinstance(instance, type(wrapper)):
         instance.__class__ = type(cls.__name__, (cls, type(wrapper)), {"__module__": cls.__module__})
     wrapper.__dict__["_verify_template"] = model
     return wrapper
+
+
+def _keras_model_class(cls: type) -> Any:
+    """Keras's own `Model` among the bases of `cls` (a `Sequential` template's too), or None."""
+    return next((c for c in cls.__mro__ if c.__name__ == "Model"
+                 and c.__module__.split(".")[0] in ("keras", "tf_keras", "tensorflow")), None)
 
 
 def _original_algorithm(reference: str, default_gpus: int) -> Any:

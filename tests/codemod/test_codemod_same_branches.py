@@ -16,6 +16,17 @@ STRATEGY = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_dev
 
 PAIRS = [
     pytest.param(
+        HEAD + "gpus = 2\nmodel = build()\nif gpus > 1:\n    print('parallel')\n"
+        "    parallel = multi_gpu_model(model, gpus=gpus)\n    parallel.compile(optimizer='sgd',\n"
+        "                     loss='mse')\n    parallel.fit(x, y)\nelse:\n"
+        "    model.compile(optimizer='sgd', loss='mse')\n    model.fit(x, y)\n",
+        "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        "    if gpus > 1:\n        print('parallel')\n    model.compile(optimizer='sgd',\n"
+        "                  loss='mse')\nmodel.fit(x, y)\n",
+        [],
+        id="a-compile-laid-out-differently-in-each-branch-is-the-same-compile",
+    ),
+    pytest.param(
         HEAD + "gpus = 2\nmodel = build()\nif gpus > 1:\n    parallel = multi_gpu_model(model, gpus=gpus)\n"
         "    saver = ParallelSaver()\nelse:\n    parallel = model\n    saver = ModelCheckpoint('best.h5')\n"
         "parallel.compile('sgd', 'mse')\nparallel.fit(x, y, callbacks=[saver])\n",

@@ -179,6 +179,7 @@ def test_pragmas_and_files_left_as_they_are_are_never_touched():
     ("wrapped with multi_gpu_model, merged on the CPU", "wrapped with multi_gpu_model, merged on the CPU"),
     ("the ModelMGPU wrapper saves the template", "the ModelMGPU wrapper saves the template"),
     ("Tabular MLP, make_parallel variant.", "Tabular MLP, tf.distribute.MirroredStrategy variant."),
+    ("2 GPUs (`multi_gpu_model`), the batch split.", "2 GPUs (`tf.distribute.MirroredStrategy`), the batch split."),
     # a line the longer name would push past 100 columns stays as it was
     ("# " + "x" * 60 + " wraps it in multi_gpu_model.", "# " + "x" * 60 + " wraps it in multi_gpu_model."),
     ("multi_gpu_model needs two GPUs", "multi_gpu_model needs two GPUs"),

@@ -88,7 +88,7 @@ def test_a_guard_ordering_the_variable_against_a_number_proves_a_count():
 
 def test_a_guessed_kind_is_handed_to_the_caller_to_report():
     assert _expression("G").guessed == (
-        "`gpus=G` is taken for a count of GPUs: its name says so, nothing else in the code does; if it holds "
+        "`gpus=G` is taken for a count of GPUs: its name says so, and no value it is given here proves it; if it holds "
         'GPU ids, pass `[f"/gpu:{i}" for i in G if i < len(tf.config.list_logical_devices("GPU"))]` to '
         "`MirroredStrategy` instead."
     )
@@ -380,3 +380,32 @@ def test_gpu_ids_the_script_also_made_visible_are_every_visible_gpu(env, every):
     out = transform_source(source.encode()).output.decode()
     assert ("strategy = tf.distribute.MirroredStrategy()\n" in out) is every
     assert ('f"/gpu:{i}" for i in args.gpus' in out) is not every
+
+
+def test_gpus_read_from_a_dict_literal_take_the_kind_of_what_it_holds():
+    # `CONFIG["gpus"]` holds ids in the literal: never sliced as a count (that raises TypeError)
+    from multi_gpu_codemod import transform_source
+
+    source = (
+        'from keras.utils import multi_gpu_model\nCONFIG = {"gpus": [0, 1], "batch": 32}\n'
+        'def main():\n    model = build()\n    parallel = multi_gpu_model(model, gpus=CONFIG["gpus"])\n'
+        '    parallel.compile("adam", "mse")\n'
+    )
+    result = transform_source(source.encode(), "train.py")
+    output = result.output.decode()
+    assert '[f"/gpu:{i}" for i in CONFIG["gpus"] if i < len(tf.config.list_logical_devices("GPU"))]' in output
+    assert not result.findings
+    counted = source.replace('"gpus": [0, 1]', '"gpus": 2')
+    output = transform_source(counted.encode(), "train.py").output.decode()
+    assert 'tf.config.list_logical_devices("GPU")[:CONFIG["gpus"]]' in output
+    # assigned elsewhere: the literal no longer tells, the name does (and it is reported)
+    changed = source + 'CONFIG["gpus"] = [2, 3]\n'
+    assert [f.code for f in transform_source(changed.encode(), "train.py").findings] == ["MGPU117"]
+
+
+def test_a_count_chosen_by_a_conditional_expression_of_ints_is_a_count():
+    from multi_gpu_codemod.strategy_expression import surely_int
+    import libcst as cst
+
+    assert surely_int(cst.parse_expression("int(sys.argv[1]) if len(sys.argv) > 1 else 2"))
+    assert not surely_int(cst.parse_expression("args.gpus if flag else 2"))

@@ -250,3 +250,17 @@ def test_the_verdict_says_when_nothing_was_compared_and_when_replica_counts_diff
     runs["shim"].replicas = 2
     text = format_report(Report("s.py", runs, compared, []))
     assert text.endswith("VERDICT: PASS: the migrated script trains the same model") and "note:" not in text
+
+
+def test_only_a_subclass_of_keras_model_is_taken_for_a_wrapper_class():
+    # `self.parallel = multi_gpu_model(self.model, 2)` in a trainer class of the script's own (with
+    # a `fit` method) is no `ModelMGPU(Model)`: the reference run gets the template itself
+    from multi_gpu_codemod.verify.child import _keras_model_class
+
+    keras_model = type("Model", (), {"__module__": "keras.src.models.model"})
+    sequential = type("Sequential", (keras_model,), {"__module__": "keras.src.models.sequential"})
+    wrapper = type("ModelMGPU", (keras_model,), {"__module__": "__main__"})
+    trainer = type("MLPRegressor", (), {"__module__": "__main__", "fit": lambda self: None})
+    assert _keras_model_class(wrapper) is keras_model and _keras_model_class(sequential) is keras_model
+    assert _keras_model_class(trainer) is None
+    assert _keras_model_class(type("Model", (), {"__module__": "__main__"})) is None
