@@ -9,6 +9,7 @@ import would stop the file on Keras 3); a documented one's deletion is reported.
 
 from __future__ import annotations
 
+import re
 from typing import Final, Optional
 
 import libcst as cst
@@ -35,9 +36,7 @@ def fix(ctx: FixContext) -> None:
             # what only the helper imported goes too (`from keras.layers.merge import concatenate`
             # would stop the file on Keras 3); the imports fixer keeps any name still read
             ctx.plan.remove_imports.extend(_imports_read_by(ctx.tree.module, origin))
-            if isinstance(origin, (cst.FunctionDef, cst.ClassDef)) and (
-                origin.get_docstring() is not None or findall(origin, cst.Comment)
-            ):
+            if isinstance(origin, (cst.FunctionDef, cst.ClassDef)) and _documented(origin):
                 # documented: another file may import it; say so rather than keep what would stop this one
                 ctx.report(origin, "MGPU401", (
                     f"`{helper.name}` (defined here, documented) was deleted with its `multi_gpu_model` "
@@ -55,6 +54,16 @@ def fix(ctx: FixContext) -> None:
             f"`{helper.name}` ({where}) is no longer used here; once no file uses it, delete the copied "
             "helper (MirroredStrategy replaces it)."
         ))
+
+
+# an nbconvert export's cell marker (`# In[2]:`) above a `def` says nothing of it
+_CELL_MARKER: Final = re.compile(r"^#\s*In\[[\d ]*\]:\s*$")
+
+
+def _documented(origin: cst.FunctionDef | cst.ClassDef) -> bool:
+    """A docstring, or comments in it or right above it other than an exported cell's marker."""
+    comments = [*findall(origin.body, cst.Comment), *(line.comment for line in origin.leading_lines if line.comment)]
+    return origin.get_docstring() is not None or any(not _CELL_MARKER.match(c.value) for c in comments)
 
 
 def _unread_definition(ctx: FixContext, helper: Helper) -> bool:

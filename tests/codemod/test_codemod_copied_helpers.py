@@ -51,6 +51,15 @@ def test_a_documented_helper_goes_too_and_the_deletion_is_reported():
     assert finding.code == "MGPU401" and "was deleted with its `multi_gpu_model` import" in finding.message
 
 
+def test_an_exported_cell_marker_above_the_helper_documents_nothing():
+    # `# In[2]:` is the export's, not the helper's: no MGPU401; a real comment above it is one
+    marked = WRAPPER.replace("class ModelMGPU", "# In[2]:\n\n\nclass ModelMGPU")
+    result = transform_source((marked + MAIN).encode(), "train.py")
+    assert "ModelMGPU" not in result.output.decode() and [f.code for f in result.findings] == []
+    commented = WRAPPER.replace("class ModelMGPU", "# Other notebooks import this.\nclass ModelMGPU")
+    assert [f.code for f in transform_source((commented + MAIN).encode(), "train.py").findings] == ["MGPU401"]
+
+
 def test_the_tower_loop_of_a_deleted_helper_is_not_reported():
     helper = (
         "import tensorflow as tf\nfrom keras.layers import Lambda, concatenate\nfrom keras.models import Model\n\n\n"
