@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -219,7 +220,10 @@ class Prose:
         # was (stale: dropped or reported); unwrapped text (a markdown paragraph on one line) has no width
         if max((len(line) for line in text.splitlines()), default=0) > 100:
             return out
-        return out if all(len(line) <= 100 for line in out.splitlines()) else text
+        if all(len(line) <= 100 for line in out.splitlines()):
+            return out
+        # a docstring's paragraph is wrapped again, within its own widest line; a comment line stays
+        return text if text.startswith("#") else _rewrapped(text, out)
 
     def names_removed(self, text: str) -> str | None:
         """The first removed thing `text` names, or None."""
@@ -245,6 +249,39 @@ class Prose:
         """Every sentence of `text` names something removed."""
         sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip(" .-:#")]
         return bool(sentences) and all(self.names_removed(s) for s in sentences)
+
+
+def _rewrapped(before: str, after: str) -> str:
+    """`after` (`before` renamed) with each paragraph a line of which grew past 100 columns filled
+    again to the widest line it had, at its continuation lines' indentation; `before` when one
+    cannot be (a paragraph laid out as a list, or one line only)."""
+    old_parts, new_parts = _PARAGRAPH_BREAK.split(before), _PARAGRAPH_BREAK.split(after)
+    if len(old_parts) != len(new_parts):
+        return before
+    out: list[str] = []
+    for k, (old, new) in enumerate(zip(old_parts, new_parts)):
+        lines = new.split("\n")
+        if k % 2 or all(len(line) <= 100 for line in lines):
+            out.append(new)  # (a paragraph break, or a paragraph that still fits)
+            continue
+        old_lines = old.split("\n")
+        # a line holding only the opening or closing quotes stays a line of its own
+        quotes = ('"""', "'''", 'r"""', "r'''")
+        head = [lines.pop(0)] if lines[0].strip() in quotes else []
+        tail = [lines.pop()] if lines and lines[-1].strip() in quotes else []
+        old_lines = [line for line in old_lines if line.strip() not in quotes]
+        if len(old_lines) < 2 or not lines or _structured(old):
+            return before
+        indent = old_lines[1][: len(old_lines[1]) - len(old_lines[1].lstrip())]
+        width = max(len(line) for line in old_lines)
+        words = " ".join(line.strip() for line in lines)
+        # the first line sits at the continuation's column in the source too (after `"""`)
+        filled = textwrap.fill(words, width=width, initial_indent=indent, subsequent_indent=indent,
+                               break_long_words=False, break_on_hyphens=False).split("\n")
+        filled[0] = lines[0][: len(lines[0]) - len(lines[0].lstrip())] + filled[0][len(indent):]
+        out.append("\n".join([*head, *filled, *tail]))
+    text = "".join(out)
+    return text if all(len(line) <= 100 for line in text.split("\n")) else before
 
 
 def _commented_code(comment: str) -> bool:

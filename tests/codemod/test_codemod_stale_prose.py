@@ -370,3 +370,18 @@ def test_commented_out_code_naming_what_was_removed_goes_whole_not_renamed_line_
     after, _ = migrate(before)
     assert "def other(x):\n    return x\n" in after
     assert "# model.fit" not in after
+
+
+def test_a_docstring_paragraph_the_rename_makes_too_wide_is_filled_again_to_its_width():
+    before = (
+        '"""Helpers.\n\nget_model() returns the network ready to train: compiled, and wrapped with\n'
+        'multi_gpu_model when more than one GPU was requested, ready for the long training loop.\n"""\n'
+        + IMPORTS + SITE
+    )
+    after, findings = migrate(before)
+    assert after.startswith(
+        '"""Helpers.\n\nget_model() returns the network ready to train: compiled, and trained under\n'
+        "tf.distribute.MirroredStrategy when more than one GPU was requested, ready for the long\n"
+        'training loop.\n"""\n'
+    )
+    assert not [f for f in findings if f[1] == "MGPU305"]
