@@ -105,13 +105,20 @@ def _cell_boundary(statement: cst.BaseStatement) -> bool:
     )
 
 
-def _summary(statement: cst.BaseStatement) -> bool:
-    """`model.summary()`: prints, builds nothing."""
+def _method_call(statement: cst.BaseStatement, method: str) -> cst.Call | None:
+    """The call of a statement that is only `x.<method>(...)`."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return False
+        return None
     small = statement.body[0]
     call = small.value if isinstance(small, cst.Expr) else None
-    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "summary"
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == method:
+        return call
+    return None
+
+
+def _summary(statement: cst.BaseStatement) -> bool:
+    """`model.summary()`: prints, builds nothing."""
+    return _method_call(statement, "summary") is not None
 
 
 def _names(statement: cst.CSTNode, name: str) -> bool:
@@ -142,21 +149,16 @@ def _one_line_repeats(original: cst.BaseStatement, piece: cst.BaseStatement) -> 
 
 def _summary_receiver(statement: cst.BaseStatement) -> cst.Name | None:
     """`model` in a statement that is only `model.summary()`."""
-    if not _summary(statement):
+    call = _method_call(statement, "summary")
+    if call is None:
         return None
-    call = cst.ensure_type(cst.ensure_type(cst.ensure_type(statement, cst.SimpleStatementLine).body[0], cst.Expr).value,
-                           cst.Call)
     receiver = cst.ensure_type(call.func, cst.Attribute).value
     return receiver if isinstance(receiver, cst.Name) and not call.args else None
 
 
 def _compiles(statement: cst.BaseStatement) -> bool:
     """A statement that is only `x.compile(...)`."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return False
-    small = statement.body[0]
-    call = small.value if isinstance(small, cst.Expr) else None
-    return isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile"
+    return _method_call(statement, "compile") is not None
 
 
 def _leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
