@@ -132,10 +132,10 @@ class FixContext:
         reads.sort(key=lambda r: self.tree.order(r.node))
         for access in reads:
             if window is not None:
+                if access.scope is not scope:
+                    return None  # a function reading the name may run while either binding holds
                 if not window[0] < self.tree.order(access.node) < window[1]:
                     continue  # the read of another binding of the name
-                if access.scope is not scope:
-                    return None  # a function defined between the two bindings may run after the second
             if not isinstance(access.node, cst.Name) or _is_del(self.tree, access):
                 return None
             if window is None and any(

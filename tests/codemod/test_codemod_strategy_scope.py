@@ -123,6 +123,29 @@ REWRITES = [
     ),
     pytest.param(
         'from keras.utils import multi_gpu_model\n'
+        'def train():\n'
+        '    parallel.fit(x, y)\n'
+        'model = make()\n'
+        'parallel = multi_gpu_model(model, 2)\n'
+        "parallel.compile('adam', 'mse')\n"
+        'train()\n'
+        'parallel = other\n',
+        'import tensorflow as tf\n'
+        '\n'
+        'def train():\n'
+        '    parallel.fit(x, y)\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+        'with strategy.scope():\n'
+        '    model = make()\n'
+        '    parallel = model\n'
+        "    parallel.compile('adam', 'mse')\n"
+        'train()\n'
+        'parallel = other\n',
+        [],
+        id='parallel-name-read-in-a-function-defined-before-the-site-becomes-alias',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
         'model = make()\n'
         'parallel = multi_gpu_model(model, 2)\n'
         "parallel.compile('adam', 'mse')\n"
