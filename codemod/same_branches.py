@@ -154,8 +154,11 @@ def _same(statements: Sequence[cst.BaseStatement]) -> bool:
 
 
 def _layout_aside(statement: cst.BaseStatement) -> tuple[tuple[str, ...], tuple[str, ...]]:
-    """The statement's tokens and its own comments: `compile(a,\n  b)` is `compile(a, b)`."""
+    """A simple statement's tokens and its own comments: `compile(a,\n  b)` is `compile(a, b)`. A
+    compound one's code as written (its tokens alone would not tell which block a line is in)."""
     assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return (_bare(statement),), ()
     return code_tokens(_bare(statement)), tuple(sorted(_comments([statement.with_changes(leading_lines=[])])))
 
 

@@ -216,3 +216,13 @@ def test_already_holds_follows_the_block_back_to_the_binding(earlier, holds):
     statement = cst.parse_statement("if n > 1:\n    p = m\n")
     assert isinstance(statement, cst.If)
     assert already_holds(statement, statements) is holds
+
+
+def test_compound_statements_are_the_same_only_as_written():
+    # their tokens alone would not say which block `y()` is in
+    from multi_gpu_codemod.same_branches import _same
+
+    nested = cst.parse_statement("if a:\n    if b:\n        x()\n    y()\n")
+    deeper = cst.parse_statement("if a:\n    if b:\n        x()\n        y()\n")
+    assert not _same([nested, deeper])
+    assert _same([cst.parse_statement("m.compile(a,\n          b)\n"), cst.parse_statement("m.compile(a, b)\n")])
