@@ -546,7 +546,7 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
         return None
     if not kept:
         return ""
-    if "\n" not in head + "".join(kept):
+    if "\n" not in head + "".join(kept) and not "".join(kept).endswith((quotes["quote"][0], "\\")):
         tail = tail.strip("\n\r \t")  # one line left: its closing quotes on that line, as PEP 257 has it
     return value[:start] + head + "".join(kept) + tail + quotes["quote"]
 
@@ -557,6 +557,8 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     first, semicolon, _ = sentence.partition(";")
     if not semicolon or not first.strip() or prose.names_removed(first):
         return ""
+    if first.count("(") != first.count(")") or first.count("`") % 2:
+        return ""  # (a `;` inside parentheses or code: no clause of the sentence ends there)
     end = sentence.rstrip()[-1:]
     return first.rstrip() + (end if end in ".!?" else ".")
 

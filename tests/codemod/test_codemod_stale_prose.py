@@ -385,3 +385,15 @@ def test_a_docstring_paragraph_the_rename_makes_too_wide_is_filled_again_to_its_
         'training loop.\n"""\n'
     )
     assert not [f for f in findings if f[1] == "MGPU305"]
+
+
+def test_a_docstring_left_ending_in_a_quote_keeps_its_closing_quotes_below():
+    before = 'def f():\n    """Says "hi"\n\n    Each GPU holds a data-parallel copy.\n    """\n' + IMPORTS + SITE
+    after, _ = migrate(before)
+    assert '    """Says "hi"\n    """\n' in after
+
+
+def test_a_semicolon_inside_parentheses_ends_no_clause():
+    before = '"""Trainer.\n\nUses lr (0.1; decayed) and gpu_model.\n"""\n' + IMPORTS + SITE
+    after, _ = migrate(before)
+    assert "(0.1." not in after
