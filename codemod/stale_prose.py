@@ -29,7 +29,7 @@ from __future__ import annotations
 import ast
 import re
 import textwrap
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
@@ -183,10 +183,14 @@ class Prose:
             if match["name"] not in self.removed or _WRAPPED.search(match.string[:match.start()]):
                 return match[0]
             return f"{match['by']}{match['space']}{match['tick']}{STRATEGY}{match['tick']}"
-        def swap_subject(match: re.Match[str]) -> str:
-            if match["name"] not in self.removed:
-                return match[0]
-            return f"{match['tick']}{STRATEGY}{match['tick']}{match['verb']}"
+        def named(form: str) -> Callable[[re.Match[str]], str]:
+            """`form` ({strategy} and the match's groups) where the match names a removed helper."""
+            def swap_name(match: re.Match[str]) -> str:
+                if match["name"] not in self.removed:
+                    return match[0]
+                groups = {k: v or "" for k, v in match.groupdict().items()}
+                return form.format(strategy=f"{match['tick']}{STRATEGY}{match['tick']}", **groups)
+            return swap_name
         def trained(match: re.Match[str]) -> str:
             if match["name"] not in self.removed:
                 return match[0]
@@ -195,18 +199,12 @@ class Prose:
             verb = _TRAIN_VERB.get(match["verb"].lower(), match["verb"].lower())
             verb = verb.capitalize() if match["verb"][0].isupper() else verb
             return f"{verb}{match['object'] or ''} under {STRATEGY}"
-        def variant(match: re.Match[str]) -> str:
-            if match["name"] not in self.removed:
-                return match[0]
-            return f"{match['tick']}{STRATEGY}{match['tick']}{match['noun']}"
-        def aside(match: re.Match[str]) -> str:
-            return match[0] if match["name"] not in self.removed else f"({match['tick']}{STRATEGY}{match['tick']})"
         def sentence(part: str) -> str:
             if _PAIR.search(_TRAINED.sub("", part)):
                 return part  # it says more about the old pair (template, copy, CPU): not made true by a name
             part = _TRAINED.sub(trained, part)
-            part = _VARIANT.sub(variant, _SUBJECT.sub(swap_subject, _TOOL.sub(swap, part)))
-            part = _ASIDE.sub(aside, part)
+            part = _SUBJECT.sub(named("{strategy}{verb}"), _TOOL.sub(swap, part))
+            part = _ASIDE.sub(named("({strategy})"), _VARIANT.sub(named("{strategy}{noun}"), part))
             if self.mechanics_gone:  # "train the parallel model": one model now, "the model"
                 part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
             for parallel, template in self.parallel_names.items():  # "recompile `gpu_model`" -> `model`
