@@ -215,6 +215,13 @@ def _renumbered(tree: Tree, gpus: cst.BaseExpression) -> bool:
     return False
 
 
+def _split_text(node: cst.BaseExpression) -> cst.BaseExpression:
+    """The text a `<text>.split(...)` splits, else the expression itself."""
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Attribute) and node.func.attr.value == "split":
+        return node.func.value
+    return node
+
+
 def _bound_positive(tree: Tree, node: cst.BaseExpression) -> bool:
     """Every value a name (or `self.attr`) can hold in the module is at least 1 (`n_gpus = 4`)."""
     if _at_least_one(node):
@@ -270,11 +277,13 @@ def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | N
     """"machine", "count" or "list" when every value the expression can hold says so: a name's
     bindings (assignments, a parameter's default and the arguments its function's calls in this
     module pass), `self.attr`'s assignments in the class, `len(...)` of the machine's GPU list."""
-    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
-        inner = node.args[0].value
-        return "machine" if _machine_query(inner) or _bound_kind(tree, inner, seen) == "machine" else None
     if _machine_count(node) or _machine_query(node):
         return "machine"  # a count, or the list of the machine's GPUs as the value of a `len(...)`
+    if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
+        inner = node.args[0].value
+        if _renumbered(tree, _split_text(inner)):  # `len(args.gpu_ids.split(","))`, the ids made visible
+            return "machine"
+        return "machine" if _bound_kind(tree, inner, seen) == "machine" else None
     if isinstance(node, (cst.List, cst.Tuple)) and _all_ints(node):
         return "list"
     if isinstance(node, cst.ListComp):  # `[int(g) for g in args.gpus.split(",")]`: ids
@@ -344,7 +353,13 @@ def _dict_key_values(tree: Tree, node: cst.Subscript) -> list[cst.BaseExpression
         return [None]
     key = index.value.evaluated_value
     values: list[cst.BaseExpression | None] = []
-    for value in _name_values(tree, cst.ensure_type(node.value, cst.Name)):
+    names = [cst.ensure_type(node.value, cst.Name)]
+    bound = _name_values(tree, names[0])
+    while any(isinstance(v, cst.Name) for v in bound) and len(names) < 4:
+        # `def build(cfg): ... cfg["gpus"]` called as `build(CONFIG)`: the literal `CONFIG` is bound to
+        names += [v for v in bound if isinstance(v, cst.Name)]
+        bound = [w for v in bound for w in (_name_values(tree, v) if isinstance(v, cst.Name) else [v])]
+    for value in bound:
         if isinstance(value, cst.Dict) and not any(isinstance(e, cst.StarredDictElement) for e in value.elements):
             given = [e.value for e in value.elements if isinstance(e, cst.DictElement)
                      and isinstance(e.key, cst.SimpleString) and e.key.evaluated_value == key]
@@ -355,9 +370,9 @@ def _dict_key_values(tree: Tree, node: cst.Subscript) -> list[cst.BaseExpression
         if len(given) != 1:
             return [None]
         values += given
-    spelled = code_of(node)
+    spelled = {f"{name.value}{code_of(node)[len(code_of(node.value)):]}" for name in names}
     for target in tree.all_nodes():
-        if isinstance(target, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and code_of(target.target) == spelled:
+        if isinstance(target, (cst.AssignTarget, cst.AugAssign, cst.AnnAssign)) and code_of(target.target) in spelled:
             return [None]  # `CONFIG["gpus"] = ...` somewhere
     return values
 
@@ -469,11 +484,39 @@ def _machine_count(node: cst.BaseExpression) -> bool:
     """`len(get_available_gpus())`, `len(tf.config.list_physical_devices("GPU"))`,
     `context.num_gpus()`: the number of GPUs the machine has, i.e. every GPU."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
-        # `len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))`: the GPUs TensorFlow sees, i.e. every GPU.
+        # `len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))`: the GPUs TensorFlow sees, i.e. every GPU;
+        # not with a default for the unset variable (`.get(..., "0")`): then the script chose one GPU
         return len(node.args) == 1 and (
-            _machine_query(node.args[0].value) or "CUDA_VISIBLE_DEVICES" in code_of(node.args[0].value)
+            _machine_query(node.args[0].value) or (
+                "CUDA_VISIBLE_DEVICES" in code_of(node.args[0].value) and not _env_default(node.args[0].value)
+            )
         )
     return _machine_query(node)
+
+
+def _env_default(node: cst.BaseExpression) -> bool:
+    """`os.environ.get("CUDA_VISIBLE_DEVICES", "0")`: one GPU (or a value not written here) for the
+    unset variable, where the script then ran on one device, not on every GPU."""
+    for call in _calls_in(node):
+        if not (isinstance(call, cst.Call) and isinstance(call.func, (cst.Attribute, cst.Name)) and len(call.args) > 1):
+            continue
+        if (call.func.attr if isinstance(call.func, cst.Attribute) else call.func).value not in ("get", "getenv"):
+            continue
+        default = call.args[1].value
+        if not (isinstance(default, cst.SimpleString) and "," in str(default.evaluated_value)):
+            return True
+    return False
+
+
+def _calls_in(node: cst.CSTNode) -> list[cst.CSTNode]:
+    found: list[cst.CSTNode] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            found.append(current)
+        stack.extend(current.children)
+    return found
 
 
 def _machine_query(node: cst.BaseExpression) -> bool:

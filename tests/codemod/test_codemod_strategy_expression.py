@@ -409,3 +409,40 @@ def test_a_count_chosen_by_a_conditional_expression_of_ints_is_a_count():
 
     assert surely_int(cst.parse_expression("int(sys.argv[1]) if len(sys.argv) > 1 else 2"))
     assert not surely_int(cst.parse_expression("args.gpus if flag else 2"))
+
+
+@pytest.mark.parametrize("setup,every", [
+    # a name bound to the count of the visible GPUs (read the same way as in the call)
+    ("os.environ['CUDA_VISIBLE_DEVICES'] = '2,3'\nn = len(os.environ['CUDA_VISIBLE_DEVICES'].split(','))\n", True),
+    # the count of the ids the script made visible: every visible GPU
+    ("os.environ['CUDA_VISIBLE_DEVICES'] = args.ids\nn = len(args.ids.split(','))\n", True),
+    # the same count of ids never made visible: the first n GPUs of the machine
+    ("n = len(args.ids.split(','))\n", False),
+    # unset, the script ran on one GPU: not every GPU
+    ("n = len(os.environ.get('CUDA_VISIBLE_DEVICES', '0').split(','))\n", False),
+    # unset, two ids: the script counted on a two-GPU default (the variable set, every GPU it names)
+    ("n = len(os.environ.get('CUDA_VISIBLE_DEVICES', '0,1').split(','))\n", True),
+])
+def test_a_count_of_the_visible_gpus_bound_to_a_name_is_every_gpu(setup, every):
+    source = (
+        "import argparse\nimport os\nfrom keras.utils import multi_gpu_model\n\n"
+        "ap = argparse.ArgumentParser()\nap.add_argument('--ids', default='0,1')\nargs = ap.parse_args()\n"
+        f"{setup}model = build()\nif n > 1:\n    parallel = multi_gpu_model(model, gpus=n)\nelse:\n"
+        "    parallel = model\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert ("strategy = tf.distribute.MirroredStrategy()\n" in out) is every, out
+    assert ('list_logical_devices("GPU")[:n]' in out) is not every, out
+
+
+def test_a_dict_key_read_through_a_parameter_takes_the_literal_passed_in():
+    source = (
+        "from keras.utils import multi_gpu_model\n\nCONFIG = {'gpus': [0, 1], 'lr': 0.1}\n\n\n"
+        "def build(cfg):\n    model = make()\n    parallel = multi_gpu_model(model, gpus=cfg['gpus'])\n"
+        "    parallel.compile('adam', 'mse')\n    return parallel\n\n\nbuild(CONFIG).fit(x, y)\n"
+    )
+    result = transform_source(source.encode())
+    out = result.output.decode()
+    # ids, as the literal passed in holds: never sliced as a count, and no MGPU117 guess
+    assert "for i in cfg['gpus'] if i <" in out, out
+    assert not [f for f in result.findings if f.code == "MGPU117"]
