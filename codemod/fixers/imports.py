@@ -93,7 +93,36 @@ def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Modu
         module = module.visit(_AddImports(context))
         module = _blank_lines_after_added_imports(module, blanks_after_imports)
         module = _placeholders_as_before(before_add, module)
+        module = _late_import_pragma(before_add, module)
     return module
+
+
+_LATE_IMPORT = re.compile(r"#\s*noqa(?::[\sA-Z0-9,]*\bE402\b[\sA-Z0-9,]*)?\s*$")
+
+
+def _late_import_pragma(before: cst.Module, after: cst.Module) -> cst.Module:
+    """An added import below code (`os.environ[...] = ...` before the imports) carries the
+    `# noqa: E402` its neighbour above carries: the file's own way to keep flake8 quiet there."""
+    kept = {id(statement) for statement in before.body}
+    body = list(after.body)
+    for index, statement in enumerate(body):
+        if id(statement) in kept or not _is_import_line(statement) or index == 0:
+            continue
+        assert isinstance(statement, cst.SimpleStatementLine)
+        above = body[index - 1]
+        if not _is_import_line(above) or not any(not _is_import_line(s) and not _docstring(s) for s in body[:index]):
+            continue
+        assert isinstance(above, cst.SimpleStatementLine)
+        comment = above.trailing_whitespace.comment
+        if comment is None or not _LATE_IMPORT.search(comment.value) or statement.trailing_whitespace.comment:
+            continue
+        body[index] = statement.with_changes(trailing_whitespace=above.trailing_whitespace)
+    return after.with_changes(body=body)
+
+
+def _docstring(statement: cst.BaseStatement) -> bool:
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and isinstance(
+        statement.body[0], cst.Expr) and isinstance(statement.body[0].value, (cst.SimpleString, cst.ConcatenatedString))
 
 
 def _placeholders_as_before(before: cst.Module, after: cst.Module) -> cst.Module:
