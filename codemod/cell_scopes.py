@@ -57,14 +57,16 @@ def _inert_cell(statements: list[ast.stmt]) -> bool:
 def _data_value(value: ast.expr, values: Collection[str]) -> bool:
     """What a NumPy/pandas call returns (`np.eye(10)[labels]`, `df["y"].values`): never an alias
     of a model (`p = model` binds no data, and `p.compile(...)` builds)."""
-    if isinstance(value, ast.BinOp):  # `np.random.rand(200) * 500000`, `X - X.mean()`
-        sides = (value.left, value.right)
+    if isinstance(value, (ast.BinOp, ast.Compare)):  # `np.random.rand(200) * 500000`, `X - X.mean()`, `p > 0.5`
+        sides = (value.left, value.right) if isinstance(value, ast.BinOp) else (value.left, *value.comparators)
         return any(_data_value(v, values) for v in sides) and all(
             isinstance(v, ast.Constant) or _data_value(v, values) for v in sides
         )
     root = value
     while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
         root = root.func if isinstance(root, ast.Call) else root.value
+    if root is not value and isinstance(root, (ast.BinOp, ast.Compare)):  # `(np.random.rand(4) > 0.5).astype(int)`
+        return _data_value(root, values)
     return root is not value and isinstance(root, ast.Name) and (root.id in _INERT_MODULES or root.id in values)
 
 
@@ -113,6 +115,8 @@ def _calls_inert(tree: ast.AST, values: Collection[str]) -> bool:
                 root = root.func if isinstance(root, ast.Call) else root.value
             module = root.id if isinstance(root, ast.Name) and root is not func else ""
             inert = name in _INERT_CALLS or module in _INERT_MODULES or module in values
+            # a method of computed data: `(np.random.rand(4) > 0.5).astype(int)`
+            inert = inert or (isinstance(root, (ast.BinOp, ast.Compare)) and _data_value(root, values))
             inert = inert or name.startswith(PLACEHOLDER_PREFIX + "cell_boundary")  # a notebook's cell boundary
             if name.startswith(PLACEHOLDER_PREFIX + "magic_") or not inert:
                 return False

@@ -4,12 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, TypeVar
+import ast
+import re
+from typing import TYPE_CHECKING, Final, TypeVar
 
 import libcst as cst
 
 from ._tree import Block, branch_suites, code_tokens, walk, zip_equal
-from .cell_scopes import PLACEHOLDER_PREFIX, builds_nothing
+from .cell_scopes import _INERT_MODULES, PLACEHOLDER_PREFIX, _data_value, _inert, builds_nothing
 from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
 from .layout import fitted, realign_call, renamed_in, spans_lines, strategy_statements
@@ -243,12 +245,23 @@ class _Applier(cst.CSTTransformer):
         self.limit = 100  # added lines stay within 100 columns, or within the file's widest line
         self.choice_comments: dict[int, list[cst.EmptyLine]] = {}  # region -> comments for its strategy line
         self.call_regions: dict[int, Region] = {}  # a removed call in a branch -> the region around it
+        self._function_names: frozenset[str] | None = None
         for region in plan.regions:
             self.regions.setdefault(id(region.block), []).append(region)
             for statement in region.block.body[region.start:region.end + 1]:
                 for node in walk(statement):
                     if id(node) in plan.calls:
                         self.call_regions[id(node)] = region
+
+    def _read_in_functions(self) -> frozenset[str]:
+        """Every name a function of the module names: a statement binding one stays where it is."""
+        if self._function_names is None:
+            names: set[str] = set()
+            if self.tree is not None:
+                for function in self.tree.all(cst.FunctionDef):
+                    names |= {n.value for n in walk(function) if isinstance(n, cst.Name)}
+            self._function_names = frozenset(names)
+        return self._function_names
 
     def on_visit(self, node: cst.CSTNode) -> bool:
         # Only nodes on the way to an edit are descended into: everything else stays as it is.
@@ -533,9 +546,7 @@ class _Applier(cst.CSTTransformer):
             # own (`# two inputs: ...` above `user_in = Input(...)`): they stay with it, under the
             # scope; blank lines and comments set apart by them go above the strategy line.
             lines = list(_leading_lines(body[0]))
-            attached = len(lines)
-            while attached > 0 and lines[attached - 1].comment is not None:
-                attached -= 1
+            attached = _own_comments_start(lines)
             body[0] = body[0].with_changes(leading_lines=lines[attached:])
             lines = lines[:attached]
         # what the strategy line now does (the call's and the collapsed choice's comments, the
@@ -574,20 +585,19 @@ class _Applier(cst.CSTTransformer):
                 strategy = strategy.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
             strategy = strategy.with_changes(leading_lines=[*_leading_lines(strategy), *choice])
         else:
-            strategy = strategy.with_changes(leading_lines=[*lines, *_leading_lines(strategy)])
+            strategy = strategy.with_changes(leading_lines=_once([*lines, *_leading_lines(strategy)]))
         out: list[cst.BaseStatement] = []
         for inside, statements in _scoped_parts(body):
             if not inside:
                 out.extend(statements)
                 continue
+            statements, data = _data_after(statements, self._read_in_functions())
             statements = [_fitted_lines(s, indent + self.unit, self.unit, self.limit) for s in statements]
             lead: Sequence[cst.EmptyLine] = []
             if out:  # a later scope: the first statement's lines go above its `with`, but for
                 # the comment lines right above it (its own: they stay with it, under the scope)
                 lines = list(_leading_lines(statements[0]))
-                attached = len(lines)
-                while attached > 0 and lines[attached - 1].comment is not None:
-                    attached -= 1
+                attached = _own_comments_start(lines)
                 lead = lines[:attached]
                 statements[0] = statements[0].with_changes(leading_lines=lines[attached:])
             out.append(cst.With(
@@ -595,6 +605,7 @@ class _Applier(cst.CSTTransformer):
                 body=cst.IndentedBlock(body=statements or [cst.SimpleStatementLine(body=[cst.Pass()])]),
                 leading_lines=lead,
             ))
+            out.extend(data)
         emitted = [*region.hoisted, strategy, *announced, *out]
         if region.start == 0 and isinstance(region.block, cst.IndentedBlock):
             # a block's first statement starts right below its header (a hoisted `def` brings its
@@ -604,6 +615,98 @@ class _Applier(cst.CSTTransformer):
                 lines.pop(0)
             emitted[0] = emitted[0].with_changes(leading_lines=lines)
         return emitted
+
+
+# `# --- phase 1: autoencoder ---`, `##### Model #####`, `# %%`: a section's heading, not a line's comment
+_SECTION_HEADING: Final = re.compile(r"^#+\s*(?:[-=#*~_]{3,}|%%)|[-=#*~_]{3,}\s*$")
+
+
+def _own_comments_start(lines: Sequence[cst.EmptyLine]) -> int:
+    """Where the comment lines right above a statement start (no blank line between): its own,
+    they stay with it under the scope. A section heading among them heads the whole section,
+    the strategy line too: then none is its own."""
+    attached = len(lines)
+    while attached > 0 and lines[attached - 1].comment is not None:
+        attached -= 1
+    if any(_SECTION_HEADING.search(line.comment.value) for line in lines[attached:] if line.comment is not None):
+        return len(lines)
+    return attached
+
+
+_CELL_MARK: Final = re.compile(r"^#\s*(?:In\[[ \d]*\]:|%%)")
+
+
+def _once(lines: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """Comment lines less one repeating the comment right above it (two cells' `# --- cell ---`
+    headings, brought together above the strategy line)."""
+    kept: list[cst.EmptyLine] = []
+    for line in lines:
+        if line.comment is not None and kept and kept[-1].comment is not None and (
+            kept[-1].comment.value == line.comment.value
+        ):
+            continue
+        kept.append(line)
+    return kept
+
+
+def _data_after(
+    statements: list[cst.BaseStatement], read_in_functions: frozenset[str]
+) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement]]:
+    """The scope's statements, less a run of data assignments between what builds and compiles
+    (`imgs = np.random.rand(...)` under the model): those go after the scope, in their order.
+
+    They create no variables, and moving them later changes nothing: no later statement of the
+    scope names anything they name, no function reads what they bind, and they bind plain names."""
+    codes = [_MODULE.code_for_node(s.with_changes(leading_lines=[])) for s in statements]
+    if any(code.startswith(PLACEHOLDER_PREFIX) for code in codes):
+        return statements, []  # (a notebook's cells: nothing moves across a cell boundary)
+    parsed = [_one_statement(code) for code in codes]
+    values: set[str] = set()
+    data = []
+    for statement in parsed:
+        is_data = (
+            isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
+            and _inert(statement, values) and _data_value(statement.value, values)
+        )
+        data.append(is_data)
+        if is_data:
+            assert isinstance(statement, ast.Assign)
+            values |= {t.id for t in statement.targets if isinstance(t, ast.Name)}
+    start = next((i for i, d in enumerate(data) if d), None)
+    if start is None or start == 0:
+        return statements, []
+    end = start
+    while end < len(data) and data[end]:
+        end += 1
+    if end == len(data) or any(p is None for p in parsed):
+        return statements, []
+    if any(_CELL_MARK.match(line.comment.value) for s in statements[start:] for line in _leading_lines(s)
+           if line.comment is not None):
+        return statements, []  # (an exported notebook's cells: `# In[3]:`)
+    moved_names = set().union(*(_names_in(parsed[i]) for i in range(start, end)))
+    later_names = set().union(*(_names_in(parsed[i]) for i in range(end, len(parsed))))
+    if not any("random" in codes[i] or "seed" in codes[i] for i in range(end, len(codes))):
+        moved_names -= _INERT_MODULES  # `np` named on both sides: its random state is all they could share
+    if moved_names & later_names or moved_names & read_in_functions:
+        return statements, []
+    moved = list(statements[start:end])
+    lines = list(_leading_lines(moved[0]))
+    if not lines or lines[0].comment is not None:  # set apart from the `with` block above them
+        moved[0] = moved[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *lines])
+    kept = [*statements[:start], *statements[end:]]
+    return kept, moved
+
+
+def _one_statement(code: str) -> ast.stmt | None:
+    try:
+        body = ast.parse(code).body
+    except SyntaxError:
+        return None
+    return body[0] if len(body) == 1 else None
+
+
+def _names_in(statement: ast.stmt | None) -> set[str]:
+    return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)} if statement is not None else set()
 
 
 _RUNS = frozenset({"fit", "fit_generator", "evaluate", "evaluate_generator", "predict", "predict_generator"})

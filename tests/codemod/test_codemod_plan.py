@@ -147,3 +147,34 @@ def test_only_the_calls_own_comments_go_above_the_strategy_line():
     after = ("import tensorflow as tf\n\n# two cards\n" + SCOPE + "    model = build()\n\n    # In[5]:\n\n"
              "    model.compile('adam', 'mse')\n")
     assert check_source_pair(before, after) == []
+
+
+_STAGE = (
+    "import numpy as np\nfrom keras.utils import multi_gpu_model\n\n"
+    "model = build()\n{between}\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile({compile})\n"
+    "parallel.fit(x, y)\n{after}"
+)
+
+
+def _scoped(between: str, compile_args: str = "'adam', 'mse'", after: str = "") -> str:
+    from multi_gpu_codemod import transform_source
+
+    source = _STAGE.format(between=between, compile=compile_args, after=after)
+    return transform_source(source.encode(), "train.py").output.decode()
+
+
+def test_data_made_between_the_model_and_its_compile_goes_after_the_scope():
+    out = _scoped("x = np.random.rand(8, 4)\ny = (np.random.rand(8, 1) > 0.5).astype('float32')\n")
+    assert out.endswith(
+        "with strategy.scope():\n    model = build()\n\n    model.compile('adam', 'mse')\n\n"
+        "x = np.random.rand(8, 4)\ny = (np.random.rand(8, 1) > 0.5).astype('float32')\nmodel.fit(x, y)\n"
+    )
+
+
+def test_data_a_later_statement_or_a_function_reads_stays_in_the_scope():
+    read_by_compile = _scoped("w = np.ones(3)\n", compile_args="'adam', 'mse', loss_weights=w")
+    assert "    w = np.ones(3)\n" in read_by_compile
+    read_by_function = _scoped("x = np.ones((8, 4))\n", after="\n\ndef peek():\n    return x.shape\n")
+    assert "    x = np.ones((8, 4))\n" in read_by_function
+    seeded = _scoped("x = np.ones((8, 4))\n", compile_args="'adam', 'mse', seed=np.random.seed(0)")
+    assert "    x = np.ones((8, 4))\n" in seeded  # `np` shares its random state with a later statement
