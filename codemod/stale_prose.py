@@ -55,7 +55,7 @@ _WRAPPED: Final = re.compile(r"\bwrap\w*\s+$", re.IGNORECASE)
 # ... unless it says the model is trained that way ("wraps it in multi_gpu_model", "trained through
 # a ModelMGPU wrapper"): the model is trained under the strategy now
 _TRAINED: Final = re.compile(
-    r"\b(?P<verb>wrap(?:s|ped|ping)?|train(?:s|ed|ing)?)(?P<object>\s+(?:it|them|the\s+(?:model|network|net)))?"
+    r"\b(?P<verb>wrap(?:s|ped|ping)?|train(?:s|ed|ing)?)(?P<object>\s+(?:it|them|(?:the|our|this)\s+(?:[\w-]+\s+){0,2}?(?:model|network|net|classifier)))?"
     r"\s+(?P<by>in|into|with|through|via|using|by)\s+(?:an?\s+|the\s+)?(?P<tick>`?)" + _DOTTED
     + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?P<noun>\s+(?:wrapper|helper|class|function|call))?"
     r"(?![\w(])",
@@ -85,6 +85,9 @@ MECHANICS: Final = re.compile(
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template)"
+    r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
+    # "Multi-GPU: wrap the VAE", "wrap the model for 4 GPUs": nothing is wrapped under the strategy
+    r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
     r"|\bmerge\s+layers?\b|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
     re.IGNORECASE,
 )
@@ -173,12 +176,15 @@ class Prose:
             parts.append(MECHANICS.pattern)
         self._pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
 
-    def renamed(self, text: str) -> str:
+    def renamed(self, text: str, *, markdown: bool = False) -> str:
         """`text` with a removed helper named as the tool ("with make_parallel") made the strategy;
         commented-out code (`# parallel_model.fit(X, Y)`) is no prose: it stays as written (and
-        goes where it names what was removed)."""
-        if text.startswith("#") and _commented_code(text):
+        goes where it names what was removed). `markdown`: a line of a markdown cell, which the
+        notebook wraps, so no width holds it."""
+        if text.startswith("#") and _commented_code(text) and not markdown:
             return text
+        if "\r\n" in text:
+            return self.renamed(text.replace("\r\n", "\n"), markdown=markdown).replace("\n", "\r\n")
         def swap(match: re.Match[str]) -> str:
             if match["name"] not in self.removed or _WRAPPED.search(match.string[:match.start()]):
                 return match[0]
@@ -198,7 +204,7 @@ class Prose:
                 return match[0]  # "trained with multi_gpu_model": the tool, renamed as such below
             verb = _TRAIN_VERB.get(match["verb"].lower(), match["verb"].lower())
             verb = verb.capitalize() if match["verb"][0].isupper() else verb
-            return f"{verb}{match['object'] or ''} under {STRATEGY}"
+            return f"{verb}{match['object'] or ''} under {match['tick']}{STRATEGY}{match['tick']}"
         def sentence(part: str) -> str:
             if _PAIR.search(_TRAINED.sub("", part)):
                 return part  # it says more about the old pair (template, copy, CPU): not made true by a name
@@ -213,10 +219,16 @@ class Prose:
                 if not pair:
                     part = re.sub(rf"(?<![\w.]){re.escape(parallel)}\b", template, part)
             return part
-        out = "".join(sentence(part) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(text)))
+        def whole(full: str) -> str:
+            # "The template lives on the CPU; multi_gpu_model copies it to each GPU.": a clause of a
+            # sentence about the old pair is no more made true by a name than the sentence is
+            if _PAIR.search(_TRAINED.sub("", full)) and _HELPER_NAMES.search(full):
+                return full
+            return "".join(sentence(part) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(full)))
+        out = "".join(whole(part) if k % 2 == 0 else part for k, part in enumerate(_FULL_STOP.split(text)))
         # in text wrapped within 100 columns, a line the longer name would push past them stays as it
         # was (stale: dropped or reported); unwrapped text (a markdown paragraph on one line) has no width
-        if max((len(line) for line in text.splitlines()), default=0) > 100:
+        if markdown or max((len(line) for line in text.splitlines()), default=0) > 100:
             return out
         if all(len(line) <= 100 for line in out.splitlines()):
             return out
@@ -412,8 +424,8 @@ class _Pass(cst.CSTTransformer):
         def close() -> None:
             nonlocal dropped_last
             left = [
-                self._trimmed(unit[0]) if len(unit) == 1 else line
-                for unit in _units(paragraph) if not self._stale(unit) for line in unit
+                line for unit in _units(paragraph) if not self._stale(unit)
+                for line in ([self._trimmed(unit[0])] if len(unit) == 1 else self._stale_tail_cut(unit))
             ]
             if paragraph and not left:
                 dropped_last = True  # and the blank line after it, so no gap is left doubled
@@ -445,6 +457,30 @@ class _Pass(cst.CSTTransformer):
             return line
         text = self.prose.without_stale_sentences(line.comment.value)
         return line if text == line.comment.value else line.with_changes(comment=line.comment.with_changes(value=text))
+
+    def _stale_tail_cut(self, unit: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+        """A comment of several lines less its closing sentences when each of them names something
+        removed and none before does ("# Run on 2 P100s. Then `multi_gpu_model` makes a" /
+        "# data-parallel copy." keeps "# Run on 2 P100s.")."""
+        values = [line.comment.value if line.comment is not None else "" for line in unit]
+        if any(_PRAGMA.search(v) or _SEPARATOR.match(v) or _commented_code(v) for v in values if v):
+            return unit
+        for index, value in enumerate(values):
+            starts = [m.end() for m in _FULL_STOP.finditer(value)]
+            if index and values[index - 1].rstrip().endswith((".", "!", "?")):
+                starts.insert(0, len(value) - len(value.lstrip("# ")))
+            for start in starts:
+                head = " ".join([*(_words(v) for v in values[:index]), _words(value[:start])]).strip()
+                tail = " ".join([_words(value[start:]), *(_words(v) for v in values[index + 1:])]).strip()
+                if not head or not tail or self.prose.names_removed(head) or not self.prose.wholly_stale(tail):
+                    continue
+                cut = value[:start].rstrip()
+                if cut.strip("# "):
+                    line = unit[index]
+                    assert line.comment is not None
+                    return [*unit[:index], line.with_changes(comment=line.comment.with_changes(value=cut))]
+                return list(unit[:index])
+        return unit
 
     def _stale(self, unit: list[cst.EmptyLine]) -> bool:
         comments = [line.comment.value for line in unit if line.comment is not None]
@@ -496,13 +532,28 @@ class _Pass(cst.CSTTransformer):
 
 _QUOTES: Final = re.compile(r'(?P<prefix>[rRuU]?)(?P<quote>"""|\'\'\'|"|\')')
 _PARAGRAPH_BREAK: Final = re.compile(r"(\n[ \t]*\n)")
-_SENTENCE: Final = re.compile(r"\S.*?(?:[.!?](?=\s|$)|$)", re.DOTALL)
+# a sentence ends at `.`/`!`/`?` before a space, not in "e.g." or "i.e."
+_SENTENCE: Final = re.compile(r"\S.*?(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bcf)[.!?](?=\s|$)|$)", re.DOTALL)
+
+
+def _sentence_spans(paragraph: str) -> list[tuple[int, int]]:
+    """The sentences of a paragraph; a `.` inside parentheses ends none ("(e.g. one GPU.)")."""
+    spans: list[tuple[int, int]] = []
+    for match in _SENTENCE.finditer(paragraph):
+        if spans and paragraph[spans[-1][0]:spans[-1][1]].count("(") > paragraph[spans[-1][0]:spans[-1][1]].count(")"):
+            spans[-1] = (spans[-1][0], match.end())
+        else:
+            spans.append(match.span())
+    return spans
 
 
 def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = False) -> str | None:
     """A docstring literal less each sentence that names something removed (its lines, when it had
     them to itself; a paragraph left with none goes with its blank line); "" when every sentence
     does; None when none does. `keep_first`: the first paragraph stays as it is."""
+    if "\r\n" in value:  # a CRLF file's docstring: read as lines, written back with its own line ends
+        cleaned = docstring_without_stale(value.replace("\r\n", "\n"), prose, keep_first=keep_first)
+        return None if cleaned is None else cleaned.replace("\n", "\r\n")
     quotes = _QUOTES.match(value)
     if quotes is None or not value.endswith(quotes["quote"]) or len(value) < 2 * len(quotes["quote"]) + len(
         quotes["prefix"]
@@ -519,7 +570,7 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
     changed = False
     for k in range(0, len(parts), 2):
         paragraph = parts[k]
-        spans = [m.span() for m in _SENTENCE.finditer(paragraph)]
+        spans = _sentence_spans(paragraph)
         stale = [(a, b) for a, b in spans if prose.names_removed(paragraph[a:b])]
         # an `Args:` list is no run of sentences: left, reported
         if not stale or _structured(paragraph) or (keep_first and k == 0):
@@ -550,15 +601,23 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
 
 
 def _clause_kept(sentence: str, prose: Prose) -> str:
-    """The first clause of a stale sentence ("A; B."), closed as the sentence was, when only what
-    follows the `;` names something removed; "" otherwise."""
+    """The first clause of a stale sentence ("A; B.", "A, and the count decides B."), closed as
+    the sentence was, when only the clause after the `;` (or the `, and` that opens a new subject)
+    names something removed; "" otherwise."""
     first, semicolon, _ = sentence.partition(";")
+    if not semicolon:
+        joined = _JOINED_CLAUSE.search(sentence)
+        first, semicolon = (sentence[:joined.start()], ";") if joined else (sentence, "")
     if not semicolon or not first.strip() or prose.names_removed(first):
         return ""
     if first.count("(") != first.count(")") or first.count("`") % 2:
         return ""  # (a `;` inside parentheses or code: no clause of the sentence ends there)
     end = sentence.rstrip()[-1:]
     return first.rstrip() + (end if end in ".!?" else ".")
+
+
+# ", and the number of ids decides ...": a second clause with its own subject, not a list's last item.
+_JOINED_CLAUSE: Final = re.compile(r",\s+(?:and|so)\s+(?:the|this|that|it|its|we|our|each|every|then)\b", re.IGNORECASE)
 
 
 def _structured(paragraph: str) -> bool:
@@ -601,7 +660,7 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
     kept: list[str] = []
     reported: list[tuple[int, str, str]] = []
     for unit in (u for u in units if u):
-        renamed = [prose.renamed(lines[k]) for k in unit]
+        renamed = [prose.renamed(lines[k], markdown=True) for k in unit]
         words = " ".join(line.strip().lstrip("#-*+ ") for line in renamed)
         heading = lines[unit[0]].lstrip().startswith("#")  # the notebook's structure: never dropped
         if words and not heading and prose.wholly_stale(words):

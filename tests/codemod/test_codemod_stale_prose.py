@@ -98,17 +98,31 @@ def test_a_docstring_about_the_wrapper_goes_a_comment_mixing_sentences_is_report
         IMPORTS + "\n\nclass Checkpoint(Callback):\n"
         '    """Save the template, which sits at layers[-2] of the parallel model."""\n\n'
         "    def on_epoch_end(self, epoch, logs=None):\n        self.model.save('x.h5')\n\n\n"
-        "# Train for ten epochs. The batch is\n# split over gpu_model's replicas.\n"
+        "# The batch of every step is split evenly over the\n# gpu_model's replicas. Train for ten epochs.\n"
         "# Save often. Save gpu_model's template.\n" + SITE
     )
     after, findings = migrate(before)
     # every sentence of the docstring was about the wrapper: it goes, and no blank line is left under the class
     assert "class Checkpoint(Callback):\n    def on_epoch_end(self, epoch, logs=None):\n" in after
-    # a sentence on a line of its own goes; one running over lines with another is reported
-    assert "# Train for ten epochs. The batch is\n    # split over gpu_model's replicas.\n    # Save often.\n" in after
+    # a sentence on a line of its own goes; one running over lines into another is reported
+    assert (
+        "# The batch of every step is split evenly over the\n    # gpu_model's replicas. Train for ten epochs.\n"
+        "    # Save often.\n"
+    ) in after
     assert [(line, code) for line, code, _ in findings] == [(13, "MGPU305")]
     assert "`gpu_model`" in findings[0][2]
     assert "reword it for tf.distribute.MirroredStrategy or delete it" in findings[0][2]
+
+
+def test_a_comment_over_lines_loses_the_stale_sentences_it_ends_with():
+    before = (
+        IMPORTS + "\n\n# Kernel run on a 2xP100 machine. The model is built, then `multi_gpu_model` makes a\n"
+        "# data-parallel copy; we train the parallel model and predict with the template.\n" + SITE
+    )
+    after, findings = migrate(before)
+    assert "    # Kernel run on a 2xP100 machine.\n    model = build()\n" in after
+    assert "data-parallel" not in after
+    assert findings == []
 
 
 def test_a_docstring_loses_only_its_stale_sentences():
@@ -397,3 +411,76 @@ def test_a_semicolon_inside_parentheses_ends_no_clause():
     before = '"""Trainer.\n\nUses lr (0.1; decayed) and gpu_model.\n"""\n' + IMPORTS + SITE
     after, _ = migrate(before)
     assert "(0.1." not in after
+
+
+def test_a_crlf_docstring_loses_its_stale_sentence_and_keeps_its_line_ends():
+    before = (
+        '"""Bidirectional LSTM classifier.\r\n\r\nRun on the GPUs set below; falls back to one device\r\n'
+        'if multi_gpu_model refuses (e.g. only one GPU visible).\r\n"""\r\n'
+        + (IMPORTS + SITE).replace("\n", "\r\n")
+    )
+    after, _ = migrate(before)
+    assert after.startswith('"""Bidirectional LSTM classifier.\r\n\r\nRun on the GPUs set below.\r\n"""\r\n')
+    assert "\n" not in after.replace("\r\n", "")
+
+
+def test_an_abbreviation_or_a_stop_in_parentheses_ends_no_sentence():
+    before = '"""Trainer.\n\nFalls back if multi_gpu_model refuses (e.g. one GPU. Or none.) at start.\n"""\n'
+    after, _ = migrate(before + IMPORTS + SITE)
+    assert after.startswith('"""Trainer."""\n')  # the whole sentence went, not its half after "e.g."
+
+
+def test_a_clause_with_its_own_subject_after_a_comma_and_goes_alone():
+    before = (
+        '"""Fine-tune a conv net.\n\n    CUDA_VISIBLE_DEVICES is set before keras is imported, and the\n'
+        '    number of ids decides how many replicas multi_gpu_model builds.\n"""\n'
+    )
+    after, _ = migrate(before + IMPORTS + SITE)
+    assert after.startswith(
+        '"""Fine-tune a conv net.\n\n    CUDA_VISIBLE_DEVICES is set before keras is imported.\n"""\n'
+    )
+    # a list's last item is no clause of its own: the sentence goes whole
+    listed = '"""Fine-tune.\n\nIt loads data, builds, and merges outputs for multi_gpu_model.\n"""\n'
+    after, _ = migrate(listed + IMPORTS + SITE)
+    assert after.startswith('"""Fine-tune."""\n')
+
+
+@pytest.mark.parametrize("text,expected", [
+    # the model named, with its own words, is trained under the strategy; the tool keeps its backticks
+    ("and wrap the siamese model with `multi_gpu_model` over two cards.",
+     "and train the siamese model under `tf.distribute.MirroredStrategy` over two cards."),
+    ("We wrap our base network in multi_gpu_model.", "We train our base network under tf.distribute.MirroredStrategy."),
+])
+def test_a_named_model_wrapped_in_the_helper_is_trained_under_the_strategy(text, expected):
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.renamed(text) == expected
+
+
+def test_a_clause_of_a_sentence_about_the_old_pair_is_not_renamed():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = "The template lives on the CPU; `multi_gpu_model` copies it to each GPU."
+    assert prose.renamed(text) == text
+    assert prose.wholly_stale(text)  # so a markdown line holding it goes
+    assert prose.renamed("We train on 2 GPUs; `multi_gpu_model` copies the model.") == (
+        "We train on 2 GPUs; `tf.distribute.MirroredStrategy` copies the model."
+    )
+
+
+def test_a_markdown_line_is_renamed_whatever_its_width():
+    before = _notebook(
+        ("markdown", "## Sentiment\n\nIf more than one GPU is visible we use `multi_gpu_model`; otherwise we "
+                     "fall back to the plain model."),
+        ("code", IMPORTS + SITE),
+    )
+    result = transform_notebook(before, "nb.ipynb")
+    cells = json.loads(result.output)["cells"]
+    assert "".join(cells[0]["source"]).endswith(
+        "we use `tf.distribute.MirroredStrategy`; otherwise we fall back to the plain model."
+    )
+    assert not [f for f in result.findings if f.code == "MGPU305"]
+
+
+def test_a_comment_on_wrapping_for_several_gpus_goes():
+    before = IMPORTS + "# Multi-GPU: wrap the VAE, losses stay on the template\n" + SITE
+    after, findings = migrate(before)
+    assert "wrap the VAE" not in after and findings == []
