@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import exported_cells, guard_choice, pair_returns, pruning, stale_prose
+from . import exported_cells, guard_choice, pair_returns, pruning, stale_prose, unread_counts
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
 from .findings import Finding
@@ -87,6 +87,7 @@ def _transform_module_sites(
     new = continued.follow(new)
     new = guard_choice.fold(new)
     new = pair_returns.single_returns(module, new)
+    new = unread_counts.without_unread_counts(module, new)
     statuses = site_statuses(ctx, source)
     findings = list(ctx.findings)
     if ctx.rewritten:  # prose elsewhere in the file that still describes the removed helper

@@ -36,7 +36,8 @@ if TYPE_CHECKING:
     from ._tree import Tree
 
 __all__ = [
-    "Branch", "KeptCondition", "StrategyCode", "count_or_list", "dropped_notes", "refine", "strategy_expression",
+    "Branch", "KeptCondition", "StrategyCode", "count_or_list", "dropped_notes", "machine_count", "machine_query",
+    "refine", "strategy_expression",
     "surely_int",
 ]
 
@@ -669,3 +670,8 @@ def dropped_notes(dropped: list[str]) -> list[str]:
         why = _WHY_DROPPED.get(name, "MirroredStrategy has no such option")
         notes.append(f"# Dropped `{item}`: {why}.")
     return notes
+
+
+# For unread_counts: what counts the machine's GPUs, and the calls that list them.
+machine_count = _machine_count
+machine_query = _machine_query

@@ -1,0 +1,135 @@
+"""A count of the machine's GPUs that only the removed call and its guard read goes, with the
+listing helper only it called.
+
+`G = len(get_available_gpus())` fed `multi_gpu_model(model, gpus=G)` and `if G > 1:`; once
+`MirroredStrategy()` takes every GPU and the guard is gone, nothing reads `G`, and a reviewer
+deletes it and the `device_lib` helper behind it. Only in a file that runs as a script (nothing
+imports its names), for a name the original read and the rewritten file reads nowhere, in any
+scope; the helper only when it is a module-level `def` whose name says it lists or counts GPUs
+and nothing else reads it. The comment lines right above a removed statement go with it; the
+blank lines before them stay. A statement that is the last of its block, or of a notebook cell,
+stays. core.py runs it on the rewritten module, with the original to compare.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Sequence
+from typing import Any, cast
+
+import libcst as cst
+
+from ._tree import runs_as_script
+from .cell_scopes import PLACEHOLDER_PREFIX
+from .strategy_expression import machine_count, machine_query
+
+__all__ = ["without_unread_counts"]
+
+
+def without_unread_counts(original: cst.Module, new: cst.Module) -> cst.Module:
+    """`new` less the machine GPU counts (and their listing helpers) nothing reads any more."""
+    if not runs_as_script(original):
+        return new
+    before, after = _reads(original.code), _reads(new.code)
+    if before is None or after is None:
+        return new
+    counts = _Counts(before - after)
+    new.visit(counts)
+    if not counts.found:
+        return new
+    new = new.visit(_Without(counts.found))
+    left = _reads(new.code)
+    if left is None:
+        return new
+    helpers = {
+        id(s) for s in new.body if isinstance(s, cst.FunctionDef) and s.name.value in counts.helpers
+        and s.name.value not in left and not s.decorators
+    }
+    return new.visit(_Without(helpers)) if helpers else new
+
+
+def _reads(code: str) -> set[str] | None:
+    """Every name the code reads anywhere (any scope: a local of the same name counts too)."""
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+
+
+class _Counts(cst.CSTVisitor):
+    """`G = len(get_available_gpus())` statements binding a name in `unread`."""
+
+    def __init__(self, unread: set[str]) -> None:
+        self.unread = unread
+        self.found: set[int] = set()
+        self.helpers: set[str] = set()
+
+    def visit_SimpleStatementLine(self, node: cst.SimpleStatementLine) -> bool:
+        if len(node.body) != 1 or not isinstance(node.body[0], cst.Assign):
+            return False
+        assign = node.body[0]
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
+            return False
+        if assign.targets[0].target.value in self.unread and machine_count(assign.value):
+            self.found.add(id(node))
+            self.helpers |= {
+                n.func.value for n in _calls(assign.value) if isinstance(n.func, cst.Name) and machine_query(n)
+            }
+        return False
+
+
+def _calls(node: cst.CSTNode) -> list[cst.Call]:
+    found: list[cst.Call] = []
+    stack = [node]
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Call):
+            found.append(current)
+        stack.extend(current.children)
+    return found
+
+
+class _Without(cst.CSTTransformer):
+    """The statements of `removed` out of their blocks, their blank lines handed on."""
+
+    def __init__(self, removed: set[int]) -> None:
+        super().__init__()
+        self.removed = removed
+
+    def leave_Module(self, original: cst.Module, updated: cst.Module) -> cst.Module:
+        return updated.with_changes(body=self._body(original.body, updated.body))
+
+    def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
+        return updated.with_changes(body=self._body(original.body, updated.body))
+
+    def _body(self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]) -> list[Any]:
+        body: list[Any] = list(updated)  # (statements and compound statements: both have leading_lines)
+        out: list[Any] = []
+        carried: list[cst.EmptyLine] = []
+        for index, (old, statement) in enumerate(zip(original, body)):
+            if id(old) in self.removed and not _alone(body, index):
+                lines = list(statement.leading_lines)
+                while lines and lines[-1].comment is not None:  # its own comments go with it
+                    lines.pop()
+                carried = [line for line in lines if line.comment is None] or carried
+                continue
+            if carried:
+                own = list(statement.leading_lines)
+                blanks = 0
+                while blanks < len(own) and own[blanks].comment is None:
+                    blanks += 1
+                statement = statement.with_changes(leading_lines=[*carried[blanks:], *own])
+                carried = []
+            out.append(statement)
+        return out
+
+
+def _alone(body: list[cst.BaseStatement], index: int) -> bool:
+    """The statement is all its block (or its notebook cell) holds."""
+    def boundary(k: int) -> bool:
+        if k < 0 or k >= len(body):
+            return True
+        code = cst.Module(body=[cast(Any, body[k]).with_changes(leading_lines=[])]).code
+        return code.startswith(PLACEHOLDER_PREFIX)
+    return boundary(index - 1) and boundary(index + 1)

@@ -1,0 +1,46 @@
+"""codemod/unread_counts.py: a machine GPU count only the removed call read goes, with its helper."""
+
+from multi_gpu_codemod import transform_source
+
+HELPER = (
+    "def get_available_gpus():\n    from tensorflow.python.client import device_lib\n"
+    "    return [x.name for x in device_lib.list_local_devices() if x.device_type == 'GPU']\n"
+)
+HEAD = "import numpy as np\nfrom keras.utils import multi_gpu_model\n\n\n" + HELPER + "\n\n"
+SITE = (
+    "model = build()\n\n# how many cards\nG = len(get_available_gpus())\nif G > 1:\n"
+    "    parallel = multi_gpu_model(model, gpus=G)\nelse:\n    parallel = model\n"
+    "parallel.compile('adam', 'mse')\nparallel.fit(x, y)\n"
+)
+
+
+def _migrated(source: str) -> str:
+    result = transform_source(source.encode(), "train.py")
+    assert transform_source(result.output, "train.py").output == result.output
+    return result.output.decode()
+
+
+def test_a_count_nothing_reads_goes_with_its_comment_and_its_helper():
+    out = _migrated(HEAD + SITE)
+    assert out == (
+        "import numpy as np\nimport tensorflow as tf\n\n\n"
+        "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build()\n\n"
+        "    model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+
+
+def test_a_count_still_read_stays_and_so_does_its_helper():
+    out = _migrated(HEAD + SITE + "print('batch', 32 * G)\n")
+    assert "G = len(get_available_gpus())\n" in out and "def get_available_gpus():" in out
+
+
+def test_a_helper_something_else_reads_stays():
+    out = _migrated(HEAD + SITE + "print(get_available_gpus())\n")
+    assert "G = len(" not in out and "def get_available_gpus():" in out
+
+
+def test_a_module_others_import_keeps_its_names():
+    body = SITE.replace("parallel.fit(x, y)\n", "return parallel\n").splitlines()
+    library = HEAD + "def train(x, y):\n" + "".join(f"    {line}\n" if line else "\n" for line in body)
+    out = _migrated(library)
+    assert "G = len(get_available_gpus())" in out and "def get_available_gpus():" in out
