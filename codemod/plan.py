@@ -246,6 +246,7 @@ class _Applier(cst.CSTTransformer):
         self.choice_comments: dict[int, list[cst.EmptyLine]] = {}  # region -> comments for its strategy line
         self.call_regions: dict[int, Region] = {}  # a removed call in a branch -> the region around it
         self._function_names: frozenset[str] | None = None
+        self.emptied: set[int] = set()  # the `pass` of each block whose every statement went
         for region in plan.regions:
             self.regions.setdefault(id(region.block), []).append(region)
             for statement in region.block.body[region.start:region.end + 1]:
@@ -283,6 +284,9 @@ class _Applier(cst.CSTTransformer):
         if id(original_node) in self.plan.dropped_lines:
             return cst.RemovalSentinel.REMOVE
         updated = super().on_leave(original_node, updated_node)
+        orelse = updated.orelse if isinstance(updated, cst.If) else None
+        if isinstance(updated, cst.If) and isinstance(orelse, cst.Else) and _only(orelse.body, self.emptied):
+            return updated.with_changes(orelse=None)  # (`else: parallel = model` went: no `else: pass`)
         if isinstance(original_node, cst.SimpleStatementLine) and isinstance(updated, cst.SimpleStatementLine):
             return self._comment_above_if_too_wide(original_node, updated)
         if (
@@ -503,6 +507,8 @@ class _Applier(cst.CSTTransformer):
                 region = next(region_iter, None)
         if not out:
             out = [cst.SimpleStatementLine(body=[cst.Pass()], leading_lines=pending)]
+            if not pending:
+                self.emptied.add(id(out[0]))
             pending = []
         # no blank line left to end the file or the block: it set apart a statement that is gone
         while pending and pending[-1].comment is None:
@@ -634,6 +640,13 @@ def _own_comments_start(lines: Sequence[cst.EmptyLine]) -> int:
 
 
 _CELL_MARK: Final = re.compile(r"^#\s*(?:In\[[ \d]*\]:|%%)")
+
+
+def _only(block: cst.BaseSuite, emptied: set[int]) -> bool:
+    """The block holds only the `pass` the plan put where all its statements went, and no comment."""
+    return isinstance(block, cst.IndentedBlock) and len(block.body) == 1 and id(block.body[0]) in emptied and not any(
+        line.comment is not None for line in block.footer
+    )
 
 
 def _once(lines: list[cst.EmptyLine]) -> list[cst.EmptyLine]:

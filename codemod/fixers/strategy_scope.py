@@ -1814,10 +1814,11 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
     aliases: list[cst.SimpleStatementLine] = []
     if target != template:
         accesses = ctx.safe_rename(site, item.anchor) if isinstance(site.target, cst.Name) else None
-        if accesses is None and isinstance(kept, cst.If) and isinstance(site.target, cst.Name):
+        guard = kept if kept is not None else _dissolved_guard(tree, item.anchor)
+        if accesses is None and isinstance(guard, cst.If) and isinstance(site.target, cst.Name):
             # `if G <= 1: ...; parallel = model` / `else: ...; parallel = multi_gpu_model(model, G)`:
             # the other branch's alias binds the template too, so every read can be renamed
-            aliases = _branch_aliases(tree, kept, site, target, template)
+            aliases = _branch_aliases(tree, guard, site, target, template)
             accesses = ctx.safe_rename(site, item.anchor, aliases) if aliases else None
         if accesses is None and kept is None and isinstance(site.target, cst.Name):
             # `parallel = model` / `if gpus > 1: parallel = multi_gpu_model(model, gpus)`: the
@@ -1850,6 +1851,16 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
         ctx.plan.statements[id(item.anchor)] = alias
 
 
+def _dissolved_guard(tree: Tree, anchor: cst.CSTNode) -> cst.If | None:
+    """The `if` (with an `else`) whose body holds the call, kept for what else it does (`print(...)`),
+    whose `else: parallel = model` the plan would write once after it (_kept_fallback: dissolves)."""
+    parent = tree.parent(anchor)
+    owner = tree.parent(parent) if parent is not None else None
+    if isinstance(owner, cst.If) and owner.body is parent and isinstance(owner.orelse, cst.Else):
+        return owner
+    return None
+
+
 def _default_alias(tree: Tree, site: Site, target: str, template: str) -> list[cst.SimpleStatementLine]:
     """`parallel = model` right above the `if` (without `else`) whose body holds the call: the
     value the name keeps when the condition is false."""
@@ -1874,15 +1885,18 @@ def _branch_aliases(
     tree: Tree, kept: cst.If, site: Site, target: str, template: str
 ) -> list[cst.SimpleStatementLine]:
     """The `parallel = model` lines of the kept `if`'s other branches, when each leaves its branch
-    something else to run and nothing in that branch binds the template after it; else []."""
+    something else to run (or is all of the final `else`, which then goes) and nothing in that
+    branch binds the template after it; else []."""
     found: list[cst.SimpleStatementLine] = []
+    final = kept.orelse.body if isinstance(kept.orelse, cst.Else) else None
     for suite in branch_suites(kept):
         if not isinstance(suite, cst.IndentedBlock) or any(a is suite for a in tree.ancestors(site.call)):
             continue
         for k, statement in enumerate(suite.body):
             if not binds(statement, target, tree):
                 continue
-            if not (fallbacks.is_fallback_alias(statement, target, template, tree) and len(suite.body) > 1):
+            alone = len(suite.body) == 1 and suite is final and not findall(suite, cst.Comment)
+            if not (fallbacks.is_fallback_alias(statement, target, template, tree) and (len(suite.body) > 1 or alone)):
                 return []
             if any(binds(later, template, tree) for later in suite.body[k + 1:]):
                 return []

@@ -53,3 +53,23 @@ def test_any_other_use_keeps_the_pair(use):
 def test_a_module_something_may_import_keeps_the_pair():
     out = transform_source((BUILD + "def main():\n    model, par = build(2)\n    return par\n").encode()).output
     assert b"    return model, model\n" in out
+
+
+def test_a_guard_kept_for_its_message_loses_its_else_alias_and_the_pair_goes():
+    # `if n > 1: print(...); parallel = multi_gpu_model(...) else: parallel = model`: the `if` stays
+    # for its message, the `else` holding only the alias goes with the call (no `else: pass`), and
+    # with no alias left the builder returns its model once
+    before = (
+        "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "def build():\n    model = make()\n    n_gpu = len(tf.config.list_physical_devices('GPU'))\n"
+        "    if n_gpu > 1:\n        print('Using %d GPUs' % n_gpu)\n"
+        "        parallel = multi_gpu_model(model, gpus=n_gpu)\n    else:\n        parallel = model\n"
+        "    parallel.compile('adam', 'mse')\n    return model, parallel\n\n\n"
+        "if __name__ == '__main__':\n    model, parallel = build()\n    parallel.fit(x, y)\n"
+    )
+    after = transform_source(before.encode(), "train.py").output.decode()
+    assert after.endswith(
+        "    with strategy.scope():\n        model = make()\n        if n_gpu > 1:\n"
+        "            print('Using %d GPUs' % n_gpu)\n        model.compile('adam', 'mse')\n    return model\n\n\n"
+        "if __name__ == '__main__':\n    model = build()\n    model.fit(x, y)\n"
+    )

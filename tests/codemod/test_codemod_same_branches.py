@@ -42,16 +42,16 @@ PAIRS = [
         "    parallel = multi_gpu_model(model, gpus=gpus)\nelse:\n    parallel = model\n"
         "parallel.compile('sgd', 'mse')\n",
         "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        "    if gpus > 1:\n        notify('several')\n    parallel = model\n    parallel.compile('sgd', 'mse')\n",
-        [],  # the branch for a plain model is gone: no branch left to choose, nothing to report
+        "    if gpus > 1:\n        notify('several')\n    model.compile('sgd', 'mse')\n",
+        [],  # the branch for a plain model goes with its alias: no branch left to choose, nothing to report
         id="shared-last-statement-goes-after-and-the-empty-else-goes",
     ),
     pytest.param(
         HEAD + "gpus = 2\nmodel = build()\nif gpus > 1:\n    parallel = multi_gpu_model(model, gpus=gpus)\n"
         "    parallel.compile('sgd', 'mse')\nelse:\n    parallel = model\n    parallel.compile('sgd', 'mse')\n",
         "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        "    parallel = model\n    parallel.compile('sgd', 'mse')\n",
-        [],  # nothing of the `if` is left: nothing to report
+        "    model.compile('sgd', 'mse')\n",
+        [],  # nothing of the `if` is left, the alias neither: nothing to report
         id="identical-branches-are-written-once",
     ),
     pytest.param(
