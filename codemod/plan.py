@@ -471,6 +471,14 @@ class _Applier(cst.CSTTransformer):
                     lines = list(_leading_lines(orig))
                     apart = max((i for i, line in enumerate(lines) if line.comment is None), default=-1) + 1
                     comments, moved = comments[:apart], comments[apart:]
+                    own = [line for line in lines[apart:] if line.comment is not None]
+                    if isinstance(orig, cst.SimpleStatementLine) and own and all(
+                        _STAGE_HEADING.search(line.comment.value) for line in own if line.comment
+                    ):
+                        # `# phase 1: train the new head`: about the code that follows, not the
+                        # choice of devices; it stays where it was, above what comes next
+                        comments = [*comments, *[c for c in moved if any(c is line for line in own)]]
+                        moved = [c for c in moved if not any(c is line for line in own)]
                 else:
                     moved, comments = comments, []
                 self.choice_comments.setdefault(id(around), []).extend(c for c in moved if c.comment is not None)
@@ -486,8 +494,15 @@ class _Applier(cst.CSTTransformer):
             if pieces:
                 first_lines = _leading_lines(pieces[0])
                 if first_lines and first_lines[0].comment is None:
-                    while pending and pending[-1].comment is None:  # one blank line is enough
+                    # the wider of the two gaps, not both: two blank lines under an exported
+                    # `# In[5]:` stay two when the statement below had one
+                    gap = next((k for k, line in enumerate(first_lines) if line.comment is not None), len(first_lines))
+                    removed = 0
+                    while pending and pending[-1].comment is None:
                         pending.pop()
+                        removed += 1
+                    if pending and removed > gap:
+                        pending += [cst.EmptyLine(indent=False)] * (removed - gap)
                 pieces[0] = _with_leading(pieces[0], pending)
                 pending = []
             if pending and pending[-1].comment is None and comments and comments[0].comment is None:
@@ -639,6 +654,9 @@ def _own_comments_start(lines: Sequence[cst.EmptyLine]) -> int:
     return attached
 
 
+# a comment on the removed call that heads the stage it starts (`# phase 1: train the new head`),
+# not the choice of devices the strategy line makes
+_STAGE_HEADING: Final = re.compile(r"^#+\s*(?:phase|stage|step|part|round)\s*\d", re.IGNORECASE)
 _CELL_MARK: Final = re.compile(r"^#\s*(?:In\[[ \d]*\]:|%%)")
 
 

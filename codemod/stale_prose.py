@@ -49,6 +49,12 @@ _TOOL: Final = re.compile(
     r"(?!\s+(?:wrapper|helper|class|trick|function|call|gist|layer)s?\b)",  # "with the ModelMGPU wrapper"
     re.IGNORECASE,
 )
+# "via the classic make_parallel helper": the tool named with its noun, the strategy now
+_TOOL_HELPER: Final = re.compile(
+    r"\b(?P<by>with|using|via|through)(?P<space>\s+)(?:the\s+|a\s+|our\s+)?(?:[\w-]+\s+)?(?P<tick>`?)" + _DOTTED
+    + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\s+(?:helper|function)\b(?=\s*(?:[.,;:)]|$))",
+    re.IGNORECASE,
+)
 _HELPER_NAMES: Final = re.compile(r"(?<!\w)(?:" + "|".join(HELPERS) + r")\b")
 # "wrapped with multi_gpu_model": the strategy wraps nothing, so that sentence is not renamed
 _WRAPPED: Final = re.compile(r"\bwrap\w*\s+$", re.IGNORECASE)
@@ -86,13 +92,21 @@ MECHANICS: Final = re.compile(
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template)"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
+    r"|\bre-?wrap\w*|\btemplate\s+(?:model\s+)?(?:holds|keeps|owns|stores)\s+(?:the\s+|all\s+)?weights\b"
     # "Multi-GPU: wrap the VAE", "wrap the model for 4 GPUs": nothing is wrapped under the strategy
-    r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
+    r"|\b(?:build|builds|built|create|creates|created|place|placed|keep|kept)\s+(?:the\s+|our\s+)?(?:model|template|"
+    r"network|net)\s+on\s+(?:the\s+)?cpu\b"  # "We build the model on the CPU, then replicate it"
+    r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
     r"|\bmerge\s+layers?\b|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
     re.IGNORECASE,
 )
 _PARALLEL_MODEL: Final = re.compile(
     r"\b(?P<article>the\s+|our\s+|a\s+)(?:parallel|multi-gpu|multi\s+gpu)\s+model\b", re.IGNORECASE
+)
+_ON_PARALLEL_MODEL: Final = re.compile(
+    r"\b(?P<verb>run|runs|ran|running|train|trains|trained|training|fit|fits|fitting)\s+on\s+the\s+"
+    r"(?:parallel|multi-gpu|multi\s+gpu)\s+model\b",
+    re.IGNORECASE,
 )
 _PAIR: Final = re.compile(
     r"\btemplate|\bserial\b|\bsingle\b|\bwrap|(?<!class )\bweights\b|\blayers\[|\bmerge|\breplicas?\b|\bcopy\b|\bcpu\b"
@@ -209,9 +223,11 @@ class Prose:
             if _PAIR.search(_TRAINED.sub("", part)):
                 return part  # it says more about the old pair (template, copy, CPU): not made true by a name
             part = _TRAINED.sub(trained, part)
-            part = _SUBJECT.sub(named("{strategy}{verb}"), _TOOL.sub(swap, part))
+            part = _SUBJECT.sub(named("{strategy}{verb}"), _TOOL.sub(swap, _TOOL_HELPER.sub(swap, part)))
             part = _ASIDE.sub(named("({strategy})"), _VARIANT.sub(named("{strategy}{noun}"), part))
             if self.mechanics_gone:  # "train the parallel model": one model now, "the model"
+                # "run on the parallel model (4 GPUs)": on the strategy's replicas now
+                part = _ON_PARALLEL_MODEL.sub(rf"\g<verb> under {STRATEGY}", part)
                 part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
             for parallel, template in self.parallel_names.items():  # "recompile `gpu_model`" -> `model`
                 # not where the sentence names the pair ("returns (model, gpu_model)") or the helper
@@ -604,6 +620,11 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     """The first clause of a stale sentence ("A; B.", "A, and the count decides B."), closed as
     the sentence was, when only the clause after the `;` (or the `, and` that opens a new subject)
     names something removed; "" otherwise."""
+    # "Uses every GPU the machine has (counted through device_lib).": the aside at its end goes,
+    # when what is left says something of its own ("Return (model, parallel)." is no sentence)
+    aside = re.sub(r"\s*\([^()]*\)(?=[.!?]?\s*$)", lambda m: "" if prose.names_removed(m[0]) else m[0], sentence)
+    if aside != sentence and len(aside.split()) >= 4 and not prose.names_removed(aside):
+        return aside
     first, semicolon, _ = sentence.partition(";")
     if not semicolon:
         joined = _JOINED_CLAUSE.search(sentence)
@@ -699,7 +720,11 @@ def findings(source: str, reported: Sequence[tuple[str, str, int]], path: str) -
 def _message(text: str, name: str) -> str:
     shown = " ".join(text.split())
     shown = shown if len(shown) <= 70 else shown[:67] + "..."
+    if re.fullmatch(r"[\w.]+", name):
+        what = f"still names `{name}`, which the migration removed"
+    else:  # a phrase of the old wrapper's mechanics ("the template lives on the CPU"), not a name
+        what = f"still describes the removed multi-GPU wrapper ({' '.join(name.split())!r})"
     return (
-        f"this prose still names `{name}`, which the migration removed (Received: {shown!r}); "
+        f"this prose {what} (Received: {shown!r}); "
         "reword it for tf.distribute.MirroredStrategy or delete it."
     )

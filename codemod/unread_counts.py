@@ -6,9 +6,9 @@ listing helper only it called.
 deletes it and the `device_lib` helper behind it. Only in a file that runs as a script (nothing
 imports its names), for a name the original read and the rewritten file reads nowhere, in any
 scope; the helper only when it is a module-level `def` whose name says it lists or counts GPUs
-and nothing else reads it. The comment lines right above a removed statement go with it; the
-blank lines before them stay. A statement that is the last of its block, or of a notebook cell,
-stays. core.py runs it on the rewritten module, with the original to compare.
+and nothing else reads it (with the imports only it read). The comment lines right above a
+removed statement go with it; the blank lines before them stay. A statement that is the last
+of its block, or of a notebook cell, stays. core.py runs it on the rewritten module, with the original to compare.
 """
 
 from __future__ import annotations
@@ -21,6 +21,9 @@ import libcst as cst
 
 from ._tree import runs_as_script
 from .cell_scopes import PLACEHOLDER_PREFIX
+from .fixers import imports
+from .fixers.copied_helpers import imports_read_by
+from .plan import Plan
 from .strategy_expression import machine_count, machine_query
 
 __all__ = ["without_unread_counts"]
@@ -41,11 +44,16 @@ def without_unread_counts(original: cst.Module, new: cst.Module) -> cst.Module:
     left = _reads(new.code)
     if left is None:
         return new
-    helpers = {
-        id(s) for s in new.body if isinstance(s, cst.FunctionDef) and s.name.value in counts.helpers
+    helpers = [
+        s for s in new.body if isinstance(s, cst.FunctionDef) and s.name.value in counts.helpers
         and s.name.value not in left and not s.decorators
-    }
-    return new.visit(_Without(helpers)) if helpers else new
+    ]
+    if not helpers:
+        return new
+    # what only the helper imported goes too (`from tensorflow.python.client import device_lib`)
+    removals = [removal for helper in helpers for removal in imports_read_by(new, helper)]
+    new = new.visit(_Without({id(helper) for helper in helpers}))
+    return imports.finish(new, Plan(remove_imports=removals)) if removals else new
 
 
 def _reads(code: str) -> set[str] | None:

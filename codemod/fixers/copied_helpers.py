@@ -35,7 +35,7 @@ def fix(ctx: FixContext) -> None:
             ctx.plan.deleted.add(id(origin))
             # what only the helper imported goes too (`from keras.layers.merge import concatenate`
             # would stop the file on Keras 3); the imports fixer keeps any name still read
-            ctx.plan.remove_imports.extend(_imports_read_by(ctx.tree.module, origin))
+            ctx.plan.remove_imports.extend(imports_read_by(ctx.tree.module, origin))
             if isinstance(origin, (cst.FunctionDef, cst.ClassDef)) and _documented(origin):
                 # documented: another file may import it; say so rather than keep what would stop this one
                 ctx.report(origin, "MGPU401", (
@@ -88,7 +88,7 @@ def _unread_definition(ctx: FixContext, helper: Helper) -> bool:
 _Removal = tuple[str, Optional[str], Optional[str]]  # (module, name, asname), as Plan.remove_imports holds them
 
 
-def _imports_read_by(module: cst.Module, definition: cst.CSTNode) -> list[_Removal]:
+def imports_read_by(module: cst.Module, definition: cst.CSTNode) -> list[_Removal]:
     """The module-level imports (outside `try`) of names `definition` reads."""
     read = used_names(definition)
     found: list[_Removal] = []

@@ -447,8 +447,8 @@ def _template_construction(
             create = f"`strategy = {multi}` if `{branch.condition}`, else `strategy = {single}`,"
         ctx.report(site.call, TEMPLATE_BUILT_HERE, (
             f"{_origin_of(tree, site, template)}{_built_in_method(tree, site, template)}; create {create} "
-            f"where it is built, build and compile it under `with strategy.scope():`, and use "
-            f"`{template}` instead of the `{site.name}` result."
+            f"where it is built{_parameters_passed(tree, site)}, build and compile it under "
+            f"`with strategy.scope():`, and use `{template}` instead of the `{site.name}` result."
         ))
         return None
     partial: list[cst.BaseStatement] = []
@@ -2001,6 +2001,21 @@ def _origin_of(tree: Tree, site: Site, template: str) -> str:
             return f"`{template}` is a parameter of `{scope.name.value}`: the model is built by its caller"
         return f"`{template}` is not assigned earlier in `{scope.name.value}`"
     return f"`{template}` is not assigned earlier in this module"
+
+
+def _parameters_passed(tree: Tree, site: Site) -> str:
+    """` (with `gpus` the value the caller passes to `parallelize` for it)` when the count is a
+    parameter of the function holding the call: at the caller, that name means nothing (MGPU101)."""
+    scope = tree.enclosing_scope_node(site.call)
+    if site.gpus is None or not isinstance(scope, cst.FunctionDef):
+        return ""
+    params = scope.params
+    names = {p.name.value for p in [*params.posonly_params, *params.params, *params.kwonly_params]} - {"self"}
+    used = sorted({n.value for n in findall(site.gpus, cst.Name)} & names)
+    if not used:
+        return ""
+    spelled = " and ".join(f"`{name}`" for name in used)
+    return f" (with {spelled} the value the caller passes to `{scope.name.value}` for it)"
 
 
 def _built_in_method(tree: Tree, site: Site, template: str) -> str:

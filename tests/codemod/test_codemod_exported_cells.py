@@ -97,3 +97,14 @@ def test_what_a_reopened_cell_begins_with_that_builds_nothing_stays_above_its_sc
         "# In[4]:\n\n\nfor layer in model.layers:\n    layer.trainable = True\n"
         "with strategy.scope():\n    model.compile('sgd', 'mse')\nmodel.fit(X, X)\n"
     )
+
+
+def test_a_cell_whose_first_statements_went_keeps_two_blank_lines_under_its_marker():
+    source = (
+        "#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "# In[2]:\n\n\nmodel = build()\nmodel.compile('adam', 'mse')\n\n\n"
+        "# In[3]:\n\n\ngpu_model = multi_gpu_model(model, gpus=2)\ngpu_model.compile('adam', 'mse')\n\n"
+        "start = time.time()\ngpu_model.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "kernel.py").output.decode()
+    assert "# In[3]:\n\n\nstart = time.time()\nmodel.fit(x, y)\n" in out

@@ -178,3 +178,18 @@ def test_data_a_later_statement_or_a_function_reads_stays_in_the_scope():
     assert "    x = np.ones((8, 4))\n" in read_by_function
     seeded = _scoped("x = np.ones((8, 4))\n", compile_args="'adam', 'mse', seed=np.random.seed(0)")
     assert "    x = np.ones((8, 4))\n" in seeded  # `np` shares its random state with a later statement
+
+
+def test_a_comment_on_the_call_about_the_next_stage_stays_above_what_follows():
+    from multi_gpu_codemod import transform_source
+
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\n\n# phase 1: train the new head\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\nparallel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "    model = build()\n\n    # phase 1: train the new head\n    model.compile('adam', 'mse')\n" in out
+    # one about the devices is about the strategy line's choice: above it
+    devices = source.replace("# phase 1: train the new head", "# replicate on both cards")
+    out = transform_source(devices.encode(), "train.py").output.decode()
+    assert "# replicate on both cards\nstrategy = " in out

@@ -9,7 +9,7 @@ import pytest
 from codemod_fixtures import assert_comments_kept
 from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.notebook import transform_notebook
-from multi_gpu_codemod.stale_prose import Prose
+from multi_gpu_codemod.stale_prose import Prose, _clause_kept
 
 IMPORTS = "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n"
 HELPER = (  # a copied tower helper: slices the batch per GPU, concatenates on the CPU
@@ -320,7 +320,7 @@ def test_a_docstring_laid_out_as_a_list_is_reported_not_cut():
     after, findings = migrate(before)
     assert "        path: where to write the file.\n" in after and "the parallel\n            model shares." in after
     assert [(line, code) for line, code, _ in findings] == [(9, "MGPU305")]
-    assert "`parallel model`" in findings[0][2]
+    assert "the removed multi-GPU wrapper ('parallel model')" in findings[0][2]
 
 
 def test_prose_on_the_old_mechanics_without_a_removed_name_goes_too():
@@ -413,6 +413,14 @@ def test_a_semicolon_inside_parentheses_ends_no_clause():
     assert "(0.1." not in after
 
 
+def test_an_aside_ending_a_sentence_goes_when_the_rest_says_something():
+    prose = Prose(frozenset({"device_lib", "make_parallel"}), True)
+    kept = "Uses every GPU the machine has (counted through device_lib)."
+    assert _clause_kept(kept, prose) == "Uses every GPU the machine has."
+    assert _clause_kept("Return (model, make_parallel).", prose) == ""  # no sentence left
+    assert _clause_kept("Grab it (via make_parallel) and save it.", prose) == ""  # not at its end
+
+
 def test_a_crlf_docstring_loses_its_stale_sentence_and_keeps_its_line_ends():
     before = (
         '"""Bidirectional LSTM classifier.\r\n\r\nRun on the GPUs set below; falls back to one device\r\n'
@@ -450,6 +458,9 @@ def test_a_clause_with_its_own_subject_after_a_comma_and_goes_alone():
     ("and wrap the siamese model with `multi_gpu_model` over two cards.",
      "and train the siamese model under `tf.distribute.MirroredStrategy` over two cards."),
     ("We wrap our base network in multi_gpu_model.", "We train our base network under tf.distribute.MirroredStrategy."),
+    # what ran on the parallel model runs on the strategy's replicas
+    ("Both stages run on the parallel model (4 GPUs).",
+     "Both stages run under tf.distribute.MirroredStrategy (4 GPUs)."),
 ])
 def test_a_named_model_wrapped_in_the_helper_is_trained_under_the_strategy(text, expected):
     prose = Prose(frozenset({"multi_gpu_model"}), True)
@@ -484,3 +495,20 @@ def test_a_comment_on_wrapping_for_several_gpus_goes():
     before = IMPORTS + "# Multi-GPU: wrap the VAE, losses stay on the template\n" + SITE
     after, findings = migrate(before)
     assert "wrap the VAE" not in after and findings == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("Multi-GPU via the classic make_parallel helper.", "Multi-GPU via tf.distribute.MirroredStrategy."),
+    ("Built with our `make_parallel` function.", "Built with `tf.distribute.MirroredStrategy`."),
+])
+def test_the_helper_named_with_its_noun_as_the_tool_is_the_strategy(text, expected):
+    assert Prose(frozenset({"make_parallel"}), True).renamed(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    "Phase 2 re-wraps the template after unfreezing.",
+    "the template holds the weights; the parallel wrapper is throwaway",
+])
+def test_the_old_pairs_weights_and_rewrapping_are_mechanics(text):
+    assert Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text)
+    assert not Prose(frozenset({"multi_gpu_model"}), False).wholly_stale(text)  # (while a site is left)

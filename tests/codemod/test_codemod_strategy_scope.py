@@ -655,8 +655,8 @@ REPORTED = [
         [
             'table.py:4:12: MGPU101 `net` is a parameter of `wrap`: the model is built by its caller; create'
             ' `strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:n])` where it is'
-            ' built, build and compile it under `with strategy.scope():`, and use `net` instead of the'
-            ' `multi_gpu_model` result.',
+            ' built (with `n` the value the caller passes to `wrap` for it), build and compile it under'
+            ' `with strategy.scope():`, and use `net` instead of the `multi_gpu_model` result.',
         ],
         id='template-that-is-a-parameter',
     ),

@@ -44,3 +44,15 @@ def test_a_module_others_import_keeps_its_names():
     library = HEAD + "def train(x, y):\n" + "".join(f"    {line}\n" if line else "\n" for line in body)
     out = _migrated(library)
     assert "G = len(get_available_gpus())" in out and "def get_available_gpus():" in out
+
+
+def test_the_helpers_own_import_goes_with_it_and_a_docstring_aside_naming_it_goes():
+    source = (
+        '"""Audio tagging.\n\nUses every GPU the machine has (counted through device_lib).\n"""\n'
+        "from keras.utils import multi_gpu_model\nfrom tensorflow.python.client import device_lib\n\n\n"
+        "def get_available_gpus():\n    return [x.name for x in device_lib.list_local_devices()"
+        " if x.device_type == 'GPU']\n\n\n" + SITE
+    )
+    out = _migrated(source)
+    assert out.startswith('"""Audio tagging.\n\nUses every GPU the machine has.\n"""\nimport tensorflow as tf\n')
+    assert "device_lib" not in out and "get_available_gpus" not in out
