@@ -95,6 +95,16 @@ def _cell(comparisons: list[Comparison], left: str, right: str, metric: str) -> 
     return f"{c.status} {c.diff:.1e}" if c.diff is not None else c.status
 
 
+# Keras 3 on a MirroredStrategy, given a batch its replicas cannot split evenly (the shim fixes it)
+_UNEVEN_BATCH = ("AddN must have the same size and shape", "input and filter must have the same depth")
+_UNEVEN_HINT = (
+    "hint: Keras 3 under MirroredStrategy fails on a batch the replicas cannot split evenly (a first "
+    "evaluation batch not divisible by the replica count, or a last batch smaller than it); choose "
+    "`validation_split`, the data size or the batch size so that every batch divides by the replica count "
+    "(MIGRATION.md, \"BatchNormalization and the other Keras 3 pitfalls\"); the shim runs it as it is."
+)
+
+
 def _explanations(report: Report) -> list[str]:
     """Why comparisons are n/c, the codemod's findings, failed or skipped runs and the runs' notes."""
     lines = []
@@ -123,6 +133,8 @@ def _explanations(report: Report) -> list[str]:
             lines.append(f"{run.mode} run skipped: {run.skipped}")
         elif not run.ok:
             lines.append(f"{run.mode} run failed: {run.error}")
+            if run.mode == "migrated" and any(mark in (run.error or "") for mark in _UNEVEN_BATCH):
+                lines.append(_UNEVEN_HINT)
         for note in run.notes:
             if run.ok:
                 lines.append(f"{run.mode}: {note}")

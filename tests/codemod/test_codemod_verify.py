@@ -264,3 +264,16 @@ def test_only_a_subclass_of_keras_model_is_taken_for_a_wrapper_class():
     assert _keras_model_class(wrapper) is keras_model and _keras_model_class(sequential) is keras_model
     assert _keras_model_class(trainer) is None
     assert _keras_model_class(type("Model", (), {"__module__": "__main__"})) is None
+
+
+def test_a_migrated_run_failing_on_an_uneven_batch_says_which_keras_3_pitfall_it_is():
+    from multi_gpu_codemod.verify.report import Report
+    from multi_gpu_codemod.verify.runs import Run
+
+    error = ("exit 1: InvalidArgumentError: Inputs to operation AddN of type AddN must have the same size and "
+             "shape.  Input 0: [7,16,16,16,1] != input 1: [6,16,16,16,1]")
+    failed = Report("s.py", {"shim": Run("shim", ok=True), "migrated": Run("migrated", error=error)}, [], [])
+    text = harness.format_report(failed)
+    assert "FAIL" in text and "validation_split" in text and "divides by the replica count" in text
+    other = Report("s.py", {"migrated": Run("migrated", error="exit 1: NameError: x")}, [], [])
+    assert "validation_split" not in harness.format_report(other)
