@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import Access, Assignment, BaseAssignment, GlobalScope
+from libcst.metadata import Access, Assignment, BaseAssignment, ClassScope, GlobalScope
 
 from ._tree import Tree, code_of, walk_same_scope
 from .findings import Finding
@@ -109,6 +109,8 @@ class FixContext:
         if assignment is None or site.template is None:
             return None
         scope = assignment.scope
+        if isinstance(scope, ClassScope):
+            return None  # a class attribute (`Trainer.parallel.fit(...)` elsewhere): its name stays
         target = cst.ensure_type(site.target, cst.Name).value
         gone = [*([removed] if removed is not None else []), *aliases]
 

@@ -673,7 +673,7 @@ def _once(lines: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
     kept: list[cst.EmptyLine] = []
     for line in lines:
         if line.comment is not None and kept and kept[-1].comment is not None and (
-            kept[-1].comment.value == line.comment.value
+            kept[-1].comment.value == line.comment.value and line.comment.value.strip("# ")
         ):
             continue
         kept.append(line)

@@ -57,12 +57,14 @@ def without_unread_counts(original: cst.Module, new: cst.Module) -> cst.Module:
 
 
 def _reads(code: str) -> set[str] | None:
-    """Every name the code reads anywhere (any scope: a local of the same name counts too)."""
+    """Every name the code reads anywhere (any scope: a local of the same name counts too), and
+    every attribute it reads (`self.G` reads a class's `G = len(...)`)."""
     try:
         tree = ast.parse(code)
     except SyntaxError:
         return None
-    return {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+    names = {n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+    return names | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
 
 
 class _Counts(cst.CSTVisitor):

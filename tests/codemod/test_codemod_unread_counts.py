@@ -56,3 +56,16 @@ def test_the_helpers_own_import_goes_with_it_and_a_docstring_aside_naming_it_goe
     out = _migrated(source)
     assert out.startswith('"""Audio tagging.\n\nUses every GPU the machine has.\n"""\nimport tensorflow as tf\n')
     assert "device_lib" not in out and "get_available_gpus" not in out
+
+
+def test_a_class_count_read_as_an_attribute_stays_and_so_does_the_class_attribute_alias():
+    source = (
+        "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "class Trainer:\n    G = len(tf.config.list_physical_devices('GPU'))\n"
+        "    model = build()\n    parallel = multi_gpu_model(model, gpus=G)\n    parallel.compile('adam', 'mse')\n\n"
+        "    def batch(self):\n        return 32 * self.G\n\n\nTrainer.parallel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "G = len(" in out
+    # `Trainer.parallel` is read as an attribute: the class keeps the name, bound to the model
+    assert "        parallel = model\n        parallel.compile('adam', 'mse')\n" in out
