@@ -81,7 +81,8 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "`if`, a loop or an `except`)", "build it on every path (an `else:` that builds it), or "
                  "migrate by hand"),
     Precondition(CALLER_OBJECTS, "no parameter of the function and no `self.` attribute built in another method "
-                 "is used as a layer or model in the construction (its variables exist outside the scope)",
+                 "is used as a layer or model in the construction, nor passed as a `Model(...)`'s `outputs` (the "
+                 "caller's layers computed it) (their variables exist outside the scope)",
                  "build that model under the same scope (in the caller), or migrate by hand"),
     Precondition(MODULE_OBJECTS, "no object the construction or `compile` uses is created at module level",
                  "create it inside the function, under the scope"),

@@ -197,7 +197,9 @@ class Prose:
         notebook wraps, so no width holds it."""
         if text.startswith("#") and _commented_code(text) and not markdown:
             return text
-        if "\r\n" in text:
+        if "\r" in text:  # CRLF lines keep their ends; mixed ones are left as they are
+            if text.count("\r") != text.count("\r\n") or text.count("\n") != text.count("\r\n"):
+                return text
             return self.renamed(text.replace("\r\n", "\n"), markdown=markdown).replace("\n", "\r\n")
         def swap(match: re.Match[str]) -> str:
             if match["name"] not in self.removed or _WRAPPED.search(match.string[:match.start()]):
@@ -556,7 +558,9 @@ def _sentence_spans(paragraph: str) -> list[tuple[int, int]]:
     """The sentences of a paragraph; a `.` inside parentheses ends none ("(e.g. one GPU.)")."""
     spans: list[tuple[int, int]] = []
     for match in _SENTENCE.finditer(paragraph):
-        if spans and paragraph[spans[-1][0]:spans[-1][1]].count("(") > paragraph[spans[-1][0]:spans[-1][1]].count(")"):
+        last = paragraph[spans[-1][0]:spans[-1][1]] if spans else ""
+        # (a parenthesis never closed, a typo, joins nothing)
+        if last.count("(") > last.count(")") and ")" in paragraph[match.start():]:
             spans[-1] = (spans[-1][0], match.end())
         else:
             spans.append(match.span())
@@ -567,7 +571,9 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
     """A docstring literal less each sentence that names something removed (its lines, when it had
     them to itself; a paragraph left with none goes with its blank line); "" when every sentence
     does; None when none does. `keep_first`: the first paragraph stays as it is."""
-    if "\r\n" in value:  # a CRLF file's docstring: read as lines, written back with its own line ends
+    if "\r" in value:  # a CRLF file's docstring keeps its line ends; one of mixed line ends is left
+        if value.count("\r") != value.count("\r\n") or value.count("\n") != value.count("\r\n"):
+            return None
         cleaned = docstring_without_stale(value.replace("\r\n", "\n"), prose, keep_first=keep_first)
         return None if cleaned is None else cleaned.replace("\n", "\r\n")
     quotes = _QUOTES.match(value)

@@ -971,10 +971,15 @@ def _reported_caller_object(
                 break
             assert isinstance(call, cst.Call)
             func = call.func
+            outputs = _model_outputs(call)
             if isinstance(func, cst.Name) and func.value in params - bound_here and _layer_call(
                 tree, call, construction
             ):
                 found = (func.value, func, f"a parameter of `{scope_node.name.value}`: its caller builds it")
+            elif isinstance(outputs, cst.Name) and outputs.value in params - bound_here:
+                # `Model(inputs=x, outputs=out)` with `out` passed in: the caller's layers made it
+                found = (outputs.value, outputs, f"a parameter of `{scope_node.name.value}`: its caller builds "
+                         "the layers that compute it")
             elif owner is not None and _self_attribute(func) and not _binds_in(tree, scope_node, site, tree.code(func)):
                 built = _built_in_other_method(tree, owner, scope_node, tree.code(func))
                 if built is not None:
@@ -1009,6 +1014,18 @@ def _reported_caller_object(
         ))
         return True
     return False
+
+
+def _model_outputs(call: cst.Call) -> cst.BaseExpression | None:
+    """The `outputs` of a `Model(inputs, outputs)` call (keyword or second positional argument)."""
+    func = call.func
+    name = func.attr.value if isinstance(func, cst.Attribute) else func.value if isinstance(func, cst.Name) else ""
+    if name != "Model":
+        return None
+    for k, arg in enumerate(call.args):
+        if (arg.keyword is not None and arg.keyword.value == "outputs") or (arg.keyword is None and k == 1):
+            return arg.value
+    return None
 
 
 def _layer_call(tree: Tree, call: cst.Call, construction: list[cst.CSTNode]) -> bool:

@@ -9,7 +9,7 @@ import pytest
 from codemod_fixtures import assert_comments_kept
 from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.notebook import transform_notebook
-from multi_gpu_codemod.stale_prose import Prose, _clause_kept
+from multi_gpu_codemod.stale_prose import Prose, _clause_kept, docstring_without_stale
 
 IMPORTS = "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n"
 HELPER = (  # a copied tower helper: slices the batch per GPU, concatenates on the CPU
@@ -512,3 +512,21 @@ def test_the_helper_named_with_its_noun_as_the_tool_is_the_strategy(text, expect
 def test_the_old_pairs_weights_and_rewrapping_are_mechanics(text):
     assert Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text)
     assert not Prose(frozenset({"multi_gpu_model"}), False).wholly_stale(text)  # (while a site is left)
+
+
+def test_a_docstring_of_mixed_line_ends_is_left_as_it_is():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    mixed = '"""Title.\r\n\r\nUses multi_gpu_model for speed. Trains fast.\n"""'
+    assert docstring_without_stale(mixed, prose) is None
+    assert prose.renamed("Built with multi_gpu_model.\r\nOr\n") == "Built with multi_gpu_model.\r\nOr\n"
+
+
+def test_a_parenthesis_never_closed_joins_no_sentences():
+    from multi_gpu_codemod.stale_prose import _sentence_spans
+
+    text = "Fast (mostly. Saves it. Done."
+    assert [text[a:b] for a, b in _sentence_spans(text)] == ["Fast (mostly.", "Saves it.", "Done."]
+    closed = "Falls back (e.g. one GPU. Or none.) at start. Done."
+    assert [closed[a:b] for a, b in _sentence_spans(closed)] == [
+        "Falls back (e.g. one GPU. Or none.) at start.", "Done."
+    ]

@@ -936,3 +936,17 @@ def test_sizes_computed_from_the_data_stay_outside_the_scope():
     out = transform_source(source.encode()).output.decode()
     assert "n_labels = ratings.label.nunique()\n\nstrategy = " in out
     assert "with strategy.scope():\n    inp = Input((1,))\n" in out
+
+
+def test_a_model_whose_outputs_its_caller_computed_is_reported_not_rewritten():
+    from multi_gpu_codemod import transform_source
+
+    source = (
+        "from keras.models import Model\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "def construct(inputs, outputs, n):\n    model = Model(inputs=inputs, outputs=outputs)\n"
+        "    parallel = multi_gpu_model(model, gpus=n)\n    parallel.compile('adam', 'mse')\n    return parallel\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    assert result.output == source.encode()  # the caller's layers hold the variables: left as it is
+    assert [f.code for f in result.findings] == ["MGPU113"]
+    assert "`outputs` is a parameter of `construct`" in result.findings[0].message
