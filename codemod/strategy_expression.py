@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 import libcst as cst
 
 from .gpu_listing import with_public_listing
-from ._tree import code_of, walk
+from ._tree import code_of, findall, walk
 
 if TYPE_CHECKING:
     from ._tree import Tree
@@ -498,8 +498,8 @@ def _machine_count(node: cst.BaseExpression) -> bool:
 def _env_default(node: cst.BaseExpression) -> bool:
     """`os.environ.get("CUDA_VISIBLE_DEVICES", "0")`: one GPU (or a value not written here) for the
     unset variable, where the script then ran on one device, not on every GPU."""
-    for call in _calls_in(node):
-        if not (isinstance(call, cst.Call) and isinstance(call.func, (cst.Attribute, cst.Name)) and len(call.args) > 1):
+    for call in findall(node, cst.Call):
+        if not (isinstance(call.func, (cst.Attribute, cst.Name)) and len(call.args) > 1):
             continue
         if (call.func.attr if isinstance(call.func, cst.Attribute) else call.func).value not in ("get", "getenv"):
             continue
@@ -507,17 +507,6 @@ def _env_default(node: cst.BaseExpression) -> bool:
         if not (isinstance(default, cst.SimpleString) and "," in str(default.evaluated_value)):
             return True
     return False
-
-
-def _calls_in(node: cst.CSTNode) -> list[cst.CSTNode]:
-    found: list[cst.CSTNode] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call):
-            found.append(current)
-        stack.extend(current.children)
-    return found
 
 
 def _machine_query(node: cst.BaseExpression) -> bool:

@@ -19,7 +19,7 @@ from typing import Any, cast
 
 import libcst as cst
 
-from ._tree import runs_as_script
+from ._tree import findall, runs_as_script
 from .cell_scopes import PLACEHOLDER_PREFIX
 from .fixers import imports
 from .fixers.copied_helpers import imports_read_by
@@ -84,20 +84,10 @@ class _Counts(cst.CSTVisitor):
         if assign.targets[0].target.value in self.unread and machine_count(assign.value):
             self.found.add(id(node))
             self.helpers |= {
-                n.func.value for n in _calls(assign.value) if isinstance(n.func, cst.Name) and machine_query(n)
+                n.func.value for n in findall(assign.value, cst.Call)
+                if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and machine_query(n)
             }
         return False
-
-
-def _calls(node: cst.CSTNode) -> list[cst.Call]:
-    found: list[cst.Call] = []
-    stack = [node]
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Call):
-            found.append(current)
-        stack.extend(current.children)
-    return found
 
 
 class _Without(cst.CSTTransformer):
