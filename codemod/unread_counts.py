@@ -1,9 +1,10 @@
-"""A count of the machine's GPUs that only the removed call and its guard read goes, with the
-listing helper only it called.
+"""A count of GPUs that only the removed call and its guard read goes, with the listing helper
+only it called.
 
 `G = len(get_available_gpus())` fed `multi_gpu_model(model, gpus=G)` and `if G > 1:`; once
 `MirroredStrategy()` takes every GPU and the guard is gone, nothing reads `G`, and a reviewer
-deletes it and the `device_lib` helper behind it. Only in a file that runs as a script (nothing
+deletes it and the `device_lib` helper behind it. The same for a count of ids the script holds
+(`n_gpu = len(args.gpu_ids.split(","))`, `len(args.gpus)`): reading names has no effect to keep. Only in a file that runs as a script (nothing
 imports its names), for a name the original read and the rewritten file reads nowhere, in any
 scope; the helper only when it is a module-level `def` whose name says it lists or counts GPUs
 and nothing else reads it (with the imports only it read). The comment lines right above a
@@ -81,13 +82,45 @@ class _Counts(cst.CSTVisitor):
         assign = node.body[0]
         if len(assign.targets) != 1 or not isinstance(assign.targets[0].target, cst.Name):
             return False
-        if assign.targets[0].target.value in self.unread and machine_count(assign.value):
+        if assign.targets[0].target.value not in self.unread:
+            return False
+        if machine_count(assign.value) or _count_of_ids(assign.value):
             self.found.add(id(node))
             self.helpers |= {
                 n.func.value for n in findall(assign.value, cst.Call)
                 if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and machine_query(n)
             }
         return False
+
+
+def _count_of_ids(node: cst.BaseExpression) -> bool:
+    """`len(args.gpus)`, `len(args.gpu_ids.split(","))`, `len(cfg["gpus"])`: a count that only reads
+    names, so removing it changes nothing but the name."""
+    if not (isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len"
+            and len(node.args) == 1 and not node.args[0].star):
+        return False
+    value = node.args[0].value
+    if isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value == "split":
+        if not all(isinstance(a.value, cst.SimpleString) and not a.keyword and not a.star for a in value.args):
+            return False
+        value = value.func.value
+    return _read_only(value)
+
+
+def _read_only(node: cst.BaseExpression) -> bool:
+    """A name, an attribute of one, or a string key of one (`args.gpu_ids`, `cfg["gpus"]`)."""
+    while True:
+        if isinstance(node, cst.Name):
+            return True
+        if isinstance(node, cst.Attribute):
+            node = node.value
+        elif (
+            isinstance(node, cst.Subscript) and len(node.slice) == 1 and isinstance(node.slice[0].slice, cst.Index)
+            and isinstance(node.slice[0].slice.value, cst.SimpleString)
+        ):
+            node = node.value
+        else:
+            return False
 
 
 class _Without(cst.CSTTransformer):

@@ -69,3 +69,36 @@ def test_a_class_count_read_as_an_attribute_stays_and_so_does_the_class_attribut
     assert "G = len(" in out
     # `Trainer.parallel` is read as an attribute: the class keeps the name, bound to the model
     assert "        parallel = model\n        parallel.compile('adam', 'mse')\n" in out
+
+
+IDS_HEAD = (
+    "import os\nimport argparse\nfrom keras.utils import multi_gpu_model\n\n"
+    "parser = argparse.ArgumentParser()\nparser.add_argument('--gpu_ids', default='0,1')\n"
+    "args = parser.parse_args()\nos.environ['CUDA_VISIBLE_DEVICES'] = args.gpu_ids\n"
+)
+IDS_SITE = (
+    "\nmodel = build()\nif n_gpu > 1:\n    model = multi_gpu_model(model, gpus=n_gpu)\n"
+    "model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+)
+
+
+def test_a_count_of_the_ids_the_script_holds_goes_when_nothing_reads_it():
+    out = _migrated(IDS_HEAD + "n_gpu = len(args.gpu_ids.split(','))\n" + IDS_SITE)
+    assert out == (
+        "import os\nimport argparse\nimport tensorflow as tf\n\n"
+        "parser = argparse.ArgumentParser()\nparser.add_argument('--gpu_ids', default='0,1')\n"
+        "args = parser.parse_args()\nos.environ['CUDA_VISIBLE_DEVICES'] = args.gpu_ids\n\n"
+        "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build()\n"
+        "    model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+
+
+def test_a_count_of_ids_still_read_stays():
+    source = IDS_HEAD + "n_gpu = len(args.gpu_ids.split(','))\n" + IDS_SITE + "print('batch', 32 * n_gpu)\n"
+    assert "n_gpu = len(args.gpu_ids.split(','))\n" in _migrated(source)
+
+
+def test_a_count_that_calls_something_stays_even_unread():
+    # `count_ids(...)` may do more than count (log, validate): only reads of names go
+    source = IDS_HEAD + "n_gpu = len(count_ids(args.gpu_ids))\n" + IDS_SITE
+    assert "n_gpu = len(count_ids(args.gpu_ids))\n" in _migrated(source)
