@@ -389,8 +389,11 @@ class _Applier(cst.CSTTransformer):
         if key not in self.plan.calls:
             return [*leading, *inner]
         dropped: set[int] = set()
+        topics: list[re.Pattern[str]] = []
         for call in walk(updated):
             dropped |= stale_comments.argument_comments(call, updated)
+            topic = stale_comments.argument_topics(call)
+            topics += [topic] if topic is not None else []
         # the call's own lines name its mechanics (inside a collapsed `if`, too); the comments
         # above that `if` explain its condition
         mechanics = MECHANICS if isinstance(updated, cst.SimpleStatementLine) else None
@@ -400,6 +403,9 @@ class _Applier(cst.CSTTransformer):
             and not CPU_PLACEMENT.search(line.comment.value) and not MECHANICS.search(line.comment.value)
         ]
         leading = stale_comments.without(leading, CPU_PLACEMENT)
+        for topic in topics:
+            leading = stale_comments.without(leading, topic)
+            inside = [line for line in inside if line.comment is None or not topic.search(line.comment.value)]
         return [*(stale_comments.without(leading, mechanics) if mechanics is not None else leading), *inside]
 
     def _touched(self, statement: cst.BaseStatement) -> bool:

@@ -6,7 +6,8 @@ old multi-GPU mechanics that are gone after the rewrite, and would now say somet
 - CPU placement: a comment on a dissolved `with tf.device('/cpu:0'):` block (above it, on its
   line, above its first statement) or on the removed call (`# merge outputs on the CPU as well`)
   that mentions the CPU or the host ("build the template on the CPU").
-- A removed argument: the comment on a `cpu_merge=` / `cpu_relocation=` argument's line.
+- A removed argument: the comment on a `cpu_merge=` / `cpu_relocation=` argument's line or right
+  above it, and a comment on the call about what the argument chose ("merge on the GPU").
 - The wrapper: a comment right above a statement whose lookup of the template in the wrapper
   (`parallel.layers[-2]`) became the model itself, mentioning the wrapper, its merge layers or
   the template ("the template sits before the two merge layers").
@@ -23,7 +24,7 @@ from typing import Final
 
 import libcst as cst
 
-__all__ = ["CPU_PLACEMENT", "MECHANICS", "STALE", "WRAPPER", "argument_comments", "without"]
+__all__ = ["CPU_PLACEMENT", "MECHANICS", "STALE", "WRAPPER", "argument_comments", "argument_topics", "without"]
 
 CPU_PLACEMENT: Final = re.compile(r"\bcpus?\b|\bhost\b", re.IGNORECASE)
 WRAPPER: Final = re.compile(
@@ -37,7 +38,7 @@ MECHANICS: Final = re.compile(
     f"{WRAPPER.pattern}|\\bModelMGPU\\b|\\bmake_parallel\\b|\\bto_multi_gpu\\b|\\bconcatenat", re.IGNORECASE
 )
 # every comment this module may select (the tests' "no comment lost" check allows these)
-STALE: Final = re.compile(f"{CPU_PLACEMENT.pattern}|{MECHANICS.pattern}", re.IGNORECASE)
+STALE: Final = re.compile(f"{CPU_PLACEMENT.pattern}|{MECHANICS.pattern}|\\bmerg|\\breloca", re.IGNORECASE)
 # `multi_gpu_model` arguments the rewrite drops, whose line comments go with them
 _DROPPED_ARGUMENTS: Final = frozenset({"cpu_merge", "cpu_relocation"})
 
@@ -62,8 +63,22 @@ def without(lines: Sequence[cst.EmptyLine], pattern: re.Pattern[str]) -> list[cs
     return kept
 
 
+# what a comment on the call says about a dropped argument ("merge on GPU, faster on NVLink")
+_ARGUMENT_TOPICS: Final = {"cpu_merge": r"\bmerg(?:e|es|ed|ing)\b", "cpu_relocation": r"\breloca"}
+
+
+def argument_topics(call: cst.CSTNode) -> re.Pattern[str] | None:
+    """What a comment on `call` would say about its dropped `cpu_merge=` / `cpu_relocation=`."""
+    if not isinstance(call, cst.Call):
+        return None
+    topics = [_ARGUMENT_TOPICS[a.keyword.value] for a in call.args
+              if a.keyword is not None and a.keyword.value in _ARGUMENT_TOPICS]
+    return re.compile("|".join(topics), re.IGNORECASE) if topics else None
+
+
 def argument_comments(call: cst.CSTNode, statement: cst.CSTNode | None = None) -> set[int]:
-    """The comments on the lines of `cpu_merge=` / `cpu_relocation=` arguments of `call` (by id);
+    """The comments on the lines of `cpu_merge=` / `cpu_relocation=` arguments of `call`, and the
+    comment lines right above such an argument (by id);
     with `statement` (a line holding the call), its end-of-line comment too when such an
     argument is the last one, on a line of its own (`cpu_merge=False)  # merge on GPU`)."""
     found: set[int] = set()
@@ -83,6 +98,13 @@ def argument_comments(call: cst.CSTNode, statement: cst.CSTNode | None = None) -
             and statement.trailing_whitespace.comment is not None
         ):
             found.add(id(statement.trailing_whitespace.comment))
+        if own_line:  # the comment lines right above the argument describe it
+            above = cst.ensure_type(cst.ensure_type(call.args[k - 1].comma, cst.Comma).whitespace_after,
+                                    cst.ParenthesizedWhitespace).empty_lines
+            for line in reversed(above):
+                if line.comment is None:
+                    break
+                found.add(id(line.comment))
         stack: list[cst.CSTNode] = [arg]
         while stack:
             node = stack.pop()

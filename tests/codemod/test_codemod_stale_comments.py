@@ -115,3 +115,24 @@ def test_a_mechanics_comment_on_a_call_inside_a_collapsed_guard_goes_the_guards_
     output = transform_source(source.encode()).output.decode()
     assert "# even GPU counts only\n" in output
     assert "ModelMGPU" not in output and "concatenated" not in output
+
+
+@pytest.mark.parametrize("call", [
+    # the comment line right above the dropped argument describes it
+    "parallel = multi_gpu_model(model, gpus=2,\n                           # merge on GPU, faster on NVLink\n"
+    "                           cpu_merge=False)\n",
+    # a comment on the call about what the dropped argument chose
+    "# merge on GPU, faster on NVLink\nparallel = multi_gpu_model(model, gpus=2, cpu_merge=False)\n",
+    "# relocating the template would cost memory\nparallel = multi_gpu_model(model, gpus=2, cpu_relocation=False)\n",
+])
+def test_a_comment_about_a_dropped_argument_goes_with_it(call):
+    source = HEAD + "# two cards\nmodel = build()\n" + call + "parallel.compile('adam', 'mse')\n"
+    output = transform_source(source.encode()).output.decode()
+    assert "NVLink" not in output and "relocating" not in output
+    assert "# two cards\n" in output
+
+
+def test_a_comment_about_merging_stays_when_the_call_drops_no_merge_argument():
+    source = HEAD + "model = build()\n# merge the two branches' features\nparallel = multi_gpu_model(model, gpus=2)\n" \
+        "parallel.compile('adam', 'mse')\n"
+    assert "# merge the two branches' features\n" in transform_source(source.encode()).output.decode()
