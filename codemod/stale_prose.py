@@ -91,8 +91,11 @@ MECHANICS: Final = re.compile(
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template)"
-    r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
-    r"|\bre-?wrap\w*|\btemplate\s+(?:model\s+)?(?:holds|keeps|owns|stores)\s+(?:the\s+|all\s+)?weights\b"
+    r"|\btemplate\b[^.;:]{0,30}\bcpu\b"
+    # "keeps both the template and the GPU replica": the pair the old function made
+    r"|\btemplate\s+and\s+(?:the\s+|its\s+)?(?:gpu|parallel|multi-?gpu)\s+(?:replicas?|cop(?:y|ies)|models?|versions?)\b"  # "the template lives on the CPU": the old function's placement
+    r"|\bre-?wrap\w*|\btemplate\s+(?:model\s+|`\w+`\s+)?(?:holds|keeps|owns|stores)\s+(?:the\s+|all\s+|its\s+)?"
+    r"(?:trained\s+)?weights\b"
     # "Multi-GPU: wrap the VAE", "wrap the model for 4 GPUs": nothing is wrapped under the strategy
     r"|\b(?:build|builds|built|create|creates|created|place|placed|keep|kept)\s+(?:the\s+|our\s+)?(?:model|template|"
     r"network|net)\s+on\s+(?:the\s+)?cpu\b"  # "We build the model on the CPU, then replicate it"

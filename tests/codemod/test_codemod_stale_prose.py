@@ -508,6 +508,8 @@ def test_the_helper_named_with_its_noun_as_the_tool_is_the_strategy(text, expect
 @pytest.mark.parametrize("text", [
     "Phase 2 re-wraps the template after unfreezing.",
     "the template holds the weights; the parallel wrapper is throwaway",
+    "The template `model` keeps the weights.",
+    "Keeps both the template and the GPU replica, so checkpoints stay loadable.",
 ])
 def test_the_old_pairs_weights_and_rewrapping_are_mechanics(text):
     assert Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text)
@@ -530,3 +532,12 @@ def test_a_parenthesis_never_closed_joins_no_sentences():
     assert [closed[a:b] for a, b in _sentence_spans(closed)] == [
         "Falls back (e.g. one GPU. Or none.) at start.", "Done."
     ]
+
+
+@pytest.mark.parametrize("text", [
+    "The template of the report keeps its title.",
+    "Saves the template and the config.",
+    "Each GPU replica reads its own shard.",
+])
+def test_a_template_or_replica_outside_the_old_pair_is_no_mechanics(text):
+    assert not Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text)
