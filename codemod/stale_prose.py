@@ -689,11 +689,14 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
             units.append([])
     kept: list[str] = []
     reported: list[tuple[int, str, str]] = []
-    for unit in (u for u in units if u):
-        renamed = [prose.renamed(lines[k], markdown=True) for k in unit]
-        words = " ".join(line.strip().lstrip("#-*+ ") for line in renamed)
-        heading = lines[unit[0]].lstrip().startswith("#")  # the notebook's structure: never dropped
-        if words and not heading and prose.wholly_stale(words):
+    units = [u for u in units if u]
+    renamed_units = [[prose.renamed(lines[k], markdown=True) for k in unit] for unit in units]
+    stale = [_stale_unit(lines, unit, renamed, prose) for unit, renamed in zip(units, renamed_units)]
+    for index, unit in enumerate(units):  # "Two pieces make this work:" over a list that all went
+        if lines[unit[-1]].rstrip().endswith(":") and not stale[index] and _introduces_stale_list(lines, units, stale, index):
+            stale[index] = True
+    for unit, renamed, gone in zip(units, renamed_units, stale):
+        if gone:
             if kept and not kept[-1].strip() and unit[-1] + 1 < len(lines) and not lines[unit[-1] + 1].strip():
                 kept.pop()  # no doubled blank line where it stood
             continue
@@ -706,6 +709,29 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
     if new.strip() and text != text.rstrip("\r\n"):
         new += text[len(text.rstrip("\r\n")):]
     return (new if new.strip() else ""), reported
+
+
+def _stale_unit(lines: list[str], unit: list[int], renamed: list[str], prose: Prose) -> bool:
+    words = " ".join(line.strip().lstrip("#-*+ ") for line in renamed)
+    heading = lines[unit[0]].lstrip().startswith("#")  # the notebook's structure: never dropped
+    return bool(words) and not heading and prose.wholly_stale(words)
+
+
+def _introduces_stale_list(lines: list[str], units: list[list[int]], stale: list[bool], index: int) -> bool:
+    """The units after `index` (past blank lines) are list items, every one of them going."""
+    items = 0
+    for unit, gone in zip(units[index + 1:], stale[index + 1:]):
+        first = lines[unit[0]].strip()
+        if not first:
+            if items:
+                break
+            continue
+        if not (first.startswith(("-", "*", "+")) or first[:2].rstrip(".").isdigit()):
+            break
+        if not gone:
+            return False
+        items += 1
+    return items > 0
 
 
 def findings(source: str, reported: Sequence[tuple[str, str, int]], path: str) -> list[Finding]:

@@ -9,7 +9,7 @@ import pytest
 from codemod_fixtures import assert_comments_kept
 from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.notebook import transform_notebook
-from multi_gpu_codemod.stale_prose import Prose, _clause_kept, docstring_without_stale
+from multi_gpu_codemod.stale_prose import Prose, _clause_kept, docstring_without_stale, markdown
 
 IMPORTS = "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n"
 HELPER = (  # a copied tower helper: slices the batch per GPU, concatenates on the CPU
@@ -541,3 +541,17 @@ def test_a_parenthesis_never_closed_joins_no_sentences():
 ])
 def test_a_template_or_replica_outside_the_old_pair_is_no_mechanics(text):
     assert not Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text)
+
+
+@pytest.mark.parametrize("items,expected", [
+    # every item went: the line that introduced the list goes too
+    ("- the parallel model shares its weights with the template\n- the template keeps the weights\n",
+     "## Multi-GPU training\n"),
+    # an item is left: the introduction still introduces it
+    ("- the parallel model shares its weights with the template\n- the loss is averaged per batch\n",
+     "## Multi-GPU training\n\nTwo pieces make this work:\n\n- the loss is averaged per batch\n"),
+])
+def test_a_markdown_line_introducing_a_list_goes_only_with_all_its_items(items, expected):
+    prose = Prose(frozenset({"multi_gpu_model"}), mechanics_gone=True)
+    text = "## Multi-GPU training\n\nTwo pieces make this work:\n\n" + items
+    assert markdown(text, prose)[0] == expected
