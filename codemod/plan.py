@@ -572,7 +572,7 @@ class _Applier(cst.CSTTransformer):
             # The comment lines right above the first statement (no blank line between) are its
             # own (`# two inputs: ...` above `user_in = Input(...)`): they stay with it, under the
             # scope; blank lines and comments set apart by them go above the strategy line.
-            lines = list(_leading_lines(body[0]))
+            lines = stale_comments.without(_leading_lines(body[0]), stale_comments.DEVICE_SCOPE)
             attached = _own_comments_start(lines)
             body[0] = body[0].with_changes(leading_lines=lines[attached:])
             lines = lines[:attached]

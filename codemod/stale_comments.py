@@ -8,6 +8,8 @@ old multi-GPU mechanics that are gone after the rewrite, and would now say somet
   that mentions the CPU or the host ("build the template on the CPU").
 - A removed argument: the comment on a `cpu_merge=` / `cpu_relocation=` argument's line or right
   above it, and a comment on the call about what the argument chose ("merge on the GPU").
+- The device scope: a comment on the first statement the strategy's scope holds that speaks of the
+  device scope ("Not needed to change the device scope for model definition:").
 - The wrapper: a comment right above a statement whose lookup of the template in the wrapper
   (`parallel.layers[-2]`) became the model itself, mentioning the wrapper, its merge layers or
   the template ("the template sits before the two merge layers").
@@ -24,7 +26,7 @@ from typing import Final
 
 import libcst as cst
 
-__all__ = ["CPU_PLACEMENT", "MECHANICS", "STALE", "WRAPPER", "argument_comments", "argument_topics", "without"]
+__all__ = ["CPU_PLACEMENT", "DEVICE_SCOPE", "MECHANICS", "STALE", "WRAPPER", "argument_comments", "argument_topics", "without"]
 
 CPU_PLACEMENT: Final = re.compile(r"\bcpus?\b|\bhost\b", re.IGNORECASE)
 WRAPPER: Final = re.compile(
@@ -37,8 +39,11 @@ WRAPPER: Final = re.compile(
 MECHANICS: Final = re.compile(
     f"{WRAPPER.pattern}|\\bModelMGPU\\b|\\bmake_parallel\\b|\\bto_multi_gpu\\b|\\bconcatenat", re.IGNORECASE
 )
+# "Not needed to change the device scope for model definition:" (the Keras docs' example): the
+# strategy's scope is where the model is built now
+DEVICE_SCOPE: Final = re.compile(r"\bdevice[\s_-]+scope\b", re.IGNORECASE)
 # every comment this module may select (the tests' "no comment lost" check allows these)
-STALE: Final = re.compile(f"{CPU_PLACEMENT.pattern}|{MECHANICS.pattern}|\\bmerg|\\breloca", re.IGNORECASE)
+STALE: Final = re.compile(f"{CPU_PLACEMENT.pattern}|{MECHANICS.pattern}|{DEVICE_SCOPE.pattern}|\\bmerg|\\breloca", re.IGNORECASE)
 # `multi_gpu_model` arguments the rewrite drops, whose line comments go with them
 _DROPPED_ARGUMENTS: Final = frozenset({"cpu_merge", "cpu_relocation"})
 

@@ -136,3 +136,14 @@ def test_a_comment_about_merging_stays_when_the_call_drops_no_merge_argument():
     source = HEAD + "model = build()\n# merge the two branches' features\nparallel = multi_gpu_model(model, gpus=2)\n" \
         "parallel.compile('adam', 'mse')\n"
     assert "# merge the two branches' features\n" in transform_source(source.encode()).output.decode()
+
+
+def test_a_comment_on_the_first_scoped_statement_about_the_device_scope_goes():
+    source = (
+        HEAD + "x = load()\n\n# Not needed to change the device scope for model definition:\n"
+        "model = Xception(weights=None)\n# the head\nmodel = add_head(model)\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    )
+    output = transform_source(source.encode()).output.decode()
+    assert "device scope" not in output
+    assert "x = load()\n\nstrategy = " in output and "    # the head\n    model = add_head(model)\n" in output
