@@ -37,7 +37,10 @@ def drop_empty_reopen(body: list[str], count: int, indent: int) -> list[str]:
 # `x.shape`) needs no strategy scope.
 _INERT_CALLS = frozenset({"print", "len", "display", "repr", "str", "type", "range", "list", "dict", "tuple",
                           "summary", "count_params", "plot", "show", "head", "describe", "format",
-                          "save", "save_weights", "get_weights", "set_weights", "to_json"})
+                          "save", "save_weights", "get_weights", "set_weights", "to_json",
+                          # Keras callbacks hold no variables (`checkpoint.set_model(model)` neither)
+                          "ModelCheckpoint", "EarlyStopping", "ReduceLROnPlateau", "TensorBoard", "CSVLogger",
+                          "LearningRateScheduler", "TerminateOnNaN", "set_model"})
 _INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random",
                             "logging", "logger", "log"})
 

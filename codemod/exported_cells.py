@@ -1,4 +1,5 @@
-"""Notebooks exported with nbconvert (`# In[5]:` above each cell's code): each cell keeps a scope
+"""Notebooks exported with nbconvert (`# In[5]:` above each cell's code) or written in the percent
+format (`# %%`): each cell keeps a scope
 of its own, as in the notebook, instead of one `with strategy.scope():` indenting the markers.
 
 A scope the rewrite extended over markers is closed at each marker and reopened in the next
@@ -14,11 +15,12 @@ from .cell_scopes import display_last_expression, drop_empty_reopen, drop_needle
 
 __all__ = ["cells_kept", "is_export"]
 
-_MARKER = re.compile(r"^(?P<indent>[ \t]*)# In\[[ \d]*\]:[ \t]*$")
+# nbconvert's `# In[5]:`, and the percent format's `# %%` (VS Code, Jupytext, Spyder, Kaggle)
+_MARKER = re.compile(r"^(?P<indent>[ \t]*)(?:# In\[[ \d]*\]:|#[ \t]*%%(?:[ \t].*)?)[ \t]*$")
 
 
 def is_export(text: str) -> bool:
-    """Two or more `# In[N]:` lines at column 0: the file is a notebook saved as a script."""
+    """Two or more `# In[N]:` (or `# %%`) lines at column 0: the file is a notebook saved as a script."""
     return sum(1 for line in text.splitlines() if _MARKER.match(line) and not line[0].isspace()) >= 2
 
 

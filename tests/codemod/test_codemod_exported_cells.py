@@ -108,3 +108,27 @@ def test_a_cell_whose_first_statements_went_keeps_two_blank_lines_under_its_mark
     )
     out = transform_source(source.encode(), "kernel.py").output.decode()
     assert "# In[3]:\n\n\nstart = time.time()\nmodel.fit(x, y)\n" in out
+
+
+PERCENT = (
+    "import numpy as np\nfrom keras.callbacks import ModelCheckpoint\nfrom keras.utils import multi_gpu_model\n\n"
+    "# %%\nx = np.random.rand(64, 20)\n\n"
+    "# %%\nmodel = build()\n\n"
+    "# %% [markdown]\n# Checkpoints follow the model.\n\n"
+    "# %%\ncheckpoint = ModelCheckpoint('m.h5')\ncheckpoint.set_model(model)\n"
+    "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n\n"
+    "# %%\nparallel.fit(x, x[:, :1])\n"
+)
+
+
+def test_a_percent_format_script_keeps_its_cells_and_each_cell_its_own_scope():
+    assert is_export(PERCENT)
+    output = transform_source(PERCENT.encode(), "train.py").output.decode()
+    assert not any(line.startswith((" ", "\t")) and line.lstrip().startswith("# %%") for line in output.splitlines())
+    cells = output.split("# %%")
+    assert cells[2] == "\nstrategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices(\"GPU\")[:2])\n" \
+        "with strategy.scope():\n    model = build()\n\n"
+    # the callback lines hold no variables: they stay at the cell's level, above the reopened scope
+    assert cells[4] == "\ncheckpoint = ModelCheckpoint('m.h5')\ncheckpoint.set_model(model)\n" \
+        "with strategy.scope():\n    model.compile('adam', 'mse')\n\n"
+    assert transform_source(output.encode(), "train.py").output == output.encode()
