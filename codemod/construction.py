@@ -132,10 +132,14 @@ def _assigned_codes(tree: Tree, statement: cst.CSTNode) -> set[str]:
 
 
 def is_alias(statement: cst.CSTNode) -> bool:
-    """`serial = net`: one name passed on under another (not `MODEL = None`, a constant)."""
-    return m.matches(statement, m.SimpleStatementLine(
-        body=[m.Assign(value=m.Name() & ~m.Name("None") & ~m.Name("True") & ~m.Name("False"))]
-    ))
+    """`serial = net`, `self._original_model = self.model`: one name passed on under another (not
+    `MODEL = None`, a constant)."""
+    if not m.matches(statement, m.SimpleStatementLine(body=[m.Assign()])):
+        return False
+    value = cst.ensure_type(statement, cst.SimpleStatementLine).body[0].value  # type: ignore[attr-defined]
+    if isinstance(value, cst.Name):
+        return value.value not in ("None", "True", "False")
+    return m.matches(value, m.Attribute(value=m.Name("self"), attr=m.Name()))
 
 
 def outer_construction(tree: Tree, block: Block, start: int, j: int, template: str) -> list[cst.BaseStatement]:

@@ -224,7 +224,7 @@ class Prose:
             verb = _TRAIN_VERB.get(match["verb"].lower(), match["verb"].lower())
             verb = verb.capitalize() if match["verb"][0].isupper() else verb
             return f"{verb}{match['object'] or ''} under {match['tick']}{STRATEGY}{match['tick']}"
-        def sentence(part: str) -> str:
+        def sentence(part: str, full: str) -> str:
             if _PAIR.search(_TRAINED.sub("", part)):
                 return part  # it says more about the old pair (template, copy, CPU): not made true by a name
             part = _TRAINED.sub(trained, part)
@@ -235,8 +235,9 @@ class Prose:
                 part = _ON_PARALLEL_MODEL.sub(rf"\g<verb> under {STRATEGY}", part)
                 part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
             for parallel, template in self.parallel_names.items():  # "recompile `gpu_model`" -> `model`
-                # not where the sentence names the pair ("returns (model, gpu_model)") or the helper
-                pair = re.search(rf"(?<![\w.]){re.escape(template)}\b", part) or _HELPER_NAMES.search(part)
+                # not where the sentence names the pair ("returns (model, gpu_model)"; in any of its
+                # clauses) or the helper
+                pair = re.search(rf"(?<![\w.]){re.escape(template)}\b", full) or _HELPER_NAMES.search(part)
                 if not pair:
                     part = re.sub(rf"(?<![\w.]){re.escape(parallel)}\b", template, part)
             return part
@@ -245,7 +246,9 @@ class Prose:
             # sentence about the old pair is no more made true by a name than the sentence is
             if _PAIR.search(_TRAINED.sub("", full)) and _HELPER_NAMES.search(full):
                 return full
-            return "".join(sentence(part) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(full)))
+            return "".join(
+                sentence(part, full) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(full))
+            )
         out = "".join(whole(part) if k % 2 == 0 else part for k, part in enumerate(_FULL_STOP.split(text)))
         # in text wrapped within 100 columns, a line the longer name would push past them stays as it
         # was (stale: dropped or reported); unwrapped text (a markdown paragraph on one line) has no width
@@ -605,6 +608,9 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
         # "We train on the 4-GPU node; the call below keeps cpu_merge.": the clause before the `;` stays
         clauses = {(a, b): _clause_kept(paragraph[a:b], prose) for a, b in stale}
         if len(stale) == len(spans) and not any(clauses.values()):
+            if k == 0 and len(parts) > 1 and _structured(parts[2]):
+                # the summary line over an `Args:`/`Returns:` section: nothing can take its place
+                kept.append(paragraph)
             continue  # the whole paragraph, with the break before it
         for a, b in reversed(stale):
             if clauses[(a, b)]:
@@ -620,6 +626,7 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
         return None
     if not kept:
         return ""
+    kept[0] = kept[0].lstrip(" \t")  # a later paragraph now first: right after the quotes
     if "\n" not in head + "".join(kept) and not "".join(kept).endswith((quotes["quote"][0], "\\")):
         tail = tail.strip("\n\r \t")  # one line left: its closing quotes on that line, as PEP 257 has it
     return value[:start] + head + "".join(kept) + tail + quotes["quote"]
@@ -634,6 +641,10 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     aside = re.sub(r"\s*\([^()]*\)(?=[.!?]?\s*$)", lambda m: "" if prose.names_removed(m[0]) else m[0], sentence)
     if aside != sentence and len(aside.split()) >= 4 and not prose.names_removed(aside):
         return aside
+    # "Build the forecaster and its multi-GPU copy.": the copy goes, the model it built stays
+    alone = _PAIR_CONJUNCT.sub("", sentence)
+    if alone != sentence and len(alone.split()) >= 3 and not prose.names_removed(alone):
+        return alone
     first, semicolon, _ = sentence.partition(";")
     if not semicolon:
         joined = _JOINED_CLAUSE.search(sentence)
@@ -646,6 +657,12 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     return first.rstrip() + (end if end in ".!?" else ".")
 
 
+# "... and its multi-GPU copy." at a sentence's end: the other half of the old pair
+_PAIR_CONJUNCT: Final = re.compile(
+    r",?\s+(?:and|with|plus)\s+(?:its|the|a|their|our)\s+(?:multi-?gpu|parallel|data-?parallel|gpu)\s+"
+    r"(?:cop(?:y|ies)|wrappers?|twins?|versions?|replicas?|models?)(?=[.!?]?\s*$)",
+    re.IGNORECASE,
+)
 # ", and the number of ids decides ...": a second clause with its own subject, not a list's last item.
 _JOINED_CLAUSE: Final = re.compile(r",\s+(?:and|so)\s+(?:the|this|that|it|its|we|our|each|every|then)\b", re.IGNORECASE)
 

@@ -570,8 +570,10 @@ def _cover_objects_built_before(
         for part in _self_attribute_parts(statement):
             if part.attr.value in _MODEL_PARTS:
                 used_as_model.add(tree.code(cst.ensure_type(part, cst.Attribute).value))  # `self.base.output`
+        if is_alias(statement):  # `self._original_model = self.model`: the model passes on
+            used_as_model.add(tree.code(cst.ensure_type(statement, cst.SimpleStatementLine).body[0].value))
     read |= {code for code in used_as_model if code.startswith("self.")}
-    read = {code for code in read if not any(_binds_code(tree, s, code) for s in region)}
+    read = {code for code in read if not _bound_before_read(tree, region, code)}
     chain: list[cst.BaseStatement] = []
     needed: set[str] = set()  # what the chain's statements read
     new_start = start
@@ -628,6 +630,20 @@ def _cover_objects_built_before(
     return None
 
 
+def _bound_before_read(tree: Tree, region: Sequence[cst.BaseStatement], code: str) -> bool:
+    """The region binds `code` before (or where) it first reads it: its value comes from the region."""
+    for statement in region:
+        reads = code in plain_uses(statement) or code in object_reads(statement) or (
+            "." in code and code in {tree.code(a) for a in findall(statement, cst.Attribute)}
+            and not _binds_code(tree, statement, code)
+        )
+        if reads and not _binds_code(tree, statement, code):
+            return False
+        if _binds_code(tree, statement, code):
+            return True
+    return False
+
+
 def _binds_code(tree: Tree, statement: cst.CSTNode, code: str) -> bool:
     """`statement` assigns `code` (a plain name, or a `self.` attribute)."""
     return code in bound_names(statement) if "." not in code else binds(statement, code, tree)
@@ -653,7 +669,7 @@ def _object_built_in_enclosing_block(
             statement = outer.body[k]
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
                 continue
-            names = bound_names(statement) & wanted
+            names = {code for code in wanted if _binds_code(tree, statement, code)}
             if names and makes_layers(statement) and not findall(statement, (cst.Import, cst.ImportFrom)):
                 return sorted(names)[0], statement
     return None

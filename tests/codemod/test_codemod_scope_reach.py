@@ -156,3 +156,20 @@ def test_on_batch_calls_through_an_alias_or_an_instance_keep_the_site(name, call
 @pytest.mark.parametrize("before", pairs("batch_calls"), ids=lambda p: p.name)
 def test_on_batch_calls_on_another_model_do_not_keep_the_site(before):
     assert check_pair(before) == []
+
+
+def test_a_template_passed_on_from_an_attribute_built_outside_the_branch_is_reported():
+    """`self._original_model = self.model` inside `if n_gpu > 1:` passes on a model built above
+    the `if`: a scope inside the branch would cover nothing that creates variables (round 20, qa19)."""
+    source = (
+        "import keras\n\n\nclass Forecaster:\n    def __init__(self, n_gpu):\n"
+        "        self.model = keras.Sequential([keras.layers.Dense(1)])\n"
+        "        self.model.compile(loss='mae', optimizer='adam')\n"
+        "        if n_gpu > 1:\n            self._original_model = self.model\n"
+        "            self.model = keras.utils.multi_gpu_model(self._original_model, gpus=n_gpu)\n"
+        "            self.model.compile(loss='mae', optimizer='adam')\n"
+    )
+    result = transform_source(source.encode(), "t.py")
+    assert result.output == source.encode()
+    assert [(f.line, f.code) for f in result.findings] == [(6, "MGPU118")]
+    assert "`self.model` is built on line 6, in an enclosing block" in result.findings[0].message
