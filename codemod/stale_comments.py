@@ -26,7 +26,9 @@ from typing import Final
 
 import libcst as cst
 
-__all__ = ["CPU_PLACEMENT", "DEVICE_SCOPE", "MECHANICS", "STALE", "WRAPPER", "argument_comments", "argument_topics", "without"]
+__all__ = [
+    "CPU_PLACEMENT", "DEVICE_SCOPE", "MECHANICS", "STALE", "WRAPPER", "argument_comments", "argument_topics", "without",
+]
 
 CPU_PLACEMENT: Final = re.compile(r"\bcpus?\b|\bhost\b", re.IGNORECASE)
 WRAPPER: Final = re.compile(
@@ -43,7 +45,9 @@ MECHANICS: Final = re.compile(
 # strategy's scope is where the model is built now
 DEVICE_SCOPE: Final = re.compile(r"\bdevice[\s_-]+scope\b", re.IGNORECASE)
 # every comment this module may select (the tests' "no comment lost" check allows these)
-STALE: Final = re.compile(f"{CPU_PLACEMENT.pattern}|{MECHANICS.pattern}|{DEVICE_SCOPE.pattern}|\\bmerg|\\breloca", re.IGNORECASE)
+STALE: Final = re.compile(
+    f"{CPU_PLACEMENT.pattern}|{MECHANICS.pattern}|{DEVICE_SCOPE.pattern}|\\bmerg|\\breloca", re.IGNORECASE
+)
 # `multi_gpu_model` arguments the rewrite drops, whose line comments go with them
 _DROPPED_ARGUMENTS: Final = frozenset({"cpu_merge", "cpu_relocation"})
 

@@ -91,9 +91,10 @@ MECHANICS: Final = re.compile(
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template)"
-    r"|\btemplate\b[^.;:]{0,30}\bcpu\b"
+    r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
     # "keeps both the template and the GPU replica": the pair the old function made
-    r"|\btemplate\s+and\s+(?:the\s+|its\s+)?(?:gpu|parallel|multi-?gpu)\s+(?:replicas?|cop(?:y|ies)|models?|versions?)\b"  # "the template lives on the CPU": the old function's placement
+    r"|\btemplate\s+and\s+(?:the\s+|its\s+)?(?:gpu|parallel|multi-?gpu)\s+"
+    r"(?:replicas?|cop(?:y|ies)|models?|versions?)\b"
     r"|\bre-?wrap\w*|\btemplate\s+(?:model\s+|`\w+`\s+)?(?:holds|keeps|owns|stores)\s+(?:the\s+|all\s+|its\s+)?"
     r"(?:trained\s+)?weights\b"
     # "Multi-GPU: wrap the VAE", "wrap the model for 4 GPUs": nothing is wrapped under the strategy
@@ -710,7 +711,8 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
     renamed_units = [[prose.renamed(lines[k], markdown=True) for k in unit] for unit in units]
     stale = [_stale_unit(lines, unit, renamed, prose) for unit, renamed in zip(units, renamed_units)]
     for index, unit in enumerate(units):  # "Two pieces make this work:" over a list that all went
-        if lines[unit[-1]].rstrip().endswith(":") and not stale[index] and _introduces_stale_list(lines, units, stale, index):
+        if (lines[unit[-1]].rstrip().endswith(":") and not stale[index]
+                and _introduces_stale_list(lines, units, stale, index)):
             stale[index] = True
     for unit, renamed, gone in zip(units, renamed_units, stale):
         if gone:

@@ -4,12 +4,13 @@ only it called.
 `G = len(get_available_gpus())` fed `multi_gpu_model(model, gpus=G)` and `if G > 1:`; once
 `MirroredStrategy()` takes every GPU and the guard is gone, nothing reads `G`, and a reviewer
 deletes it and the `device_lib` helper behind it. The same for a count of ids the script holds
-(`n_gpu = len(args.gpu_ids.split(","))`, `len(args.gpus)`): reading names has no effect to keep. Only in a file that runs as a script (nothing
-imports its names), for a name the original read and the rewritten file reads nowhere, in any
-scope; the helper only when it is a module-level `def` whose name says it lists or counts GPUs
-and nothing else reads it (with the imports only it read). The comment lines right above a
-removed statement go with it; the blank lines before them stay. A statement that is the last
-of its block, or of a notebook cell, stays. core.py runs it on the rewritten module, with the original to compare.
+(`n_gpu = len(args.gpu_ids.split(","))`, `len(args.gpus)`): reading names has no effect to keep.
+Only in a file that runs as a script (nothing imports its names), for a name the original read
+and the rewritten file reads nowhere, in any scope; the helper only when it is a module-level
+`def` whose name says it lists or counts GPUs and nothing else reads it (with the imports only it
+read). The comment lines right above a removed statement go with it; the blank lines before them
+stay. A statement that is the last of its block, or of a notebook cell, stays. core.py runs it on
+the rewritten module, with the original to compare.
 """
 
 from __future__ import annotations
