@@ -136,7 +136,7 @@ def is_alias(statement: cst.CSTNode) -> bool:
     `MODEL = None`, a constant)."""
     if not m.matches(statement, m.SimpleStatementLine(body=[m.Assign()])):
         return False
-    value = cst.ensure_type(statement, cst.SimpleStatementLine).body[0].value  # type: ignore[attr-defined]
+    value = cst.ensure_type(cst.ensure_type(statement, cst.SimpleStatementLine).body[0], cst.Assign).value
     if isinstance(value, cst.Name):
         return value.value not in ("None", "True", "False")
     return m.matches(value, m.Attribute(value=m.Name("self"), attr=m.Name()))

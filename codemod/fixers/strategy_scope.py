@@ -571,7 +571,8 @@ def _cover_objects_built_before(
             if part.attr.value in _MODEL_PARTS:
                 used_as_model.add(tree.code(cst.ensure_type(part, cst.Attribute).value))  # `self.base.output`
         if is_alias(statement):  # `self._original_model = self.model`: the model passes on
-            used_as_model.add(tree.code(cst.ensure_type(statement, cst.SimpleStatementLine).body[0].value))
+            alias = cst.ensure_type(cst.ensure_type(statement, cst.SimpleStatementLine).body[0], cst.Assign)
+            used_as_model.add(tree.code(alias.value))
     read |= {code for code in used_as_model if code.startswith("self.")}
     read = {code for code in read if not _bound_before_read(tree, region, code)}
     chain: list[cst.BaseStatement] = []
