@@ -14,6 +14,7 @@ from typing import Literal
 import libcst as cst
 
 from ._tree import dotted_name
+from .strategy_expression import dropped_notes
 
 __all__ = ["SiteStatus", "Status", "format_sites", "site_statuses", "sites_json"]
 
@@ -32,10 +33,14 @@ class SiteStatus:
     status: Status
     codes: tuple[str, ...] = ()
     cell: int | None = None
+    # what the rewrite left out, and why: "dropped `cpu_merge=False` (...)"
+    notes: tuple[str, ...] = ()
 
     def as_json(self) -> dict[str, object]:
         data: dict[str, object] = {"line": self.line, "col": self.col, "name": self.name, "status": self.status,
                                    "codes": list(self.codes)}
+        if self.notes:
+            data["notes"] = list(self.notes)
         if self.cell is not None:
             data["cell"] = self.cell
         return data
@@ -59,7 +64,8 @@ def site_statuses(ctx: object, source: str | None = None) -> list[SiteStatus]:
         codes = tuple(sorted({f.code for f in ctx.site_findings.get(id(site), [])}))
         status: Status = "rewritten" if id(site) in rewritten else "reported" if codes else "untouched"
         line, col = places.get(id(site.call)) or tree.position(site.call)
-        found.append(SiteStatus(line, col, site.name, status, codes))
+        notes = tuple(dropped_notes(site.dropped)) if status == "rewritten" else ()
+        found.append(SiteStatus(line, col, site.name, status, codes, notes=notes))
     site_calls = {id(site.call) for site in ctx.sites}
     for node, finding in ctx.reported_nodes:
         if finding.code in _CALL_CODES and isinstance(node, cst.Call) and id(node) not in site_calls:
@@ -100,7 +106,8 @@ def format_sites(statuses: list[SiteStatus], path: str, would: bool = False) -> 
         where = f"{path}:cell {s.cell}:line {s.line}:col {s.col}" if s.cell is not None else f"{path}:{s.line}:{s.col}"
         codes = f" ({', '.join(s.codes)})" if s.codes else ""
         status = "would be rewritten" if would and s.status == "rewritten" else s.status
-        lines.append(f"{where}: {s.name} {status}{codes}")
+        notes = "".join(f"; {note}" for note in s.notes)
+        lines.append(f"{where}: {s.name} {status}{codes}{notes}")
     return lines
 
 

@@ -649,15 +649,17 @@ _DEFAULTS = {"cpu_merge": "True", "cpu_relocation": "False"}
 
 
 def dropped_notes(dropped: list[str]) -> list[str]:
-    """One comment per dropped `cpu_merge` / `cpu_relocation` argument, saying why (none for one
-    that only restated the default, `cpu_merge=True`, `cpu_relocation=False`)."""
+    """One line per dropped `cpu_merge` / `cpu_relocation` argument, saying why, for the report's
+    line of the site (none for one that only restated the default, `cpu_merge=True`,
+    `cpu_relocation=False`). Not a comment in the code: a reader of the migrated file never saw
+    the argument, the reviewer of the diff reads the report."""
     notes = []
     for item in dropped:
         name, value = item.split("=", 1)
         if _DEFAULTS.get(name) == value.strip():
             continue
         why = _WHY_DROPPED.get(name, "MirroredStrategy has no such option")
-        notes.append(f"# Dropped `{item}`: {why}.")
+        notes.append(f"dropped `{item}` ({why})")
     return notes
 
 

@@ -63,7 +63,7 @@ from ..recognise import Site
 from ..announcement import announcement
 from ..same_branches import dissolves
 from ..strategy_expression import (
-    KeptCondition, StrategyCode, compared_in_guards, dropped_notes, refine, strategy_expression, surely_int,
+    KeptCondition, StrategyCode, compared_in_guards, refine, strategy_expression, surely_int,
 )
 from ..template_lookups import lookups
 from ..value_uses import value_uses
@@ -366,7 +366,7 @@ def _plan_site(
     )
     expression = strategy_expression(ctx.tf_name(), site.gpus, guards, known_int=known_int)
     planned = _Planned(
-        site, anchor, block, start, end, expression, dropped_notes(site.dropped), scope_node,
+        site, anchor, block, start, end, expression, [], scope_node,
         unwrap=_cpu_blocks_to_unwrap(tree, built_by, block.body[start:end + 1])
         + _device_blocks_around_call(tree, anchor, block.body[start:end + 1]),
         hoisted=hoisted, definitions=_movable_definitions(block, start, end, hoisted),

@@ -9,6 +9,7 @@ import pytest
 from codemod_fixtures import assert_comments_kept
 from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.notebook import transform_notebook
+from multi_gpu_codemod.sites import format_sites
 from multi_gpu_codemod.stale_prose import Prose, _clause_kept, docstring_without_stale, markdown
 
 IMPORTS = "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n"
@@ -358,12 +359,18 @@ def test_a_comment_line_ending_in_a_colon_before_a_lower_case_line_is_one_senten
     assert after.startswith("# Data: the census set.\nimport tensorflow as tf\n")
 
 
-def test_the_codemods_own_notes_on_dropped_arguments_are_never_reported():
+def test_a_dropped_argument_is_said_on_the_sites_report_line_not_in_the_code():
     before = IMPORTS + "model = build()\ngpu_model = multi_gpu_model(model, gpus=2, cpu_merge=False)\n" \
         "gpu_model.compile('adam', 'mse')\n"
     after, findings = migrate(before)
-    assert "# Dropped `cpu_merge=False`" in after
-    assert not [f for f in findings if f[1] == "MGPU305"]
+    assert "cpu_merge" not in after and not [f for f in findings if f[1] == "MGPU305"]
+    result = transform_source(before.encode(), "t.py")
+    assert format_sites(result.sites, "t.py") == [
+        "t.py:4:13: multi_gpu_model rewritten; dropped `cpu_merge=False` (MirroredStrategy all-reduces gradients, "
+        "it merges no outputs)"
+    ]
+    restated = transform_source(before.replace("cpu_merge=False", "cpu_merge=True").encode(), "t.py")
+    assert format_sites(restated.sites, "t.py") == ["t.py:4:13: multi_gpu_model rewritten"]  # the old default
 
 
 def test_a_paragraph_led_by_a_label_is_prose_and_the_multi_gpu_replica_is_mechanics():
