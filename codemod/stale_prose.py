@@ -124,7 +124,7 @@ _FULL_STOP: Final = re.compile(r"(?<=[.!?])(\s+)")
 _SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
 # never touched: interpreter lines, encoding cookies, tool pragmas
 _PRAGMA: Final = re.compile(
-    r"^#!|coding[:=]|#\s*(?:type:|noqa|pylint|fmt:|isort:|mypy:|pragma)|^# Dropped `"  # (and the notes older versions wrote)
+    r"^#!|coding[:=]|#\s*(?:type:|noqa|pylint|fmt:|isort:|mypy:|pragma)|^# Dropped `"  # (notes older versions wrote)
     r"|^#\s*In\[[\d ]*\]:|^#\s*%%|^#\s*<(?:codecell|markdowncell)>"  # notebook exports' cell markers
 )
 
