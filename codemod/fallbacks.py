@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ._tree import Tree, findall, used_names
+from .wrapper_messages import announces_wrapper
 
 __all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message"]
 
@@ -163,8 +164,9 @@ def _said(block: cst.BaseSuite, anchor: cst.BaseStatement, allowed: bool) -> Sai
     rest = [s for s in block.body if s is not anchor and not droppable(s)]
     if not rest or not all(message(s) for s in rest):
         return None
-    before = [s for s in block.body[:index] if not droppable(s)]
-    after = [s for s in block.body[index + 1:] if not droppable(s)]
+    # `print("converting model to parallel")` goes with the call: no model is converted now
+    before = [s for s in block.body[:index] if not droppable(s) and not announces_wrapper(s)]
+    after = [s for s in block.body[index + 1:] if not droppable(s) and not announces_wrapper(s)]
     return Said(before, after)
 
 

@@ -1,0 +1,78 @@
+"""A message printed next to the removed call that announced the wrapper goes with the call.
+
+`print("converting model to parallel")` right above `parallel = multi_gpu_model(model, gpus=G)`
+said what the call did; no model is converted under the strategy, and the message would be
+false in every run. Only a print or log call whose text names the old mechanics (a parallel or
+multi-GPU *model*, converting or wrapping the model, the helpers by name), standing right before
+or after the call in its block, with arguments that compute nothing but the text. A message
+that says how many devices train ("Training using multiple GPUs..") is still true: it stays.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Final
+
+import libcst as cst
+
+from ._tree import Tree, findall
+
+__all__ = ["announces_wrapper", "announcing_messages"]
+
+_STALE_MESSAGE: Final = re.compile(
+    r"\b(?:parallel|multi[- _]?gpus?)[\s_]+models?\b|\bmodel\s+(?:in)?to\s+(?:a\s+)?(?:parallel|multi[- _]?gpu)"
+    r"|\b(?:convert|wrap)\w*\b[^.!?]{0,40}\b(?:parallel|multi[- _]?gpus?|gpus)\b"
+    r"|\bmulti_gpu_model\b|\bmake_parallel\b|\bModelMGPU\b",
+    re.IGNORECASE,
+)
+_LOG_METHODS: Final = frozenset({"info", "debug", "warning", "warn"})
+# calls an argument may make and still compute nothing but the text
+_TEXT_CALLS: Final = frozenset({"format", "str", "len"})
+
+
+def announcing_messages(tree: Tree, anchor: cst.BaseStatement) -> list[cst.BaseStatement]:
+    """The message statements right before and after `anchor` in its block that announce the wrapper."""
+    block, index = tree.block_of(anchor)
+    body = list(block.body)
+    found: list[cst.BaseStatement] = []
+    for step in (-1, 1):
+        k = index + step
+        while 0 <= k < len(body) and _message(body[k]) is not None:
+            if announces_wrapper(body[k]):
+                found.append(body[k])
+            k += step
+    return found
+
+
+def announces_wrapper(statement: cst.BaseStatement) -> bool:
+    """`print("converting model to parallel")`: a message about the wrapper, false without it."""
+    return bool(_STALE_MESSAGE.search(_message(statement) or ""))
+
+
+def _message(statement: cst.BaseStatement) -> str | None:
+    """The literal text of `print(...)` / `logger.info(...)` alone on its line, else None."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    if not (isinstance(small, cst.Expr) and isinstance(small.value, cst.Call)):
+        return None
+    call = small.value
+    func = call.func
+    if not (
+        (isinstance(func, cst.Name) and func.value == "print")
+        or (isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS)
+    ) or not call.args:
+        return None
+    for inner in findall(call, cst.Call):
+        if inner is call:
+            continue
+        name = inner.func.attr.value if isinstance(inner.func, cst.Attribute) else (
+            inner.func.value if isinstance(inner.func, cst.Name) else ""
+        )
+        if name not in _TEXT_CALLS:
+            return None
+    texts = [
+        s.evaluated_value if isinstance(s, cst.SimpleString) else s.value
+        for s in findall(call.args[0].value, (cst.SimpleString, cst.FormattedStringText))
+    ]
+    return " ".join(t for t in texts if isinstance(t, str)) or None

@@ -1,0 +1,61 @@
+"""codemod/wrapper_messages.py: a message next to the removed call that announced the wrapper
+goes with it; one that says how many devices train stays."""
+
+import libcst as cst
+import pytest
+
+from multi_gpu_codemod import transform_source
+from multi_gpu_codemod.wrapper_messages import announces_wrapper
+
+
+def _migrated(source: str) -> str:
+    result = transform_source(source.encode(), "train.py")
+    assert transform_source(result.output, "train.py").output == result.output
+    return result.output.decode()
+
+
+@pytest.mark.parametrize("line,stale", [
+    ('print("converting model to parallel")', True),
+    ('print("Creating multi GPU model")', True),
+    ("logger.info('Wrapping the model for %d GPUs', G)", True),
+    ('print(f"using multi_gpu_model on {G} cards")', True),
+    ('print("Training using multiple GPUs..")', False),
+    ('print("[INFO] training with {} GPUs...".format(G))', False),
+    ('print(describe(model))', False),  # not a literal text
+    ('print("converting model to parallel", report())', False),  # computes more than text
+])
+def test_what_announces_the_wrapper(line, stale):
+    assert announces_wrapper(cst.parse_statement(line + "\n")) is stale
+
+
+def test_a_kept_branch_loses_its_announcement_and_then_the_if_goes():
+    source = (
+        "import keras\n\n\ndef train(x, y, gpu_cnt):\n    model = build()\n"
+        "    if gpu_cnt > 1:\n        print('converting model to parallel')\n"
+        "        parallel_model = keras.utils.multi_gpu_model(model, gpus=gpu_cnt)\n"
+        "        parallel_model.compile(optimizer='adam', loss='mse')\n"
+        "        parallel_model.fit(x, y)\n"
+        "    else:\n        model.compile(optimizer='adam', loss='mse')\n        model.fit(x, y)\n"
+    )
+    out = _migrated(source)
+    assert "converting" not in out and "if gpu_cnt > 1" not in out
+    assert "        model.compile(optimizer='adam', loss='mse')\n    model.fit(x, y)\n" in out
+
+
+def test_a_flag_guard_chooses_the_strategy_without_the_announcement():
+    source = (
+        "from keras.utils import multi_gpu_model\n\nbase = build()\nif args.multi_gpu:\n"
+        "    print('Creating multi GPU model')\n    model = multi_gpu_model(base, gpus=2)\nelse:\n"
+        "    model = base\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    out = _migrated(source)
+    assert "Creating" not in out and "strategy = tf.distribute.get_strategy()" in out
+
+
+def test_a_message_about_the_devices_stays():
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nif G > 1:\n"
+        "    print('[INFO] training with {} GPUs...'.format(G))\n    model = multi_gpu_model(model, gpus=G)\n"
+        "model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    assert "print('[INFO] training with {} GPUs...'.format(G))" in _migrated(source)
