@@ -90,7 +90,9 @@ MECHANICS: Final = re.compile(
     r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu)[\s_]+model\b"
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
-    r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template)"
+    r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template|towers?)"
+    # "always persist the single-device copy", "saving the single model is enough": the old pair's half
+    r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
     # "keeps both the template and the GPU replica": the pair the old function made
     r"|\btemplate\s+and\s+(?:the\s+|its\s+)?(?:gpu|parallel|multi-?gpu)\s+"
@@ -106,6 +108,10 @@ MECHANICS: Final = re.compile(
 )
 _PARALLEL_MODEL: Final = re.compile(
     r"\b(?P<article>the\s+|our\s+|a\s+)(?:parallel|multi-gpu|multi\s+gpu)\s+model\b", re.IGNORECASE
+)
+# "Save the template model after each epoch.": one model now, "the model"
+_TEMPLATE_MODEL: Final = re.compile(
+    r"\b(?P<article>the\s+|our\s+|a\s+)(?:template|serial|single[- ](?:gpu|device))\s+model\b", re.IGNORECASE
 )
 _ON_PARALLEL_MODEL: Final = re.compile(
     r"\b(?P<verb>run|runs|ran|running|train|trains|trained|training|fit|fits|fitting)\s+on\s+the\s+"
@@ -226,6 +232,9 @@ class Prose:
             verb = verb.capitalize() if match["verb"][0].isupper() else verb
             return f"{verb}{match['object'] or ''} under {match['tick']}{STRATEGY}{match['tick']}"
         def sentence(part: str, full: str) -> str:
+            if self.mechanics_gone and _TEMPLATE_MODEL.search(part) and not MECHANICS.search(part):
+                alone = _TEMPLATE_MODEL.sub(r"\g<article>model", part)
+                part = part if _PAIR.search(_TRAINED.sub("", alone)) else alone
             if _PAIR.search(_TRAINED.sub("", part)):
                 return part  # it says more about the old pair (template, copy, CPU): not made true by a name
             part = _TRAINED.sub(trained, part)
@@ -430,7 +439,8 @@ class _Pass(cst.CSTTransformer):
         if not isinstance(result, cst.CSTNode):
             return result  # type: ignore[return-value]
         changes: dict[str, object] = {}
-        for attr in ("leading_lines", "lines_after_decorators", "header", "footer"):
+        # (`empty_lines`: comment lines inside brackets, `callbacks = [` / `# ... ModelMGPU ...`)
+        for attr in ("leading_lines", "lines_after_decorators", "header", "footer", "empty_lines"):
             value = getattr(result, attr, None)
             if isinstance(value, Sequence) and value and all(isinstance(x, cst.EmptyLine) for x in value):
                 kept = self._paragraphs(list(value), top=isinstance(result, cst.Module) and attr == "header")

@@ -588,3 +588,29 @@ def test_a_sentence_naming_the_pair_is_not_renamed_in_any_of_its_clauses():
     prose = Prose(frozenset({"parallel_model"}), True, {"parallel_model": "model"})
     text = "(model, parallel_model): save the model; parallel_model splits each batch"
     assert prose.renamed(text) == text
+
+
+@pytest.mark.parametrize("text", [
+    "# always persist the single-device copy",
+    "# weights are shared, so saving the single model is enough",
+    "# the template shares its weights with the towers",
+])
+def test_comments_on_saving_one_half_of_the_old_pair_are_mechanics(text):
+    assert Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text)
+
+
+def test_the_template_model_is_the_model_once_every_site_is_rewritten():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.renamed("Save the template model after each epoch.") == "Save the model after each epoch."
+    left = Prose(frozenset({"multi_gpu_model"}), False)  # a site is left: the pair still exists
+    assert left.renamed("Save the template model.") == "Save the template model."
+
+
+def test_a_stale_comment_inside_brackets_goes():
+    before = IMPORTS + (
+        "from keras.callbacks import ModelCheckpoint\nmodel = build()\ngpu_model = multi_gpu_model(model, gpus=2)\n"
+        "gpu_model.compile('adam', 'mse')\ncallbacks = [\n    # multi_gpu_model forwards save() to the template\n"
+        "    ModelCheckpoint('best.h5'),\n]\ngpu_model.fit(x, y, callbacks=callbacks)\n"
+    )
+    after, findings = migrate(before)
+    assert "forwards" not in after and "callbacks = [\n    ModelCheckpoint('best.h5'),\n]\n" in after
