@@ -38,11 +38,18 @@ def fix(ctx: FixContext) -> None:
             ctx.plan.remove_imports.extend(imports_read_by(ctx.tree.module, origin))
             if isinstance(origin, (cst.FunctionDef, cst.ClassDef)) and _documented(origin):
                 # documented: another file may import it; say so rather than keep what would stop this one
+                # why it went: the `multi_gpu_model` import it needed, or (kuza55's slicing towers,
+                # which never called it) the strategy doing what it did
+                why = (
+                    " with its `multi_gpu_model` import: nothing in this file reads it any more, and kept, that "
+                    "import would stop the file on Keras 3"
+                    if "multi_gpu_model" in used_names(origin) else
+                    ": nothing in this file reads it any more, and MirroredStrategy does what it did"
+                )
                 ctx.report(origin, "MGPU401", (
-                    f"`{helper.name}` (defined here, documented) was deleted with its `multi_gpu_model` "
-                    "import: nothing in this file reads it any more, and kept, that import would stop the file "
-                    f"on Keras 3. If another file imports `{helper.name}` from here, migrate that file too (its "
-                    "calls are rewritten the same way) or restore the helper from version control."
+                    f"`{helper.name}` (defined here, documented) was deleted{why}. If another file imports "
+                    f"`{helper.name}` from here, migrate that file too (its calls are rewritten the same way) or "
+                    "restore the helper from version control."
                 ))
             continue
         where = "defined here"

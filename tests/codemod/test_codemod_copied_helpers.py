@@ -105,3 +105,18 @@ def test_a_script_training_at_module_level_owns_its_helper_too():
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert "make_parallel" not in out and "multi_gpu_model" not in out and "net.fit(x, y)" in out
+
+
+def test_a_documented_slicing_helper_that_never_called_multi_gpu_model_is_reported_with_its_own_reason():
+    source = (
+        "import tensorflow as tf\nfrom keras.layers import Lambda, concatenate\nfrom keras.models import Model\n\n\n"
+        "def make_parallel(model, gpu_count):\n    \"\"\"kuza55's towers: slice each batch per GPU.\"\"\"\n"
+        "    outputs = []\n    for g in range(gpu_count):\n        with tf.device('/gpu:%d' % g):\n"
+        "            outputs.append(model(Lambda(lambda x: x)(model.inputs[0])))\n"
+        "    return Model(model.inputs, concatenate(outputs, axis=0))\n\n\n"
+        "if __name__ == '__main__':\n    net = build()\n    model = make_parallel(net, 2)\n    model.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    (finding,) = result.findings
+    assert finding.code == "MGPU401" and "multi_gpu_model" not in finding.message
+    assert "was deleted: nothing in this file reads it any more, and MirroredStrategy does what it did" in finding.message
