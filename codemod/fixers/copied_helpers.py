@@ -116,11 +116,18 @@ def imports_read_by(module: cst.Module, definition: cst.CSTNode) -> list[_Remova
 def _import_details(node: cst.Import | cst.ImportFrom, helper: Helper) -> tuple[str, list[_Removal]]:
     if isinstance(node, cst.ImportFrom):
         module = ("." * len(node.relative)) + (code_of(node.module) if node.module else "")
+        # `from utils import multi_gpu` read as `multi_gpu.make_parallel(...)`: the module imported
+        receivers = {
+            code_of(site.call.func.value) for site in helper.sites if isinstance(site.call.func, cst.Attribute)
+        }
         removals: list[_Removal] = []
         if not isinstance(node.names, cst.ImportStar) and not node.relative:
             for alias in node.names:
                 asname = alias.evaluated_alias
                 removals.append((module, code_of(alias.name), asname))
+        through = [r for r in removals if (r[2] or r[1]) in receivers]
+        if through:  # (the imports fixer keeps the name if anything else still reads it)
+            return f"{module}.{through[0][1]}", through
         return module, [r for r in removals if r[1] == helper.name]
     removals = []
     module = ""

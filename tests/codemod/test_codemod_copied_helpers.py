@@ -114,9 +114,25 @@ def test_a_documented_slicing_helper_that_never_called_multi_gpu_model_is_report
         "    outputs = []\n    for g in range(gpu_count):\n        with tf.device('/gpu:%d' % g):\n"
         "            outputs.append(model(Lambda(lambda x: x)(model.inputs[0])))\n"
         "    return Model(model.inputs, concatenate(outputs, axis=0))\n\n\n"
-        "if __name__ == '__main__':\n    net = build()\n    model = make_parallel(net, 2)\n    model.compile('adam', 'mse')\n"
+        "if __name__ == '__main__':\n    net = build()\n    model = make_parallel(net, 2)\n"
+        "    model.compile('adam', 'mse')\n"
     )
     result = transform_source(source.encode(), "train.py")
     (finding,) = result.findings
     assert finding.code == "MGPU401" and "multi_gpu_model" not in finding.message
-    assert "was deleted: nothing in this file reads it any more, and MirroredStrategy does what it did" in finding.message
+    assert "was deleted: nothing in this file reads it any more, and MirroredStrategy does what it did" in (
+        finding.message
+    )
+
+
+def test_a_helper_module_imported_by_name_goes_when_nothing_else_reads_it():
+    source = (
+        "import numpy as np\n\nfrom utils import multi_gpu\n\n\nif __name__ == '__main__':\n    net = build()\n"
+        "    model = multi_gpu.make_parallel(net, 2)\n    model.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    assert result.output.decode().startswith("import numpy as np\nimport tensorflow as tf\n\n\nif __name__")
+    (finding,) = result.findings
+    assert finding.code == "MGPU401" and "(from `utils.multi_gpu`)" in finding.message
+    kept = transform_source((source + "    print(multi_gpu.__file__)\n").encode(), "train.py").output.decode()
+    assert "from utils import multi_gpu\n" in kept
