@@ -75,6 +75,7 @@ def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Modu
     """
     prune = _Prune(tree) if tree is not None else None
     blanks_after_imports = _blanks_after_imports(module)[1]
+    group = _later_group(module, plan) if plan.add_imports and plan.remove_imports else []
     context = CodemodContext()
     for entry in plan.remove_imports:
         RemoveImportsVisitor.remove_unused_import(context, entry[0], entry[1], entry[2])
@@ -94,7 +95,65 @@ def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Modu
         module = _blank_lines_after_added_imports(module, blanks_after_imports)
         module = _placeholders_as_before(before_add, module)
         module = _late_import_pragma(before_add, module)
+        if group:
+            module = _into_group(before_add, module, group)
     return module
+
+
+def _later_group(module: cst.Module, plan: Plan) -> list[str]:
+    """The code of the other import lines of the group the removed `multi_gpu_model` import sat in,
+    when that group comes after the module's first import block (a notebook's imports cell below a
+    cell of helpers, `from keras.utils import multi_gpu_model` among the keras imports there)."""
+    body = list(module.body)
+    top_end = _section_end(body, 1 if _skip_first(module) else 0)
+    removed = {(entry[0], entry[1]) for entry in plan.remove_imports}
+    for index in range(top_end, len(body)):
+        statement = body[index]
+        if not (_is_import_line(statement) and _imports_any(statement, removed)):
+            continue
+        start = index
+        while start > top_end and _is_import_line(body[start - 1]):
+            start -= 1
+        end = index
+        while end + 1 < len(body) and _is_import_line(body[end + 1]):
+            end += 1
+        return [_bare_code(s) for s in body[start:end + 1] if s is not statement]
+    return []
+
+
+def _imports_any(statement: cst.BaseStatement, removed: set[tuple[str, str | None]]) -> bool:
+    small = cst.ensure_type(statement, cst.SimpleStatementLine).body[0]
+    if isinstance(small, cst.ImportFrom) and small.module is not None and not isinstance(small.names, cst.ImportStar):
+        return any((code_of(small.module), code_of(a.name)) in removed for a in small.names)
+    if isinstance(small, cst.Import):
+        return any((code_of(a.name), None) in removed for a in small.names)
+    return False
+
+
+def _bare_code(statement: cst.BaseStatement) -> str:
+    return code_of(statement.with_changes(leading_lines=[])).strip()
+
+
+def _into_group(before: cst.Module, after: cst.Module, group: list[str]) -> cst.Module:
+    """`after` with the one import line the add put in the first block moved to the end of `group`."""
+    existing = {_bare_code(s) for s in before.body if _is_import_line(s)}
+    added = [k for k, s in enumerate(after.body) if _is_import_line(s) and _bare_code(s) not in existing]
+    if len(added) != 1:
+        return after
+    body = list(after.body)
+    statement = body.pop(added[0])
+    if added[0] < len(body) and not _is_import_line(body[added[0]]) and added[0] > 0 and _is_import_line(
+        body[added[0] - 1]
+    ):
+        # the line after the block keeps the blank lines the added import had above it
+        follower = body[added[0]]
+        body[added[0]] = follower.with_changes(leading_lines=[*statement.leading_lines, *follower.leading_lines])
+    last = max((k for k, s in enumerate(body) if k >= added[0] and _is_import_line(s) and _bare_code(s) in group),
+               default=None)
+    if last is None:
+        return after
+    body.insert(last + 1, statement.with_changes(leading_lines=[]))
+    return after.with_changes(body=body)
 
 
 _LATE_IMPORT = re.compile(r"#\s*noqa(?::[\sA-Z0-9,]*\bE402\b[\sA-Z0-9,]*)?\s*$")

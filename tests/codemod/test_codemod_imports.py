@@ -51,3 +51,24 @@ def test_import_keras_used_only_for_the_call_goes_with_it(after_call, kept):
     )
     out = transform_source(source.encode()).output.decode()
     assert ("import keras\n" in out) is kept and "multi_gpu_model" not in out
+
+
+def test_the_added_import_joins_the_later_group_the_removed_import_sat_in():
+    # a notebook's first cell of helpers, then its imports cell: tf goes with the keras imports
+    source = (
+        "import matplotlib.pyplot as plt\n\n\ndef plot(h):\n    plt.plot(h)\n\n\n"
+        "import numpy as np\nfrom keras.models import Sequential\nfrom keras.utils import multi_gpu_model\n\n"
+        "model = Sequential()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert out.startswith("import matplotlib.pyplot as plt\n\n\ndef plot(h):\n    plt.plot(h)\n\n\n"
+                          "import numpy as np\nfrom keras.models import Sequential\nimport tensorflow as tf\n\n")
+
+
+def test_a_removed_import_alone_in_its_group_leaves_the_added_import_at_the_top():
+    source = (
+        "import numpy as np\n\n\ndef plot(h):\n    pass\n\n\nfrom keras.utils import multi_gpu_model\n\n"
+        "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert out.startswith("import numpy as np\nimport tensorflow as tf\n\n\ndef plot(h):\n")
