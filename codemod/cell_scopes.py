@@ -40,7 +40,9 @@ _INERT_CALLS = frozenset({"print", "len", "display", "repr", "str", "type", "ran
                           "save", "save_weights", "get_weights", "set_weights", "to_json",
                           # Keras callbacks hold no variables (`checkpoint.set_model(model)` neither)
                           "ModelCheckpoint", "EarlyStopping", "ReduceLROnPlateau", "TensorBoard", "CSVLogger",
-                          "LearningRateScheduler", "TerminateOnNaN", "set_model"})
+                          "LearningRateScheduler", "TerminateOnNaN", "set_model",
+                          # label arrays (`keras.utils.to_categorical(y, 3)`): NumPy in, NumPy out
+                          "to_categorical"})
 _INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random",
                             "logging", "logger", "log"})
 

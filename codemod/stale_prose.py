@@ -103,7 +103,7 @@ MECHANICS: Final = re.compile(
     r"|\b(?:build|builds|built|create|creates|created|place|placed|keep|kept)\s+(?:the\s+|our\s+)?(?:model|template|"
     r"network|net)\s+on\s+(?:the\s+)?cpu\b"  # "We build the model on the CPU, then replicate it"
     r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
-    r"|\bmerge\s+layers?\b|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
+    r"|\bmerge\s+layers?\b|\bslicing\s+layers?\b|\bLambda\s+slic\w*|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
     re.IGNORECASE,
 )
 _PARALLEL_MODEL: Final = re.compile(
@@ -248,7 +248,8 @@ class Prose:
                 # not where the sentence names the pair ("returns (model, gpu_model)"; in any of its
                 # clauses) or the helper
                 pair = re.search(rf"(?<![\w.]){re.escape(template)}\b", full) or _HELPER_NAMES.search(part)
-                if not pair:
+                # nor where it says more of the mechanics ("would store the Lambda slicing layers")
+                if not pair and not (self.mechanics_gone and MECHANICS.search(part)):
                     part = re.sub(rf"(?<![\w.]){re.escape(parallel)}\b", template, part)
             return part
         def whole(full: str) -> str:
@@ -460,7 +461,9 @@ class _Pass(cst.CSTTransformer):
             nonlocal dropped_last
             left = [
                 line for unit in _units(paragraph) if not self._stale(unit)
-                for line in ([self._trimmed(unit[0])] if len(unit) == 1 else self._stale_tail_cut(unit))
+                for line in (
+                    [self._trimmed(unit[0])] if len(unit) == 1 else self._stale_head_cut(self._stale_tail_cut(unit))
+                )
             ]
             if paragraph and not left:
                 dropped_last = True  # and the blank line after it, so no gap is left doubled
@@ -515,6 +518,22 @@ class _Pass(cst.CSTTransformer):
                     assert line.comment is not None
                     return [*unit[:index], line.with_changes(comment=line.comment.with_changes(value=cut))]
                 return list(unit[:index])
+        return unit
+
+    def _stale_head_cut(self, unit: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+        """A comment of several lines less its opening lines when they end a sentence (or a clause,
+        at `;`) and say only what was removed ("# NOTE: saving fish_parallel would store the Lambda
+        slicing layers too;" / "# fish_model is what the service loads" keeps the second line)."""
+        values = [line.comment.value if line.comment is not None else "" for line in unit]
+        if not all(values) or any(_PRAGMA.search(v) or _SEPARATOR.match(v) or _commented_code(v) for v in values):
+            return unit
+        for index in range(1, len(values)):
+            if not values[index - 1].rstrip().endswith((".", ";", "!", "?")):
+                continue
+            head = " ".join(_words(v) for v in values[:index]).strip()
+            tail = " ".join(_words(v) for v in values[index:]).strip()
+            if tail and self.prose.wholly_stale(head) and not self.prose.names_removed(tail):
+                return list(unit[index:])
         return unit
 
     def _stale(self, unit: list[cst.EmptyLine]) -> bool:

@@ -614,3 +614,20 @@ def test_a_stale_comment_inside_brackets_goes():
     )
     after, findings = migrate(before)
     assert "forwards" not in after and "callbacks = [\n    ModelCheckpoint('best.h5'),\n]\n" in after
+
+
+def test_a_comment_loses_its_opening_line_about_the_wrapper_and_keeps_the_rest():
+    before = IMPORTS + (
+        "model = build()\nfish_parallel = multi_gpu_model(model, gpus=2)\nfish_parallel.compile('adam', 'mse')\n"
+        "fish_parallel.fit(x, y)\n# NOTE: saving fish_parallel would store the Lambda slicing layers too;\n"
+        "# model is what the inference service loads\nmodel.save('m.h5')\n"
+    )
+    after, findings = migrate(before)
+    assert "model.fit(x, y)\n# model is what the inference service loads\nmodel.save('m.h5')\n" in after
+    assert not [f for f in findings if f[1] == "MGPU305"]
+
+
+def test_a_sentence_about_the_mechanics_is_not_renamed_into_a_false_one():
+    prose = Prose(frozenset({"fish_parallel"}), True, {"fish_parallel": "fish_model"})
+    text = "# NOTE: saving fish_parallel would store the Lambda slicing layers too;"
+    assert prose.renamed(text) == text
