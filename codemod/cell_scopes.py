@@ -42,7 +42,8 @@ _INERT_CALLS = frozenset({"print", "len", "display", "repr", "str", "type", "ran
                           "ModelCheckpoint", "EarlyStopping", "ReduceLROnPlateau", "TensorBoard", "CSVLogger",
                           "LearningRateScheduler", "TerminateOnNaN", "set_model",
                           # label arrays (`keras.utils.to_categorical(y, 3)`): NumPy in, NumPy out
-                          "to_categorical"})
+                          "to_categorical", "pad_sequences", "ImageDataGenerator", "flow_from_directory",
+                          "flow_from_dataframe", "flow"})
 _INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random",
                             "logging", "logger", "log"})
 
@@ -72,7 +73,14 @@ def _data_value(value: ast.expr, values: Collection[str]) -> bool:
         root = root.func if isinstance(root, ast.Call) else root.value
     if root is not value and isinstance(root, (ast.BinOp, ast.Compare)):  # `(np.random.rand(4) > 0.5).astype(int)`
         return _data_value(root, values)
-    return root is not value and isinstance(root, ast.Name) and (root.id in _INERT_MODULES or root.id in values)
+    return root is not value and isinstance(root, ast.Name) and (
+        root.id in _INERT_MODULES or root.id in values or root.id in _DATA_MAKERS
+    )
+
+
+# Keras's data helpers: what they return feeds `fit`, it holds no variables
+# (`gen = ImageDataGenerator(...)`, then `train = gen.flow_from_directory(...)`)
+_DATA_MAKERS = frozenset({"ImageDataGenerator", "to_categorical", "pad_sequences"})
 
 
 def _inert(statement: ast.stmt, values: Collection[str] = ()) -> bool:

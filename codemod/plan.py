@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 
 import libcst as cst
 
-from ._tree import Block, branch_suites, code_tokens, walk, zip_equal
+from ._tree import Block, branch_suites, code_tokens, findall, walk, zip_equal
 from .cell_scopes import _INERT_MODULES, PLACEHOLDER_PREFIX, _data_value, _inert, builds_nothing
 from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
@@ -254,8 +254,13 @@ class _Applier(cst.CSTTransformer):
                     if id(node) in plan.calls:
                         self.call_regions[id(node)] = region
 
-    def _read_in_functions(self) -> frozenset[str]:
-        """Every name a function of the module names: a statement binding one stays where it is."""
+    def _read_in_functions(self, block: Block) -> frozenset[str]:
+        """Every name a function that could read what `block` binds names: at module level any
+        function of the module (globals), inside a function the functions nested in `block`
+        (closures). A statement binding one stays where it is."""
+        if not isinstance(block, cst.Module):
+            nested = findall(block, cst.FunctionDef)
+            return frozenset(n.value for f in nested for n in walk(f) if isinstance(n, cst.Name))
         if self._function_names is None:
             names: set[str] = set()
             if self.tree is not None:
@@ -618,7 +623,7 @@ class _Applier(cst.CSTTransformer):
             if not inside:
                 out.extend(statements)
                 continue
-            statements, data = _data_after(statements, self._read_in_functions())
+            statements, data = _data_after(statements, self._read_in_functions(region.block))
             statements = [_fitted_lines(s, indent + self.unit, self.unit, self.limit) for s in statements]
             lead: Sequence[cst.EmptyLine] = []
             if out:  # a later scope: the first statement's lines go above its `with`, but for
@@ -724,7 +729,8 @@ def _data_after(
     later_names = set().union(*(_names_in(parsed[i]) for i in range(end, len(parsed))))
     if not any("random" in codes[i] or "seed" in codes[i] for i in range(end, len(codes))):
         moved_names -= _INERT_MODULES  # `np` named on both sides: its random state is all they could share
-    if moved_names & later_names or moved_names & read_in_functions:
+    bound = {t.id for i in range(start, end) for t in _cast_assign(parsed[i]).targets if isinstance(t, ast.Name)}
+    if moved_names & later_names or bound & read_in_functions:
         return statements, []
     moved = list(statements[start:end])
     lines = list(_leading_lines(moved[0]))
@@ -732,6 +738,11 @@ def _data_after(
         moved[0] = moved[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *lines])
     kept = [*statements[:start], *statements[end:]]
     return kept, moved
+
+
+def _cast_assign(statement: ast.stmt | None) -> ast.Assign:
+    assert isinstance(statement, ast.Assign)
+    return statement
 
 
 def _one_statement(code: str) -> ast.stmt | None:

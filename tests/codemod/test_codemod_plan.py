@@ -193,3 +193,23 @@ def test_a_comment_on_the_call_about_the_next_stage_stays_above_what_follows():
     devices = source.replace("# phase 1: train the new head", "# replicate on both cards")
     out = transform_source(devices.encode(), "train.py").output.decode()
     assert "# replicate on both cards\nstrategy = " in out
+
+
+def test_a_keras_data_pipeline_between_the_model_and_its_compile_goes_after_the_scope_in_a_function():
+    from multi_gpu_codemod import transform_source
+
+    source = (
+        "from keras.preprocessing.image import ImageDataGenerator\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "def main(args):\n    model = build()\n\n    gen = ImageDataGenerator(rescale=1. / 255)\n"
+        "    train = gen.flow_from_directory(args.data, (224, 224))\n\n"
+        "    parallel = multi_gpu_model(model, gpus=2)\n    parallel.compile('sgd', 'categorical_crossentropy')\n"
+        "    parallel.fit(train)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    # (`args`, `gen` and `train` are the function's own: no other function can read them)
+    assert out.endswith(
+        "    with strategy.scope():\n        model = build()\n\n"
+        "        model.compile('sgd', 'categorical_crossentropy')\n\n"
+        "    gen = ImageDataGenerator(rescale=1. / 255)\n    train = gen.flow_from_directory(args.data, (224, 224))\n"
+        "    model.fit(train)\n"
+    )
