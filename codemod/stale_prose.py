@@ -102,6 +102,9 @@ MECHANICS: Final = re.compile(
     # "Multi-GPU: wrap the VAE", "wrap the model for 4 GPUs": nothing is wrapped under the strategy
     r"|\b(?:build|builds|built|create|creates|created|place|placed|keep|kept)\s+(?:the\s+|our\s+)?(?:model|template|"
     r"network|net)\s+on\s+(?:the\s+)?cpu\b"  # "We build the model on the CPU, then replicate it"
+    # "The network is loaded on the CPU and replicated across GPUs"
+    r"|\b(?:model|template|network|net|weights)\s+(?:is|are|gets|get)\s+(?:built|loaded|created|placed|kept|"
+    r"instantiated)\s+on\s+(?:the\s+)?cpu\b"
     r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
     r"|\bmerge\s+layers?\b|\bslicing\s+layers?\b|\bLambda\s+slic\w*|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
     re.IGNORECASE,
@@ -112,6 +115,12 @@ _PARALLEL_MODEL: Final = re.compile(
 # "Save the template model after each epoch.": one model now, "the model"
 _TEMPLATE_MODEL: Final = re.compile(
     r"\b(?P<article>the\s+|our\s+|a\s+)(?:template|serial|single[- ](?:gpu|device))\s+model\b", re.IGNORECASE
+)
+# "trained with a multi-GPU wrapper": trained under the strategy now
+_THROUGH_WRAPPER: Final = re.compile(
+    r"\b(?P<verb>train(?:s|ed|ing)?|run(?:s|ning)?|ran|fit(?:s|ted|ting)?)\s+(?:with|through|via|using|in)\s+"
+    r"(?:a|an|the|our)\s+(?:multi-?gpu|data-?parallel|parallel)\s+(?:wrapper|helper)\b",
+    re.IGNORECASE,
 )
 _ON_PARALLEL_MODEL: Final = re.compile(
     r"\b(?P<verb>run|runs|ran|running|train|trains|trained|training|fit|fits|fitting)\s+on\s+the\s+"
@@ -232,6 +241,8 @@ class Prose:
             verb = verb.capitalize() if match["verb"][0].isupper() else verb
             return f"{verb}{match['object'] or ''} under {match['tick']}{STRATEGY}{match['tick']}"
         def sentence(part: str, full: str) -> str:
+            if self.mechanics_gone:
+                part = _THROUGH_WRAPPER.sub(rf"\g<verb> under {STRATEGY}", part)
             if self.mechanics_gone and _TEMPLATE_MODEL.search(part) and not MECHANICS.search(part):
                 alone = _TEMPLATE_MODEL.sub(r"\g<article>model", part)
                 part = part if _PAIR.search(_TRAINED.sub("", alone)) else alone
@@ -675,7 +686,12 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     alone = _PAIR_CONJUNCT.sub("", sentence)
     if alone != sentence and len(alone.split()) >= 3 and not prose.names_removed(alone):
         return alone
-    first, semicolon, _ = sentence.partition(";")
+    first, semicolon, second = sentence.partition(";")
+    if semicolon and prose.names_removed(first) and second.strip() and not prose.names_removed(second):
+        # "The network is loaded on the CPU ...; no training happens here.": the second clause stays
+        rest = second.strip()
+        if first.count("(") == first.count(")") and not first.count("`") % 2 and rest[:1].isalpha():
+            return rest[0].upper() + rest[1:]
     if not semicolon:
         joined = _JOINED_CLAUSE.search(sentence)
         first, semicolon = (sentence[:joined.start()], ";") if joined else (sentence, "")

@@ -631,3 +631,19 @@ def test_a_sentence_about_the_mechanics_is_not_renamed_into_a_false_one():
     prose = Prose(frozenset({"fish_parallel"}), True, {"fish_parallel": "fish_model"})
     text = "# NOTE: saving fish_parallel would store the Lambda slicing layers too;"
     assert prose.renamed(text) == text
+
+
+def test_trained_with_a_multi_gpu_wrapper_is_trained_under_the_strategy():
+    prose = Prose(frozenset({"ModelMGPU"}), True)
+    assert prose.renamed("# Chest X-ray classifier trained with a multi-GPU wrapper.") == (
+        "# Chest X-ray classifier trained under tf.distribute.MirroredStrategy."
+    )
+
+
+def test_the_clause_after_a_stale_one_stays_as_its_own_sentence():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    value = (
+        '"""Batch inference.\n\nThe network is loaded on the CPU and replicated for\n'
+        'predict(); no training happens here.\n"""'
+    )
+    assert docstring_without_stale(value, prose) == '"""Batch inference.\n\nNo training happens here.\n"""'
