@@ -94,6 +94,11 @@ MECHANICS: Final = re.compile(
     # "always persist the single-device copy", "saving the single model is enough": the old pair's half
     r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
+    # "checkpoint the template so the file loads on one GPU", "the training model for fit() and the
+    # template for saving": the two models of the old pair, named together
+    r"|\btemplate\b[^.;:]{0,30}\b(?:one|single|1)[- ]gpu\b"
+    r"|\b(?:training|parallel|gpu|multi-?gpu)\s+model\b[^.;]{0,40}\band\s+the\s+template\b"
+    r"|\btemplate\b[^.;]{0,40}\band\s+the\s+(?:training|parallel|gpu|multi-?gpu)\s+model\b"
     # "keeps both the template and the GPU replica": the pair the old function made
     r"|\btemplate\s+and\s+(?:the\s+|its\s+)?(?:gpu|parallel|multi-?gpu)\s+"
     r"(?:replicas?|cop(?:y|ies)|models?|versions?)\b"
@@ -718,7 +723,12 @@ def _structured(paragraph: str) -> bool:
     not one sentence led by a label ("Callbacks: early stopping. ...")."""
     lines = paragraph.split("\n")
     indents = {len(line) - len(line.lstrip()) for line in lines[1:] if line.strip()}
-    fields = sum(1 for line in lines if _FIELD.match(line))
+    # a field starts a line after one that ended; "It returns" / "both: the model ..." is one sentence
+    fields = sum(
+        1 for k, line in enumerate(lines)
+        if _FIELD.match(line) and (k == 0 or lines[k - 1].rstrip().endswith((".", ":", ";", "!", "?", ","))
+                                   or _FIELD.match(lines[k - 1]))
+    )
     return len(indents) > 1 or any(line.rstrip().endswith(":") for line in lines) or fields > 1 or (
         fields == 1 and not _FIELD.match(lines[0])
     )

@@ -647,3 +647,18 @@ def test_the_clause_after_a_stale_one_stays_as_its_own_sentence():
         'predict(); no training happens here.\n"""'
     )
     assert docstring_without_stale(value, prose) == '"""Batch inference.\n\nNo training happens here.\n"""'
+
+
+@pytest.mark.parametrize("text", [
+    "# checkpoint the template so the file loads on one GPU",
+    "It returns both: the training model for fit() and the template for saving.",
+])
+def test_the_two_models_of_the_old_pair_named_together_are_mechanics(text):
+    assert Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text)
+
+
+def test_a_wrapped_sentence_with_a_colon_is_no_field_list():
+    from multi_gpu_codemod.stale_prose import _structured
+
+    assert not _structured("It compiles the model.  It returns\nboth: the model for fit() and more.")
+    assert _structured("Returns:\n    model: the compiled model.")
