@@ -710,7 +710,7 @@ def _data_after(
             isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
             and _inert(statement, values) and _data_value(statement.value, values)
         )
-        data.append(is_data)
+        data.append(is_data or _callback(statement))
         if is_data:
             assert isinstance(statement, ast.Assign)
             values |= {t.id for t in statement.targets if isinstance(t, ast.Name)}
@@ -725,12 +725,16 @@ def _data_after(
     if any(_CELL_MARK.match(line.comment.value) for s in statements[start:] for line in _leading_lines(s)
            if line.comment is not None):
         return statements, []  # (an exported notebook's cells: `# In[3]:`)
-    moved_names = set().union(*(_names_in(parsed[i]) for i in range(start, end)))
+    bound = {t.id for i in range(start, end) if isinstance(parsed[i], ast.Assign)
+             for t in _cast_assign(parsed[i]).targets if isinstance(t, ast.Name)}
+    moved_reads = set().union(*(_names_in(parsed[i]) for i in range(start, end))) - bound
     later_names = set().union(*(_names_in(parsed[i]) for i in range(end, len(parsed))))
     if not any("random" in codes[i] or "seed" in codes[i] for i in range(end, len(codes))):
-        moved_names -= _INERT_MODULES  # `np` named on both sides: its random state is all they could share
-    bound = {t.id for i in range(start, end) for t in _cast_assign(parsed[i]).targets if isinstance(t, ast.Name)}
-    if moved_names & later_names or bound & read_in_functions:
+        moved_reads -= _INERT_MODULES  # `np` named on both sides: its random state is all they could share
+    # what a later statement may change: what it binds, and what it calls (or calls a method of),
+    # `compile` aside (it sets the optimizer and loss, which nothing moved reads)
+    later_changed = set().union(*(_changed_in(parsed[i]) for i in range(end, len(parsed))))
+    if bound & later_names or moved_reads & later_changed or bound & read_in_functions:
         return statements, []
     moved = list(statements[start:end])
     lines = list(_leading_lines(moved[0]))
@@ -738,6 +742,43 @@ def _data_after(
         moved[0] = moved[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *lines])
     kept = [*statements[:start], *statements[end:]]
     return kept, moved
+
+
+# Keras callbacks: constructing one creates no variables (`early = EarlyStopping(patience=3)`)
+_CALLBACKS: Final = frozenset({"ModelCheckpoint", "EarlyStopping", "ReduceLROnPlateau", "TensorBoard", "CSVLogger",
+                               "LearningRateScheduler", "TerminateOnNaN"})
+
+
+def _callback(statement: ast.stmt | None) -> bool:
+    """`early = EarlyStopping(monitor='val_acc', patience=self.patience)`."""
+    if not (isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)):
+        return False
+    value = statement.value
+    name = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else (
+        value.func.attr if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else ""
+    )
+    return name in _CALLBACKS and not any(
+        isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await)) for n in ast.walk(value) if n is not value
+    )
+
+
+def _changed_in(statement: ast.stmt | None) -> set[str]:
+    """Names `statement` binds (roots of attribute and item targets too) or calls or calls a method
+    of; `compile` calls aside."""
+    if statement is None:
+        return set()
+    found: set[str] = set()
+    for node in ast.walk(statement):
+        targets: list[ast.expr] = []
+        if isinstance(node, ast.Assign):
+            targets = list(node.targets)
+        elif isinstance(node, (ast.AugAssign, ast.AnnAssign, ast.For)):
+            targets = [node.target]
+        elif isinstance(node, ast.Call) and not (isinstance(node.func, ast.Attribute) and node.func.attr == "compile"):
+            targets = [node.func]
+        for target in targets:
+            found |= {n.id for n in ast.walk(target) if isinstance(n, ast.Name)}
+    return found
 
 
 def _cast_assign(statement: ast.stmt | None) -> ast.Assign:

@@ -101,12 +101,12 @@ def test_a_line_pushed_past_the_limit_under_the_scope_is_wrapped_like_black(line
 def test_every_line_moved_under_the_scope_is_fitted_in_place():
     before = (
         "from keras.utils import multi_gpu_model\n\n\ndef train():\n    model = build()\n"
-        f"    stop = EarlyStopping(monitor='{'v' * 25}', patience=3, restore_best_weights=True)\n"
+        f"    stop = CustomStopper(monitor='{'v' * 25}', patience=3, restore_best_weights=True)\n"
         "    parallel = multi_gpu_model(model, gpus=2)\n    parallel.compile('adam', 'mse')\n"
     )
     assert max(len(line) for line in before.splitlines()) == 100  # within the limit before
     out = transform_source(before.encode()).output.decode()
     assert all(len(line) <= 100 for line in out.splitlines())
-    wrapped = ("        stop = EarlyStopping(\n"
+    wrapped = ("        stop = CustomStopper(\n"
                "            monitor='{}', patience=3, restore_best_weights=True\n        )\n")
     assert wrapped.format("v" * 25) in out

@@ -213,3 +213,25 @@ def test_a_keras_data_pipeline_between_the_model_and_its_compile_goes_after_the_
         "    gen = ImageDataGenerator(rescale=1. / 255)\n    train = gen.flow_from_directory(args.data, (224, 224))\n"
         "    model.fit(train)\n"
     )
+
+
+def test_a_keras_callback_made_between_the_model_and_its_compile_goes_after_the_scope():
+    from multi_gpu_codemod import transform_source
+
+    source = (
+        "from keras.callbacks import EarlyStopping\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "class Trainer:\n    def train(self, x, y):\n        model = self.build()\n"
+        "        early = EarlyStopping(monitor='val_acc', patience=self.patience)\n"
+        "        parallel = multi_gpu_model(model, gpus=2)\n        parallel.compile('adam', 'mse')\n"
+        "        parallel.fit(x, y, callbacks=[early])\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    # (`self` is read on both sides; only `compile` is called on what it reads: nothing it reads changes)
+    assert out.endswith(
+        "        with strategy.scope():\n            model = self.build()\n            model.compile('adam', 'mse')\n\n"
+        "        early = EarlyStopping(monitor='val_acc', patience=self.patience)\n"
+        "        model.fit(x, y, callbacks=[early])\n"
+    )
+    # a later statement that calls a method of what the callback reads keeps it in place
+    changed = source.replace("        parallel = multi_gpu", "        self.reset()\n        parallel = multi_gpu")
+    assert "            early = EarlyStopping(" in transform_source(changed.encode(), "train.py").output.decode()
