@@ -1019,6 +1019,17 @@ def _reported_caller_object(
                 built = _built_in_other_method(tree, owner, scope_node, holder)
                 if built is not None:
                     found = (holder, part, f"built in another method (line {tree.position(built)[0]})")
+        if found is None and owner is not None and is_alias(statement):
+            # `self._original_model = self.model` passes on what another method built
+            value = cst.ensure_type(cst.ensure_type(statement, cst.SimpleStatementLine).body[0], cst.Assign).value
+            code = tree.code(value)
+            if _self_attribute(value) and not any(
+                binds(node, code, tree) for node in walk_same_scope(scope_node.body)
+                if isinstance(node, cst.SimpleStatementLine) and tree.order(node) < tree.order(statement)
+            ):
+                built = _built_in_other_method(tree, owner, scope_node, code)
+                if built is not None:
+                    found = (code, value, f"built in another method (line {tree.position(built)[0]})")
         bound_here |= bound_names(statement)
         if found is None:
             continue

@@ -173,3 +173,21 @@ def test_a_template_passed_on_from_an_attribute_built_outside_the_branch_is_repo
     assert result.output == source.encode()
     assert [(f.line, f.code) for f in result.findings] == [(6, "MGPU118")]
     assert "`self.model` is built on line 6, in an enclosing block" in result.findings[0].message
+
+
+def test_a_template_passed_on_from_an_attribute_another_method_built_is_reported():
+    """`self._original_model = self.model` in `use_multiple_gpus`, `self.model` built in `build`:
+    a scope there would cover only the recompile (round 21, ra18: RecursionError, then `Need to be
+    inside strategy.scope()`)."""
+    source = (
+        "import keras\n\n\nclass Tagger:\n    def build(self):\n"
+        "        self.model = keras.Sequential([keras.layers.Dense(1)])\n\n"
+        "    def use_multiple_gpus(self, n_gpu):\n        if n_gpu > 1:\n"
+        "            self._original_model = self.model\n"
+        "            self.model = keras.utils.multi_gpu_model(self._original_model, gpus=n_gpu)\n"
+        "            self.model.compile(loss='mae', optimizer='adam')\n"
+    )
+    result = transform_source(source.encode(), "t.py")
+    assert result.output == source.encode()
+    assert [(f.line, f.code) for f in result.findings] == [(10, "MGPU113")]
+    assert "`self.model` is built in another method (line 6)" in result.findings[0].message
