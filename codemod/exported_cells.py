@@ -66,8 +66,13 @@ def _cell(lines: list[str], start: int, end: int, changed: bool) -> list[str] | 
     if not indent:
         return [marker, *(display_last_expression(content) if changed else content)]
     lead = 0
-    while lead < len(content) and not content[lead].strip():
+    while lead < len(content) and (not content[lead].strip() or content[lead].lstrip().startswith("#")):
         lead += 1
+    # the comment lines the cell opens with stay above its reopened scope, at the cell's level
+    opening = [line[indent:] if line[:indent].strip() == "" else line for line in content[:lead]]
+    if any(line.strip() for line in opening):
+        while opening and not opening[-1].strip():
+            opening.pop()
     tail = len(content)
     while tail > lead and not content[tail - 1].strip():
         tail -= 1
@@ -77,4 +82,4 @@ def _cell(lines: list[str], start: int, end: int, changed: bool) -> list[str] | 
         return None  # the cell starts inside an `if`/`def`: left as the rewrite wrote it
     body = [*headers, *content[lead:tail]]
     body = drop_needless_reopen(drop_empty_reopen(body, len(headers), indent), len(headers), indent)
-    return [marker[indent:], *content[:lead], *display_last_expression(body), *content[tail:]]
+    return [marker[indent:], *opening, *display_last_expression(body), *content[tail:]]

@@ -492,6 +492,11 @@ class _Applier(cst.CSTTransformer):
                         moved = [c for c in moved if not any(c is line for line in own)]
                 else:
                     moved, comments = comments, []
+                # a notebook cell's marker (`# %%`, `# In[5]:`) and what follows it stay: the cell
+                # starts there whatever moves
+                mark = next((k for k, line in enumerate(moved)
+                             if line.comment is not None and _CELL_MARK.match(line.comment.value)), len(moved))
+                moved, comments = moved[:mark], [*comments, *moved[mark:]]
                 self.choice_comments.setdefault(id(around), []).extend(c for c in moved if c.comment is not None)
             elif around is not None and id(orig) in self.plan.calls and len(pieces) == 1 and self.plan.statements.get(
                 id(orig)

@@ -132,3 +132,19 @@ def test_a_percent_format_script_keeps_its_cells_and_each_cell_its_own_scope():
     assert cells[4] == "\ncheckpoint = ModelCheckpoint('m.h5')\ncheckpoint.set_model(model)\n" \
         "with strategy.scope():\n    model.compile('adam', 'mse')\n\n"
     assert transform_source(output.encode(), "train.py").output == output.encode()
+
+
+def test_a_guard_in_its_own_cell_keeps_its_cell_marker_and_comment():
+    source = (
+        "from keras.utils import multi_gpu_model\n\n# %%\nG = 2\n\n"
+        "# %%\nmodel = build()\n\n"
+        "# %%\n# fall back to the plain model on a laptop\nif G > 1:\n    print('on %d GPUs' % G)\n"
+        "    parallel = multi_gpu_model(model, gpus=G)\nelse:\n    print('on one device')\n    parallel = model\n\n"
+        "parallel.compile('adam', 'mse')\n\n# %%\nparallel.fit(x, y)\n"
+    )
+    output = transform_source(source.encode(), "train.py").output.decode()
+    cells = output.split("# %%\n")
+    assert len(cells) == len(source.split("# %%\n"))  # no cell merged into another
+    assert cells[3] == "# fall back to the plain model on a laptop\nwith strategy.scope():\n" \
+        "    model.compile('adam', 'mse')\n\n"
+    assert cells[2].endswith("with strategy.scope():\n    model = build()\n\n")
