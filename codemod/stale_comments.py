@@ -20,6 +20,7 @@ no half sentence is left. Read-only: plan.py and template_recovery drop what the
 
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Sequence
 from typing import Final
@@ -27,7 +28,8 @@ from typing import Final
 import libcst as cst
 
 __all__ = [
-    "CPU_PLACEMENT", "DEVICE_SCOPE", "MECHANICS", "STALE", "WRAPPER", "argument_comments", "argument_topics", "without",
+    "CPU_PLACEMENT", "DEVICE_SCOPE", "MECHANICS", "STALE", "WRAPPER", "argument_comments", "argument_topics",
+    "commented_code", "without",
 ]
 
 CPU_PLACEMENT: Final = re.compile(r"\bcpus?\b|\bhost\b", re.IGNORECASE)
@@ -52,14 +54,28 @@ STALE: Final = re.compile(
 _DROPPED_ARGUMENTS: Final = frozenset({"cpu_merge", "cpu_relocation"})
 
 
+def commented_code(comment: str) -> bool:
+    """`# parallel = multi_gpu_model(model, gpus=2)`: a statement that calls or binds, commented out."""
+    try:
+        tree = ast.parse(comment.lstrip("#").strip())
+    except (SyntaxError, ValueError):
+        return False
+    code = (ast.Call, ast.Assign, ast.AugAssign, ast.Import, ast.ImportFrom)
+    return any(isinstance(node, code) for node in ast.walk(tree))
+
+
 def without(lines: Sequence[cst.EmptyLine], pattern: re.Pattern[str]) -> list[cst.EmptyLine]:
-    """`lines` less each comment paragraph that has a line matching `pattern`."""
+    """`lines` less each comment paragraph that has a line matching `pattern`; where only lines of
+    commented-out code match (`# net = multi_gpu_model(net, gpus=2)`), only those lines."""
     kept: list[cst.EmptyLine] = []
     paragraph: list[cst.EmptyLine] = []
 
     def close() -> None:
-        if not any(line.comment is not None and pattern.search(line.comment.value) for line in paragraph):
+        matching = [line for line in paragraph if line.comment is not None and pattern.search(line.comment.value)]
+        if not matching:
             kept.extend(paragraph)
+        elif all(line.comment is not None and commented_code(line.comment.value) for line in matching):
+            kept.extend(line for line in paragraph if not any(line is m for m in matching))
         paragraph.clear()
 
     for line in lines:

@@ -36,6 +36,7 @@ from typing import Final
 import libcst as cst
 
 from .findings import Finding
+from .stale_comments import commented_code as _commented_code
 
 __all__ = ["MECHANICS", "Prose", "bound_names", "docstring_without_stale", "drop_stale", "findings", "markdown"]
 
@@ -343,16 +344,6 @@ def _rewrapped(before: str, after: str) -> str:
         out.append("\n".join([*head, *filled, *tail]))
     text = "".join(out)
     return text if all(len(line) <= 100 for line in text.split("\n")) else before
-
-
-def _commented_code(comment: str) -> bool:
-    """`# parallel = multi_gpu_model(model, gpus=2)`: a statement that calls or binds, commented out."""
-    try:
-        tree = ast.parse(comment.lstrip("#").strip())
-    except (SyntaxError, ValueError):
-        return False
-    code = (ast.Call, ast.Assign, ast.AugAssign, ast.Import, ast.ImportFrom)
-    return any(isinstance(node, code) for node in ast.walk(tree))
 
 
 def _words(comment: str) -> str:

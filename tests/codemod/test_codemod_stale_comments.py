@@ -147,3 +147,12 @@ def test_a_comment_on_the_first_scoped_statement_about_the_device_scope_goes():
     output = transform_source(source.encode()).output.decode()
     assert "device scope" not in output
     assert "x = load()\n\nstrategy = " in output and "    # the head\n    model = add_head(model)\n" in output
+
+
+def test_a_commented_out_call_goes_alone_and_the_note_above_it_stays():
+    source = (
+        HEAD + "net = build()\n\n# 3 GPUs on the risk cluster\n# net = multi_gpu_model(net, gpus=2)   # old box\n"
+        "multi_net = multi_gpu_model(net, gpus=3)\nmulti_net.compile('adam', 'mse')\n"
+    )
+    output = transform_source(source.encode()).output.decode()
+    assert "# 3 GPUs on the risk cluster\nstrategy = " in output and "old box" not in output
