@@ -97,7 +97,7 @@ MECHANICS: Final = re.compile(
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
     # "checkpoint the template so the file loads on one GPU", "the training model for fit() and the
     # template for saving": the two models of the old pair, named together
-    r"|\btemplate\b[^.;:]{0,30}\b(?:one|single|1)[- ]gpu\b"
+    r"|\btemplate\b[^.;:]{0,30}\b(?:one|single|1)[- ]gpu\b|\bwithout\s+the\s+(?:multi-?gpu\s+|parallel\s+)?wrapper\b"
     r"|\b(?:training|parallel|gpu|multi-?gpu)\s+model\b[^.;]{0,40}\band\s+the\s+template\b"
     r"|\btemplate\b[^.;]{0,40}\band\s+the\s+(?:training|parallel|gpu|multi-?gpu)\s+model\b"
     # "keeps both the template and the GPU replica": the pair the old function made
@@ -127,6 +127,13 @@ _THROUGH_WRAPPER: Final = re.compile(
     r"\b(?P<verb>train(?:s|ed|ing)?|run(?:s|ning)?|ran|fit(?:s|ted|ting)?)\s+(?:with|through|via|using|in)\s+"
     r"(?:a|an|the|our)\s+(?:multi-?gpu|data-?parallel|parallel)\s+(?:wrapper|helper)\b",
     re.IGNORECASE,
+)
+# what still speaks of the pair once "the template model" is "the model"
+_OTHER_HALF: Final = re.compile(r"\btemplate|\bwrap|\bparallel\b|\bserial\b|\breplicas?\b|\bcop(?:y|ies)\b|\bcpu\b",
+                                re.IGNORECASE)
+# "(the single-GPU model)" after a name: the half of the old pair it is no longer told apart from
+_PAIR_ASIDE: Final = re.compile(
+    r"\s*\((?:the\s+)?(?:single[- ](?:gpu|device)|serial|template)\s+model\)", re.IGNORECASE
 )
 _ON_PARALLEL_MODEL: Final = re.compile(
     r"\b(?P<verb>run|runs|ran|running|train|trains|trained|training|fit|fits|fitting)\s+on\s+the\s+"
@@ -249,9 +256,10 @@ class Prose:
         def sentence(part: str, full: str) -> str:
             if self.mechanics_gone:
                 part = _THROUGH_WRAPPER.sub(rf"\g<verb> under {STRATEGY}", part)
+                part = _PAIR_ASIDE.sub("", part)
             if self.mechanics_gone and _TEMPLATE_MODEL.search(part) and not MECHANICS.search(part):
                 alone = _TEMPLATE_MODEL.sub(r"\g<article>model", part)
-                part = part if _PAIR.search(_TRAINED.sub("", alone)) else alone
+                part = part if _OTHER_HALF.search(_TRAINED.sub("", alone)) else alone
             if _PAIR.search(_TRAINED.sub("", part)):
                 return part  # it says more about the old pair (template, copy, CPU): not made true by a name
             part = _TRAINED.sub(trained, part)

@@ -662,3 +662,16 @@ def test_a_wrapped_sentence_with_a_colon_is_no_field_list():
 
     assert not _structured("It compiles the model.  It returns\nboth: the model for fit() and more.")
     assert _structured("Returns:\n    model: the compiled model.")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("# architecture as JSON + weights, from the template model", "# architecture as JSON + weights, from the model"),
+    ("Save `template` (the single-GPU model) at the end of every epoch.", "Save `template` at the end of every epoch."),
+])
+def test_the_template_half_of_the_pair_is_named_as_the_one_model(text, expected):
+    assert Prose(frozenset({"multi_gpu_model"}), True).renamed(text) == expected
+
+
+def test_loading_without_the_wrapper_is_mechanics():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.wholly_stale("# checkpoint the template so the weights can be loaded without the wrapper")
