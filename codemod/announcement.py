@@ -14,6 +14,8 @@ device too; the replica count says what the `try` said.
 
 from __future__ import annotations
 
+import re
+
 from dataclasses import dataclass
 
 import libcst as cst
@@ -73,7 +75,10 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
         # call's error, which the migrated code no longer raises, goes with it
         error = {n.value for n in walk(handler.name.name) if isinstance(n, cst.Name)}
         about_error = [s for s in otherwise if used_names(s) & error]
-        if not all(message(s) for s in about_error) or any(_has_comment(s) for s in about_error):
+        # (a comment on such a message is about the error too: "multi_gpu_model raises ValueError...")
+        if not all(message(s) for s in about_error) or any(
+            isinstance(n, cst.Comment) and not _ABOUT_ERROR.search(n.value) for s in about_error for n in walk(s)
+        ):
             return None
         otherwise = [s for s in otherwise if not used_names(s) & error]
     aliases = [i for i, s in enumerate(otherwise) if _code(s) == alias_code]
@@ -105,6 +110,9 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
         return Announcement([chosen.with_changes(leading_lines=kept.leading_lines)], None)
     alias = alias.with_changes(leading_lines=kept.leading_lines)
     return Announcement([alias, chosen], alias)
+
+
+_ABOUT_ERROR = re.compile(r"multi_gpu_model|ValueError|\brais|\bfail", re.IGNORECASE)
 
 
 def _code(statement: cst.BaseStatement) -> str:

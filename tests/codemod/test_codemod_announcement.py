@@ -121,6 +121,14 @@ def test_a_guard_holding_only_such_a_try_chooses_the_strategy_and_says_it_there(
         "    model.compile('adam', 'mse')\n",
         id="nothing-but-the-alias-is-left-so-the-try-goes",
     ),
+    pytest.param(
+        HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError as err:\n"
+        "    # multi_gpu_model raises ValueError with fewer GPUs\n    print('failed (%s), one device' % err)\n"
+        "    parallel = model\nparallel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        + IF + "        print('multi')\n    model.compile('adam', 'mse')\n",
+        id="a-comment-on-the-errors-message-about-the-error-goes-with-it",
+    ),
 ])
 def test_a_handler_naming_the_error_loses_only_what_it_said_about_it(before, after):
     assert check_source_pair(before, after) == []
@@ -141,3 +149,13 @@ def test_a_guard_whose_else_says_what_the_handler_said_says_it_once_by_the_repli
         "    with strategy.scope():\n        net = make()\n        net.compile('adam', 'mse')\n    return net\n"
     )
 
+
+
+def test_a_handler_message_with_a_comment_about_something_else_keeps_the_try():
+    source = (
+        HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError as err:\n"
+        "    # tell the on-call engineer\n    print('one device: %s' % err)\n    parallel = model\n"
+        "parallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert "# tell the on-call engineer" in out and "num_replicas_in_sync" not in out
