@@ -901,10 +901,40 @@ def _derived_statements(
         callees = {tree.code(c.func) for c in calls}
         if _makes_callback(tree, value):
             continue  # `Histories(model=model)`: a callback holding the model builds no layers
+        if _view_of(tree, value, receivers) and not _compiled(tree, body, _assigned(tree, node)):
+            continue  # `encoder = Model(ae.input, ae.get_layer("code").output)`: new layers none, no optimizer
         if (passed | callees) & flowing and makes_layers(value):
             found.append(node)
             flowing |= _assigned(tree, node)
     return found
+
+
+def _view_of(tree: Tree, value: cst.BaseExpression, receivers: set[str]) -> bool:
+    """`Model(ae.input, ae.get_layer("code").output)`: a model over the migrated model's own
+    tensors, which creates no variables (only `get_layer` is called, on the model itself)."""
+    if not (isinstance(value, cst.Call) and dotted_name(value.func).rsplit(".", 1)[-1] == "Model"):
+        return False
+    for arg in value.args:
+        for call in findall(arg.value, cst.Call):
+            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "get_layer"
+                    and tree.code(call.func.value) in receivers):
+                return False
+        for name in findall(arg.value, cst.Name):
+            root = tree.parent(name)
+            if isinstance(root, cst.Attribute) and root.attr is name:
+                continue
+            if name.value not in receivers:
+                return False  # a tensor made elsewhere (`head = Dense(2)(...)`): layers may be new
+    return True
+
+
+def _compiled(tree: Tree, body: cst.CSTNode, names: set[str]) -> bool:
+    """Some statement of `body` compiles one of `names` (`encoder.compile(...)`)."""
+    return any(
+        isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile"
+        and tree.code(call.func.value) in names
+        for call in findall(body, cst.Call)
+    )
 
 
 def _makes_callback(tree: Tree, value: cst.BaseExpression) -> bool:

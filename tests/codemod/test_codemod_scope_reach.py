@@ -191,3 +191,18 @@ def test_a_template_passed_on_from_an_attribute_another_method_built_is_reported
     assert result.output == source.encode()
     assert [(f.line, f.code) for f in result.findings] == [(10, "MGPU113")]
     assert "`self.model` is built in another method (line 6)" in result.findings[0].message
+
+
+def test_a_view_of_the_model_made_after_fit_needs_no_scope_of_its_own():
+    """`encoder = Model(ae.input, ae.get_layer("code").output)` creates no variables (round 21, ra07);
+    compiled, it would need one (its optimizer)."""
+    source = (
+        "from keras.models import Model\nfrom keras.utils import multi_gpu_model\n\nae = build()\n"
+        "parallel = multi_gpu_model(ae, gpus=2)\nparallel.compile('adam', 'mse')\nparallel.fit(x, x)\n\n"
+        "encoder = Model(ae.input, ae.get_layer('code').output)\ncodes = encoder.predict(x)\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert out.count("with strategy.scope():") == 1
+    assert "\nencoder = Model(ae.input, ae.get_layer('code').output)\n" in out
+    compiled = source + "encoder.compile('adam', 'mse')\n"
+    assert "    encoder = Model(ae.input" in transform_source(compiled.encode(), "t.py").output.decode()
