@@ -51,7 +51,7 @@ def verify(script: str | Path, *, gpus: int = 2, keras_flavour: str = "auto", or
             else:
                 runs[mode] = start_run(mode, script, base / mode, gpus=gpus, legacy=legacy, timeout=timeout,
                                        original=ORIGINAL_REFERENCE)
-        return Report(str(script), runs, _comparisons(runs, legacy), findings)
+        return Report(str(script), runs, _comparisons(runs, legacy), findings, gpus=gpus)
     finally:
         if not keep and workdir is None:
             shutil.rmtree(base, ignore_errors=True)

@@ -19,6 +19,7 @@ class Report:
     runs: dict[str, Run]
     comparisons: list[Comparison]
     findings: list[str]
+    gpus: int = 2  # the simulated GPUs the shim and migrated runs were given
 
     @property
     def passed(self) -> bool:
@@ -47,13 +48,20 @@ def _verdict(report: Report) -> str:
         return "FAIL"
     if not any(c.status == "ok" for c in report.comparisons):
         return "PASS: every run finished, but nothing was compared (no training or prediction verify records)"
+    migrated = report.runs.get("migrated")
+    if migrated is not None and migrated.ok and migrated.replicas == 1 and report.gpus > 1:
+        return (
+            f"PASS on one replica only: the migrated run trained on 1 device, not the {report.gpus} simulated "
+            "GPUs, so its multi-GPU path did not run (the script's own GPU count, through device_lib, "
+            "CUDA_VISIBLE_DEVICES or an argument, chose one device); set that count and rerun to prove it"
+        )
     return "PASS: the migrated script trains the same model"
 
 
 def report_document(report: Report) -> dict[str, Any]:
     """The `--json` document: verdict, findings, runs and comparisons."""
     return {
-        "script": report.script, "passed": report.passed, "findings": report.findings,
+        "script": report.script, "passed": report.passed, "verdict": _verdict(report), "findings": report.findings,
         "runs": {m: {"ok": r.ok, "error": r.error, "replicas": r.replicas, "losses": r.losses,
                      "seconds": round(r.seconds, 2)} for m, r in report.runs.items()},
         "comparisons": [c.__dict__ for c in report.comparisons],

@@ -250,6 +250,10 @@ def test_the_verdict_says_when_nothing_was_compared_and_when_replica_counts_diff
     runs["shim"].replicas = 2
     text = format_report(Report("s.py", runs, compared, []))
     assert text.endswith("VERDICT: PASS: the migrated script trains the same model") and "note:" not in text
+    # both on one replica: nothing multi-GPU was proven
+    runs["shim"].replicas = runs["migrated"].replicas = 1
+    text = format_report(Report("s.py", runs, compared, [], gpus=2))
+    assert "VERDICT: PASS on one replica only: the migrated run trained on 1 device, not the 2 simulated" in text
 
 
 def test_only_a_subclass_of_keras_model_is_taken_for_a_wrapper_class():
