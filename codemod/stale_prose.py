@@ -95,6 +95,8 @@ MECHANICS: Final = re.compile(
     # "always persist the single-device copy", "saving the single model is enough": the old pair's half
     r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
+    # kuza55's towers: "run one tower per GPU and merge the outputs on the CPU"
+    r"|\bmerg\w*\s+(?:the\s+|their\s+)?(?:outputs?|results|predictions)\b[^.;]{0,20}\bcpu\b|\btowers?\s+(?:per|on\s+each)\s+gpu\b"
     # "checkpoint the template so the file loads on one GPU", "the training model for fit() and the
     # template for saving": the two models of the old pair, named together
     r"|\btemplate\b[^.;:]{0,30}\b(?:one|single|1)[- ]gpu\b|\bwithout\s+the\s+(?:multi-?gpu\s+|parallel\s+)?wrapper\b"

@@ -675,3 +675,9 @@ def test_the_template_half_of_the_pair_is_named_as_the_one_model(text, expected)
 def test_loading_without_the_wrapper_is_mechanics():
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     assert prose.wholly_stale("# checkpoint the template so the weights can be loaded without the wrapper")
+
+
+def test_the_towers_of_a_slicing_helper_are_mechanics():
+    prose = Prose(frozenset({"make_parallel"}), True)
+    assert prose.wholly_stale("Run one tower per GPU and merge the outputs on the CPU.")
+    assert not prose.wholly_stale("Merge the outputs of both heads.")
