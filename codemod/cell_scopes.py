@@ -9,8 +9,8 @@ import ast
 from collections.abc import Collection
 
 __all__ = [
-    "PLACEHOLDER_PREFIX", "builds_nothing", "display_last_expression", "drop_empty_reopen", "drop_needless_reopen",
-    "reopen",
+    "INERT_MODULES", "PLACEHOLDER_PREFIX", "builds_nothing", "data_value", "display_last_expression",
+    "drop_empty_reopen", "drop_needless_reopen", "inert", "reopen",
 ]
 
 # What the names of the statements standing in for cell boundaries and IPython lines start with
@@ -44,7 +44,7 @@ _INERT_CALLS = frozenset({"print", "len", "display", "repr", "str", "type", "ran
                           # label arrays (`keras.utils.to_categorical(y, 3)`): NumPy in, NumPy out
                           "to_categorical", "pad_sequences", "ImageDataGenerator", "flow_from_directory",
                           "flow_from_dataframe", "flow"})
-_INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random",
+INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random",
                             "logging", "logger", "log"})
 
 
@@ -53,28 +53,28 @@ def _inert_cell(statements: list[ast.stmt]) -> bool:
     is a NumPy/pandas value after it, whose methods (`X.sum(axis=1)`) create no variables either."""
     values: set[str] = set()
     for statement in statements:
-        if not _inert(statement, values):
+        if not inert(statement, values):
             return False
-        if isinstance(statement, ast.Assign) and _data_value(statement.value, values):
+        if isinstance(statement, ast.Assign) and data_value(statement.value, values):
             values |= {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return True
 
 
-def _data_value(value: ast.expr, values: Collection[str]) -> bool:
+def data_value(value: ast.expr, values: Collection[str]) -> bool:
     """What a NumPy/pandas call returns (`np.eye(10)[labels]`, `df["y"].values`): never an alias
     of a model (`p = model` binds no data, and `p.compile(...)` builds)."""
     if isinstance(value, (ast.BinOp, ast.Compare)):  # `np.random.rand(200) * 500000`, `X - X.mean()`, `p > 0.5`
         sides = (value.left, value.right) if isinstance(value, ast.BinOp) else (value.left, *value.comparators)
-        return any(_data_value(v, values) for v in sides) and all(
-            isinstance(v, ast.Constant) or _data_value(v, values) for v in sides
+        return any(data_value(v, values) for v in sides) and all(
+            isinstance(v, ast.Constant) or data_value(v, values) for v in sides
         )
     root = value
     while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):
         root = root.func if isinstance(root, ast.Call) else root.value
     if root is not value and isinstance(root, (ast.BinOp, ast.Compare)):  # `(np.random.rand(4) > 0.5).astype(int)`
-        return _data_value(root, values)
+        return data_value(root, values)
     return root is not value and isinstance(root, ast.Name) and (
-        root.id in _INERT_MODULES or root.id in values or root.id in _DATA_MAKERS
+        root.id in INERT_MODULES or root.id in values or root.id in _DATA_MAKERS
     )
 
 
@@ -83,7 +83,7 @@ def _data_value(value: ast.expr, values: Collection[str]) -> bool:
 _DATA_MAKERS = frozenset({"ImageDataGenerator", "to_categorical", "pad_sequences"})
 
 
-def _inert(statement: ast.stmt, values: Collection[str] = ()) -> bool:
+def inert(statement: ast.stmt, values: Collection[str] = ()) -> bool:
     """Creates no variables and compiles nothing: an import, a constant, an inspection
     (`x.shape`, `model.summary()`, `print(...)`), a NumPy/pandas call, a method of one of
     `values` (names bound to what such calls return)."""
@@ -91,11 +91,11 @@ def _inert(statement: ast.stmt, values: Collection[str] = ()) -> bool:
         return True
     if isinstance(statement, ast.If):  # `if strategy.num_replicas_in_sync > 1: print(...)`
         return _calls_inert(statement.test, values) and all(
-            _inert(s, values) for s in [*statement.body, *statement.orelse]
+            inert(s, values) for s in [*statement.body, *statement.orelse]
         )
     if isinstance(statement, ast.For) and not statement.orelse:  # `for layer in model.layers[15:]: ...`
         return _calls_inert(statement.iter, values) and all(
-            _inert(s, values) or _flag(s) for s in statement.body
+            inert(s, values) or _flag(s) for s in statement.body
         )
     if not isinstance(statement, (ast.Expr, ast.Assign, ast.AugAssign, ast.AnnAssign)):
         return False
@@ -127,9 +127,9 @@ def _calls_inert(tree: ast.AST, values: Collection[str]) -> bool:
             while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):  # `np.random.rand(4).astype(...)`
                 root = root.func if isinstance(root, ast.Call) else root.value
             module = root.id if isinstance(root, ast.Name) and root is not func else ""
-            inert = name in _INERT_CALLS or module in _INERT_MODULES or module in values
+            inert = name in _INERT_CALLS or module in INERT_MODULES or module in values
             # a method of computed data: `(np.random.rand(4) > 0.5).astype(int)`
-            inert = inert or (isinstance(root, (ast.BinOp, ast.Compare)) and _data_value(root, values))
+            inert = inert or (isinstance(root, (ast.BinOp, ast.Compare)) and data_value(root, values))
             inert = inert or name.startswith(PLACEHOLDER_PREFIX + "cell_boundary")  # a notebook's cell boundary
             if name.startswith(PLACEHOLDER_PREFIX + "magic_") or not inert:
                 return False

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import libcst as cst
 
 from ._tree import Block, branch_suites, code_tokens, findall, walk, zip_equal
-from .cell_scopes import _INERT_MODULES, PLACEHOLDER_PREFIX, _data_value, _inert, builds_nothing
+from .cell_scopes import INERT_MODULES, PLACEHOLDER_PREFIX, builds_nothing, data_value, inert
 from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
 from .layout import fitted, realign_call, renamed_in, spans_lines, strategy_statements
@@ -713,7 +713,7 @@ def _data_after(
     for statement in parsed:
         is_data = (
             isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
-            and _inert(statement, values) and _data_value(statement.value, values)
+            and inert(statement, values) and data_value(statement.value, values)
         )
         data.append(is_data or _callback(statement))
         if is_data:
@@ -735,7 +735,7 @@ def _data_after(
     moved_reads = set().union(*(_names_in(parsed[i]) for i in range(start, end))) - bound
     later_names = set().union(*(_names_in(parsed[i]) for i in range(end, len(parsed))))
     if not any("random" in codes[i] or "seed" in codes[i] for i in range(end, len(codes))):
-        moved_reads -= _INERT_MODULES  # `np` named on both sides: its random state is all they could share
+        moved_reads -= INERT_MODULES  # `np` named on both sides: its random state is all they could share
     # what a later statement may change: what it binds, and what it calls (or calls a method of),
     # `compile` aside (it sets the optimizer and loss, which nothing moved reads)
     later_changed = set().union(*(_changed_in(parsed[i]) for i in range(end, len(parsed))))

@@ -133,7 +133,7 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
     guards = [type(g)(with_public_listing(g, tf)) for g in guards]
     inputs = _Inputs(tf, gpus, tuple(guards), known_int)
     comment = guessed = ""
-    if gpus is None or _machine_count(gpus) or kind == "machine":
+    if gpus is None or machine_count(gpus) or kind == "machine":
         multi = f"{tf}.distribute.MirroredStrategy()"
         if gpus is not None and all(_counts_present(gpus, g) for g in guards):
             guards = []  # "more than one GPU here": with fewer, MirroredStrategy() is one device too
@@ -172,7 +172,7 @@ def _counts_present(gpus: cst.BaseExpression, guard: str) -> bool:
     operands = [node.left, node.comparisons[0].comparator]
     text = code_of(gpus)
     return any(isinstance(o, cst.Integer) for o in operands) and any(
-        code_of(o) == text or _machine_count(o) for o in operands
+        code_of(o) == text or machine_count(o) for o in operands
     )
 
 
@@ -278,7 +278,7 @@ def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | N
     """"machine", "count" or "list" when every value the expression can hold says so: a name's
     bindings (assignments, a parameter's default and the arguments its function's calls in this
     module pass), `self.attr`'s assignments in the class, `len(...)` of the machine's GPU list."""
-    if _machine_count(node) or _machine_query(node):
+    if machine_count(node) or machine_query(node):
         return "machine"  # a count, or the list of the machine's GPUs as the value of a `len(...)`
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len" and node.args:
         inner = node.args[0].value
@@ -481,18 +481,18 @@ def _all_ints(node: cst.List | cst.Tuple) -> bool:
     return bool(node.elements) and all(isinstance(e.value, cst.Integer) for e in node.elements)
 
 
-def _machine_count(node: cst.BaseExpression) -> bool:
+def machine_count(node: cst.BaseExpression) -> bool:
     """`len(get_available_gpus())`, `len(tf.config.list_physical_devices("GPU"))`,
     `context.num_gpus()`: the number of GPUs the machine has, i.e. every GPU."""
     if isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and node.func.value == "len":
         # `len(os.environ["CUDA_VISIBLE_DEVICES"].split(","))`: the GPUs TensorFlow sees, i.e. every GPU;
         # not with a default for the unset variable (`.get(..., "0")`): then the script chose one GPU
         return len(node.args) == 1 and (
-            _machine_query(node.args[0].value) or (
+            machine_query(node.args[0].value) or (
                 "CUDA_VISIBLE_DEVICES" in code_of(node.args[0].value) and not _env_default(node.args[0].value)
             )
         )
-    return _machine_query(node)
+    return machine_query(node)
 
 
 def _env_default(node: cst.BaseExpression) -> bool:
@@ -509,9 +509,9 @@ def _env_default(node: cst.BaseExpression) -> bool:
     return False
 
 
-def _machine_query(node: cst.BaseExpression) -> bool:
+def machine_query(node: cst.BaseExpression) -> bool:
     if isinstance(node, cst.ListComp):  # `[d for d in device_lib.list_local_devices() if ...]`
-        return any(_machine_query(f.iter) for f in _comprehension_fors(node.for_in))
+        return any(machine_query(f.iter) for f in _comprehension_fors(node.for_in))
     if not isinstance(node, cst.Call):
         return False
     func = node.func
@@ -662,7 +662,3 @@ def dropped_notes(dropped: list[str]) -> list[str]:
         notes.append(f"dropped `{item}` ({why})")
     return notes
 
-
-# For unread_counts: what counts the machine's GPUs, and the calls that list them.
-machine_count = _machine_count
-machine_query = _machine_query
