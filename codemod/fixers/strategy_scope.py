@@ -1573,14 +1573,30 @@ def _free_names(tree: Tree, node: cst.CSTNode) -> set[str]:
 
 
 def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str]) -> list[cst.BaseStatement]:
-    """The statements binding `names` between `start` and `stop`, when each is a one-target plain
-    assignment (`gpus = 2`, `n = len(ids)`) reading nothing bound before it in that range: moving
-    them above the strategy line changes nothing. Empty when any one is not."""
+    """The statements binding `names` between `start` and `stop` (and those binding what they read
+    there), when each is a one-target plain assignment (`gpus = 2`, `n = len(ids)`) reading nothing
+    bound before it in that range but by another of them: moving them above the strategy line
+    changes nothing. Empty when any one is not."""
     if not names:
         return []
+    statements = block.body[start:stop + 1]
+    in_range = set().union(*(bound_names(s) for s in statements))
+    # and what they read of the range, when that is plain too (`devices = device_lib.list_local_devices()`
+    # above `gpus = len([d for d in devices if ...])`)
+    names = set(names)
+    while True:
+        extra: set[str] = set()
+        for statement in statements:
+            if bound_names(statement) & names and isinstance(statement, cst.SimpleStatementLine):
+                for small in statement.body:
+                    if isinstance(small, cst.Assign):
+                        extra |= _free_names(tree, small.value) & in_range
+        if extra <= names:
+            break
+        names |= extra
     chosen: list[cst.BaseStatement] = []
     bound_before: set[str] = set()
-    for statement in block.body[start:stop + 1]:
+    for statement in statements:
         binding = bound_names(statement) & names
         if binding:
             one = isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
@@ -1592,12 +1608,12 @@ def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str])
                     and isinstance(small.targets[0].target, cst.Name)
                 )
                 or (makes_layers(statement) and not creates_no_variables(tree, statement))
-                or _free_names(tree, small.value) & bound_before
+                or _free_names(tree, small.value) & (bound_before - set().union(*(bound_names(c) for c in chosen)))
             ):
                 return []
             chosen.append(statement)
         bound_before |= bound_names(statement)
-    return chosen if set().union(*(bound_names(c) for c in chosen)) == names else []
+    return chosen if names <= set().union(*(bound_names(c) for c in chosen)) else []
 
 
 def _created_outside(

@@ -890,8 +890,23 @@ def test_a_comprehension_variable_is_not_taken_for_something_the_scope_builds():
         "    model = Model(x, Dense(1)(x))\n    n_gpus = len([x for x in devices if 'gpu' in x])\n"
         "    parallel = multi_gpu_model(model, gpus=n_gpus)\n    parallel.compile('adam', 'mse')\n"
     )
-    (finding,) = [f for f in transform_source(source.encode()).findings if f.code == "MGPU105"]
-    assert "reads `x`" not in finding.message and "assign `n_gpus` before that line" in finding.message
+    # (the comprehension's `x` is its own: the count reads only `devices` and moves above the scope)
+    out = transform_source(source.encode()).output.decode()
+    assert "    n_gpus = len([x for x in devices if 'gpu' in x])\n    strategy = " in out
+
+
+def test_a_count_moves_above_the_scope_with_the_plain_listing_it_reads():
+    source = (
+        "from keras.utils import multi_gpu_model\nfrom tensorflow.python.client import device_lib\n\n\n"
+        "def setup():\n    template = build()\n    devices = device_lib.list_local_devices()\n"
+        "    gpus = len([d for d in devices if d.device_type == 'GPU'])\n"
+        "    model = multi_gpu_model(template, gpus=gpus)\n    model.compile('adam', 'mse')\n    return model\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert (
+        "    devices = device_lib.list_local_devices()\n    gpus = len([d for d in devices if d.device_type == 'GPU'])\n"
+        "    strategy = " in out
+    ) and "with strategy.scope():\n        template = build()\n" in out
 
 
 @pytest.mark.parametrize("between,dropped", [
