@@ -96,9 +96,11 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
         module, result.output.decode("utf-8"), mechanics_gone=all(s.status == "rewritten" for s in sites)
     )
     markdown_edits, markdown_findings = _markdown_prose(text, prose, path)
-    last_named = max((f.cell or 0 for f in mapped), default=0)
+    # (findings on later cells are renumbered below; one on the cell itself keeps it, unless it only
+    # says that the helper defined there was deleted)
+    named = {f.cell for f in mapped if not (f.code == "MGPU401" and "was deleted" in f.message)}
     removed: list[int] = []
-    out = _spliced(text, cells, new_sources, removable=lambda cell: cell.index + 1 > last_named,
+    out = _spliced(text, cells, new_sources, removable=lambda cell: cell.index + 1 not in named,
                    markdown=markdown_edits, removed=removed)
     # cell numbers as the rewritten notebook shows them, past any cell cut out
     mapped = [_shifted(f, removed) for f in [*mapped, *markdown_findings]]
@@ -316,6 +318,8 @@ def _shifted(finding: Finding, removed: list[int]) -> Finding:
     if not removed or finding.cell is None:
         return finding
     message = _CELL_IN_MESSAGE.sub(lambda m: f"cell {number(int(m[1]))}, line", finding.message)
+    if finding.cell - 1 in removed:  # the helper's own cell went with it
+        message = message.replace("(defined here, documented)", "(defined in a code cell here, removed with it)")
     return dataclasses.replace(finding, cell=number(finding.cell), message=message)
 
 

@@ -1588,9 +1588,9 @@ def _hoistable(tree: Tree, block: Block, start: int, stop: int, names: set[str])
         extra: set[str] = set()
         for statement in statements:
             if bound_names(statement) & names and isinstance(statement, cst.SimpleStatementLine):
-                for small in statement.body:
-                    if isinstance(small, cst.Assign):
-                        extra |= _free_names(tree, small.value) & in_range
+                for part in statement.body:
+                    if isinstance(part, cst.Assign):
+                        extra |= _free_names(tree, part.value) & in_range
         if extra <= names:
             break
         names |= extra

@@ -158,8 +158,7 @@ def test_a_cell_holding_only_the_call_is_removed_not_left_empty_or_with_a_bare_w
     assert cells[4] == "model.fit(x, y)"
 
 
-def test_an_emptied_cell_stays_when_a_finding_names_a_later_cell():
-    # Findings give cell numbers of the notebook as it was: removing a cell before one would shift them.
+def test_an_emptied_cell_goes_and_a_finding_on_a_later_cell_names_it_as_the_notebook_now_shows_it():
     sources = [
         "from keras.utils import multi_gpu_model\nmodel = build()\n",
         "parallel = multi_gpu_model(model, gpus=2)\n",
@@ -167,9 +166,24 @@ def test_an_emptied_cell_stays_when_a_finding_names_a_later_cell():
         "other = multi_gpu_model(template_from_elsewhere, gpus=2)\nother.compile('adam', 'mse')\n",
     ]
     result = transform_notebook(_notebook(sources), "nb.ipynb")
-    assert [f.cell for f in result.findings] == [4]
     cells = ["".join(c["source"]) for c in _cells(result.output)]
-    assert len(cells) == 4 and cells[1] == ""
+    assert len(cells) == 3 and "template_from_elsewhere" in cells[2]
+    assert [f.cell for f in result.findings] == [3]
+
+
+def test_a_helpers_emptied_cell_goes_and_its_deletion_is_reported_where_it_was():
+    sources = [
+        "from keras.models import Model\nfrom keras.utils import multi_gpu_model\n",
+        "class ModelMGPU(Model):\n    \"\"\"Other notebooks import this.\"\"\"\n\n"
+        "    def __init__(self, ser_model, gpus):\n"
+        "        pmodel = multi_gpu_model(ser_model, gpus)\n        self.__dict__.update(pmodel.__dict__)\n",
+        "net = build()\nmodel = ModelMGPU(net, 2)\nmodel.compile('adam', 'mse')\n",
+    ]
+    result = transform_notebook(_notebook(sources), "nb.ipynb")
+    cells = ["".join(c["source"]) for c in _cells(result.output)]
+    assert len(cells) == 2 and "ModelMGPU" not in "".join(cells)
+    (finding,) = result.findings
+    assert finding.code == "MGPU401" and "(defined in a code cell here, removed with it)" in finding.message
 
 
 def _migrated_cells(sources: list[str]) -> list[str]:
