@@ -95,6 +95,8 @@ MECHANICS: Final = re.compile(
     # "always persist the single-device copy", "saving the single model is enough": the old pair's half
     r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
+    # "This file imports the wrapper from utils": the multi-GPU wrapper, gone
+    r"|\bimports?\s+the\s+wrapper\b|\bthe\s+wrapper\s+(?:from|class|module)\b"
     # kuza55's towers: "run one tower per GPU and merge the outputs on the CPU"
     r"|\bmerg\w*\s+(?:the\s+|their\s+)?(?:outputs?|results|predictions)\b[^.;]{0,20}\bcpu\b|\btowers?\s+(?:per|on\s+each)\s+gpu\b"
     # "checkpoint the template so the file loads on one GPU", "the training model for fit() and the
@@ -135,7 +137,9 @@ _OTHER_HALF: Final = re.compile(r"\btemplate|\bwrap|\bparallel\b|\bserial\b|\bre
                                 re.IGNORECASE)
 # "(the single-GPU model)" after a name: the half of the old pair it is no longer told apart from
 _PAIR_ASIDE: Final = re.compile(
-    r"\s*\((?:the\s+)?(?:single[- ](?:gpu|device)|serial|template)\s+model\)", re.IGNORECASE
+    r"\s*\((?:not\s+)?(?:the\s+)?(?:single[- ](?:gpu|device)|serial|template|multi[- ]?gpu|parallel)\s+"
+    r"(?:model|one|wrapper|copy)\)",
+    re.IGNORECASE,
 )
 _ON_PARALLEL_MODEL: Final = re.compile(
     r"\b(?P<verb>run|runs|ran|running|train|trains|trained|training|fit|fits|fitting)\s+on\s+the\s+"
@@ -696,7 +700,8 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     if semicolon and prose.names_removed(first) and second.strip() and not prose.names_removed(second):
         # "The network is loaded on the CPU ...; no training happens here.": the second clause stays
         rest = second.strip()
-        if first.count("(") == first.count(")") and not first.count("`") % 2 and rest[:1].isalpha():
+        if (first.count("(") == first.count(")") and not first.count("`") % 2 and rest[:1].isalpha()
+                and len(rest.split()) >= 4):  # (a statement of its own, not "see utils/mgpu.py")
             return rest[0].upper() + rest[1:]
     if not semicolon:
         joined = _JOINED_CLAUSE.search(sentence)

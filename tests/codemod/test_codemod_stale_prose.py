@@ -681,3 +681,19 @@ def test_the_towers_of_a_slicing_helper_are_mechanics():
     prose = Prose(frozenset({"make_parallel"}), True)
     assert prose.wholly_stale("Run one tower per GPU and merge the outputs on the CPU.")
     assert not prose.wholly_stale("Merge the outputs of both heads.")
+
+
+@pytest.mark.parametrize("text,expected", [
+    ('"""Save the template model (not the multi-gpu wrapper) after each epoch."""',
+     '"""Save the model after each epoch."""'),
+    ("# Save model (the serial one)", "# Save model"),
+])
+def test_an_aside_telling_the_wrapper_apart_goes(text, expected):
+    assert Prose(frozenset({"ModelMGPU"}), True).renamed(text) == expected
+
+
+def test_a_pointer_left_of_a_stale_sentence_does_not_stand_alone():
+    prose = Prose(frozenset({"ModelMGPU"}), True)
+    assert prose.wholly_stale("This file imports the wrapper from utils.")
+    value = '"""Colorization with a ModelMGPU.\n\nThis file imports the wrapper from utils; see utils/mgpu.py.\n"""'
+    assert docstring_without_stale(value, prose) == ""  # (a module's keeps its summary, reported)
