@@ -571,9 +571,10 @@ def _cover_objects_built_before(
         for part in _self_attribute_parts(statement):
             if part.attr.value in _MODEL_PARTS:
                 used_as_model.add(tree.code(cst.ensure_type(part, cst.Attribute).value))  # `self.base.output`
-        if is_alias(statement):  # `self._original_model = self.model`: the model passes on
-            alias = cst.ensure_type(cst.ensure_type(statement, cst.SimpleStatementLine).body[0], cst.Assign)
-            used_as_model.add(tree.code(alias.value))
+        for line in findall(statement, cst.SimpleStatementLine):
+            if is_alias(line):  # `self._original_model = self.model`: the model passes on (in an `if` too)
+                alias = cst.ensure_type(line.body[0], cst.Assign)
+                used_as_model.add(tree.code(alias.value))
     read |= {code for code in used_as_model if code.startswith("self.")}
     read = {code for code in read if not _bound_before_read(tree, region, code)}
     chain: list[cst.BaseStatement] = []
@@ -633,8 +634,10 @@ def _cover_objects_built_before(
 
 
 def _bound_before_read(tree: Tree, region: Sequence[cst.BaseStatement], code: str) -> bool:
-    """The region binds `code` before (or where) it first reads it: its value comes from the region."""
-    for statement in region:
+    """The region binds `code` before (or where) it first reads it: its value comes from the region.
+    Statement by statement, inside blocks too (`if`: read by its first line, bound by its second)."""
+    lines = [line for statement in region for line in findall(statement, cst.SimpleStatementLine)]
+    for statement in lines:
         reads = code in plain_uses(statement) or code in object_reads(statement) or (
             "." in code and code in {tree.code(a) for a in findall(statement, cst.Attribute)}
             and not _binds_code(tree, statement, code)

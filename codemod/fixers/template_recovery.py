@@ -38,8 +38,8 @@ CODES: Final[frozenset[str]] = frozenset()
 def fix(ctx: FixContext) -> None:
     tree = ctx.tree
     for site in ctx.rewritten:
-        for name in ctx.references.get(id(site), []):
-            hack = _callback_model_hack(tree, name, site.template)
+        hacks = [_callback_model_hack(tree, name, site.template) for name in ctx.references.get(id(site), [])]
+        for hack in [*hacks, *_attribute_hacks(tree, site)]:
             if hack is not None and id(hack) not in ctx.plan.statements:
                 # `parallel.__setattr__('callback_model', model)`: callbacks were to see the template;
                 # with no wrapper they see it anyway, and the line would set an attribute on itself
@@ -160,6 +160,28 @@ def _callback_model_hack(
         ):
             return statement
     return None
+
+
+def _attribute_hacks(tree: Tree, site: Site) -> list[cst.SimpleStatementLine]:
+    """`self.model.callback_model = self._original_model` after `self.model = multi_gpu_model(
+    self._original_model, ...)`: the same hack on an attribute target (no name to follow), in the
+    call's function, after it."""
+    if not (isinstance(site.target, cst.Attribute) and site.template is not None):
+        return []
+    target, template = tree.code(site.target), tree.code(site.template)
+    scope = tree.enclosing_scope_node(site.call)
+    found = []
+    for node in walk_same_scope(scope.body if isinstance(scope, cst.FunctionDef) else scope):
+        if not (isinstance(node, cst.SimpleStatementLine) and len(node.body) == 1
+                and tree.order(node) > tree.order(site.call)):
+            continue
+        small = node.body[0]
+        if isinstance(small, cst.Assign) and len(small.targets) == 1:
+            dest = small.targets[0].target
+            if (isinstance(dest, cst.Attribute) and dest.attr.value == "callback_model"
+                    and tree.code(dest.value) == target and tree.code(small.value) in (template, target)):
+                found.append(node)
+    return found
 
 
 def _alias_reads(

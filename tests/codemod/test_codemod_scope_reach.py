@@ -206,3 +206,20 @@ def test_a_view_of_the_model_made_after_fit_needs_no_scope_of_its_own():
     assert "\nencoder = Model(ae.input, ae.get_layer('code').output)\n" in out
     compiled = source + "encoder.compile('adam', 'mse')\n"
     assert "    encoder = Model(ae.input" in transform_source(compiled.encode(), "t.py").output.decode()
+
+
+def test_an_alias_inside_the_branch_pulls_the_construction_above_it_under_the_scope():
+    """`self.model = Model(...)` above `if n > 1: self._original_model = self.model; self.model =
+    multi_gpu_model(...)`, compiled after the `if` (round 23, ta18: only the compile was scoped, and
+    `self.model.callback_model = self._original_model` set the model on itself: RecursionError)."""
+    source = (
+        "import keras\n\n\nclass AE:\n    def __init__(self, n):\n        inp = keras.Input((4,))\n"
+        "        self.model = keras.Model(inp, keras.layers.Dense(4)(inp))\n        if n > 1:\n"
+        "            self._original_model = self.model\n"
+        "            self.model = keras.utils.multi_gpu_model(self._original_model, gpus=n)\n"
+        "            self.model.callback_model = self._original_model\n"
+        "        self.model.compile(loss='mse', optimizer='adam')\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert "        with strategy.scope():\n            inp = keras.Input((4,))\n" in out
+    assert "callback_model" not in out
