@@ -28,8 +28,8 @@ from typing import Final
 import libcst as cst
 
 __all__ = [
-    "CPU_PLACEMENT", "DEVICE_SCOPE", "MECHANICS", "STALE", "WRAPPER", "argument_comments", "argument_topics",
-    "commented_code", "without",
+    "CELL_MARKER", "CPU_PLACEMENT", "DEVICE_SCOPE", "MECHANICS", "STALE", "WRAPPER", "argument_comments",
+    "argument_topics", "commented_code", "without",
 ]
 
 CPU_PLACEMENT: Final = re.compile(r"\bcpus?\b|\bhost\b", re.IGNORECASE)
@@ -54,6 +54,10 @@ STALE: Final = re.compile(
 _DROPPED_ARGUMENTS: Final = frozenset({"cpu_merge", "cpu_relocation"})
 
 
+# an exported notebook's cell marker: `# In[3]:`, `# %%` (`# %% [markdown]`)
+CELL_MARKER: Final = re.compile(r"^#\s*(?:In\[[ \d]*\]:|%%)")
+
+
 def commented_code(comment: str) -> bool:
     """`# parallel = multi_gpu_model(model, gpus=2)`: a statement that calls or binds, commented out."""
     try:
@@ -76,6 +80,9 @@ def without(lines: Sequence[cst.EmptyLine], pattern: re.Pattern[str]) -> list[cs
             kept.extend(paragraph)
         elif all(line.comment is not None and commented_code(line.comment.value) for line in matching):
             kept.extend(line for line in paragraph if not any(line is m for m in matching))
+        else:  # a notebook cell's marker (`# %%`, `# In[3]:`) is no comment: it stays
+            kept.extend(line for line in paragraph
+                        if line.comment is not None and CELL_MARKER.match(line.comment.value))
         paragraph.clear()
 
     for line in lines:

@@ -148,3 +148,16 @@ def test_a_guard_in_its_own_cell_keeps_its_cell_marker_and_comment():
     assert cells[3] == "# fall back to the plain model on a laptop\nwith strategy.scope():\n" \
         "    model.compile('adam', 'mse')\n\n"
     assert cells[2].endswith("with strategy.scope():\n    model = build()\n\n")
+
+
+def test_a_cell_marker_above_the_calls_stale_comment_stays():
+    """`# %%` / `# Keras multi_gpu_model: ...` above the call: the comment goes, the marker, a cell
+    boundary and no comment, stays (round 23, tb14: the build and compile cells merged)."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\n# %%\nmodel = build()\n\n"
+        "# %%\n# Keras multi_gpu_model: the batch is split in two\nparallel = multi_gpu_model(model, gpus=2)\n"
+        "parallel.compile('adam', 'mse')\n\n# %%\nparallel.fit(x, y)\n"
+    )
+    output = transform_source(source.encode(), "train.py").output.decode()
+    assert output.count("# %%\n") == 3 and "batch is split" not in output
+    assert "# %%\nwith strategy.scope():\n    model.compile('adam', 'mse')\n" in output
