@@ -17,6 +17,9 @@ from libcst.metadata import (
     ScopeProvider,
 )
 
+from .cell_scopes import PLACEHOLDER_PREFIX
+from .exported_cells import is_export
+
 Block = Union[cst.Module, cst.IndentedBlock]  # not `X | Y`: the codemod runs on Python 3.9
 _SCOPE_NODES = (cst.FunctionDef, cst.ClassDef, cst.Lambda)
 _CPU_DEVICE = re.compile(r"^/?(device:)?cpu(:0)?$", re.IGNORECASE)
@@ -343,8 +346,11 @@ def branch_suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
 
 
 def runs_as_script(module: cst.Module) -> bool:
-    """Nothing imports the file's names: it runs as a program (`if __name__ == "__main__":`) or
-    trains at module level (`model.fit(...)`)."""
+    """Nothing imports the file's names: it runs as a program (`if __name__ == "__main__":`), trains
+    at module level (`model.fit(...)`), or is a notebook or a notebook saved as a script (its cells
+    run top to bottom: `trainer.train(...)` in the last one)."""
+    if PLACEHOLDER_PREFIX + "cell_boundary__" in module.code or is_export(module.code):
+        return True
     for statement in module.body:
         if isinstance(statement, cst.If) and "__main__" in code_of(statement.test):
             return True

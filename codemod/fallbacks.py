@@ -113,10 +113,11 @@ def droppable(statement: cst.CSTNode) -> bool:
     return True
 
 
-def _only(body: cst.CSTNode | None, anchor: cst.BaseStatement) -> bool:
-    """The block holds `anchor` plus `pass` / the local `multi_gpu_model` import only."""
+def _only(body: cst.CSTNode | None, anchor: cst.BaseStatement, *, announcing: bool = False) -> bool:
+    """The block holds `anchor` plus `pass` / the local `multi_gpu_model` import only (and, when
+    `announcing`, messages announcing the wrapper: `print("multi_gpu_model OK")`, false without it)."""
     return isinstance(body, cst.IndentedBlock) and any(s is anchor for s in body.body) and all(
-        s is anchor or droppable(s) for s in body.body
+        s is anchor or droppable(s) or (announcing and announces_wrapper(s)) for s in body.body
     )
 
 
@@ -257,7 +258,7 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
         owner = tree.parent(block) if block is not None else None
         if isinstance(owner, cst.Try) and owner.body is block:
             if (
-                _only(block, result.anchor)
+                _only(block, result.anchor, announcing=messages)
                 and owner.orelse is None
                 and owner.finalbody is None
                 and owner.handlers

@@ -192,6 +192,18 @@ def _inner_comments(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
     return found
 
 
+def _handler_notes(statement: cst.BaseStatement) -> set[int]:
+    """The comments on a replaced `try`'s `except ...:` lines (`# fewer GPUs than requested`): they
+    said when the one-device path ran, which the handler no longer is (an `else:` the replacement
+    keeps carries its own)."""
+    if not isinstance(statement, cst.Try):
+        return set()
+    return {
+        id(h.body.header.comment) for h in statement.handlers
+        if isinstance(h.body, cst.IndentedBlock) and h.body.header.comment is not None
+    }
+
+
 def _walk_comments(node: cst.CSTNode) -> list[cst.Comment]:
     return [n for n in walk(node) if isinstance(n, cst.Comment)]
 
@@ -350,12 +362,18 @@ class _Applier(cst.CSTTransformer):
         if key in self.plan.statements:
             replacement = self.plan.statements[key]
             if replacement is None:
-                return [], self._call_comments(key, _leading_lines(updated), _inner_comments(updated), updated)
+                notes = _handler_notes(updated)
+                inner = [line for line in _inner_comments(updated) if id(line.comment) not in notes]
+                return [], self._call_comments(key, _leading_lines(updated), inner, updated)
             # several statements (`cst.FlattenSentinel`): the first takes the leading lines
             replaced = list(replacement.nodes) if isinstance(replacement, cst.FlattenSentinel) else [replacement]
             # comments the replacement does not carry itself go above it
             carried = {c.value for r in replaced for c in _walk_comments(r.with_changes(leading_lines=[]))}
-            inner = [line for line in _inner_comments(updated) if line.comment and line.comment.value not in carried]
+            notes = _handler_notes(updated)
+            inner = [
+                line for line in _inner_comments(updated)
+                if line.comment and line.comment.value not in carried and id(line.comment) not in notes
+            ]
             lines = self._call_comments(key, _leading_lines(updated), inner, updated)
             replaced[0] = replaced[0].with_changes(leading_lines=lines)
             return replaced, []

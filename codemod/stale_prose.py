@@ -116,6 +116,8 @@ MECHANICS: Final = re.compile(
     r"|\b(?:model|template|network|net|weights)\s+(?:is|are|gets|get)\s+(?:built|loaded|created|placed|kept|"
     r"instantiated)\s+on\s+(?:the\s+)?cpu\b"
     r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
+    # "save the template model, not the parallel one": the other half of the old pair
+    r"|\b(?:parallel|multi-?gpu|wrapped)\s+one\b|\bpossibly\s+(?:parallel|multi-?gpu|replicated|wrapped)\b"
     r"|\bmerge\s+layers?\b|\bslicing\s+layers?\b|\bLambda\s+slic\w*|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
     re.IGNORECASE,
 )
@@ -151,6 +153,7 @@ _PAIR: Final = re.compile(
     r"|\boriginal\b|\bbase model\b|\binner\b",
     re.IGNORECASE,
 )
+_TEMPLATE: Final = re.compile(r"\btemplate\b", re.IGNORECASE)
 _SENTENCE_KEEP: Final = re.compile(r"(?<=[.!?;])(\s+)")  # split keeping the separators
 # `#`, `# ----`, an exported markdown heading (`# # Title`, `# ## Data`): never part of a sentence
 _SEPARATOR: Final = re.compile(r"^#\s*(?:[-=*#_~]*\s*$|#+\s)")
@@ -271,7 +274,9 @@ class Prose:
             part = _TRAINED.sub(trained, part)
             part = _SUBJECT.sub(named("{strategy}{verb}"), _TOOL.sub(swap, _TOOL_HELPER.sub(swap, part)))
             part = _ASIDE.sub(named("({strategy})"), _VARIANT.sub(named("{strategy}{noun}"), part))
-            if self.mechanics_gone:  # "train the parallel model": one model now, "the model"
+            # "train the parallel model": one model now, "the model"; not where a clause of the
+            # sentence names the other half ("save the template; the parallel model cannot ...")
+            if self.mechanics_gone and not _TEMPLATE.search(full):
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
                 part = _ON_PARALLEL_MODEL.sub(rf"\g<verb> under {STRATEGY}", part)
                 part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
@@ -322,9 +327,14 @@ class Prose:
         return " ".join(kept) if not stale[0] else text[: len(text) - len(text.lstrip("# "))] + " ".join(kept)
 
     def wholly_stale(self, text: str) -> bool:
-        """Every sentence of `text` names something removed."""
+        """Every sentence of `text` names something removed; once the mechanics are gone, a clause
+        that only names the template counts too where another names them ("always save the
+        template; the parallel model cannot be reloaded on one GPU": the pair, both halves)."""
         sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip(" .-:#")]
-        return bool(sentences) and all(self.names_removed(s) for s in sentences)
+        stale = [bool(self.names_removed(s)) for s in sentences]
+        if self.mechanics_gone and any(MECHANICS.search(s) for s in sentences) and not all(stale):
+            stale = [gone or bool(_TEMPLATE.search(s)) for s, gone in zip(sentences, stale)]
+        return bool(sentences) and all(stale)
 
 
 def _rewrapped(before: str, after: str) -> str:

@@ -26,6 +26,7 @@ from .cell_scopes import PLACEHOLDER_PREFIX
 from .fixers import imports
 from .fixers.copied_helpers import imports_read_by
 from .plan import Plan
+from .stale_comments import CELL_MARKER
 from .strategy_expression import machine_count, machine_query
 
 __all__ = ["without_unread_counts"]
@@ -146,17 +147,29 @@ class _Without(cst.CSTTransformer):
                 lines = list(statement.leading_lines)
                 while lines and lines[-1].comment is not None:  # its own comments go with it
                     lines.pop()
-                carried = [line for line in lines if line.comment is None] or carried
+                # an export's cell marker above it stays, for what follows in the cell
+                marker = max((k for k, line in enumerate(lines) if _marker(line)), default=-1)
+                carried = [line for k, line in enumerate(lines) if k <= marker or line.comment is None] or carried
                 continue
             if carried:
                 own = list(statement.leading_lines)
                 blanks = 0
                 while blanks < len(own) and own[blanks].comment is None:
                     blanks += 1
-                statement = statement.with_changes(leading_lines=[*carried[blanks:], *own])
+                if not any(_marker(line) for line in carried):
+                    leading = [*carried[blanks:], *own]
+                elif not any(_marker(line) for line in own):
+                    leading = [*carried, *own[blanks:]]  # the cell goes on: its marker, the blank lines under it
+                else:
+                    leading = own  # the next cell's marker follows: the emptied cell goes
+                statement = statement.with_changes(leading_lines=leading)
                 carried = []
             out.append(statement)
         return out
+
+
+def _marker(line: cst.EmptyLine) -> bool:
+    return line.comment is not None and bool(CELL_MARKER.match(line.comment.value))
 
 
 def _alone(body: list[cst.BaseStatement], index: int) -> bool:

@@ -100,7 +100,8 @@ def lost_comments(before: str, after: str, gone: set[int] | None = None) -> list
     """The comments of `before` (outside the lines `gone`) that `after` lost, less those the
     migration may drop: a pragma on a removed import line; a comment on the CPU placement or the
     wrapper (stale_comments.py), in its paragraph; one on a dropped `cpu_merge=` / `cpu_relocation=`
-    argument; one naming an identifier (`gpu_model`) the code no longer has (stale_prose.py)."""
+    argument; one naming an identifier (`gpu_model`) the code no longer has (stale_prose.py); one on
+    the `except ...:` line of a handler the rewrite removed (plan.py)."""
     import io
     import re
     import tokenize
@@ -118,6 +119,7 @@ def lost_comments(before: str, after: str, gone: set[int] | None = None) -> list
     def droppable(c: tokenize.TokenInfo) -> bool:
         return bool(
             STALE.search(c.string) or MECHANICS.search(c.string) or re.search(r"cpu_(merge|relocation)=", c.line)
+            or re.match(r"\s*except\b", c.line)  # when the one-device path ran: gone with the handler
             or any(re.search(rf"\b{re.escape(n)}\b", c.string) for n in removed_names)
         )
 

@@ -117,6 +117,27 @@ REWRITES = [
         [],  # the message was about the call's error, which goes with the call
         id='a-message-about-the-error-goes-with-the-call',
     ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        'net = make()\n'
+        'try:\n'
+        '    net_gpu = multi_gpu_model(net, gpus=n_gpus)\n'
+        "    print('multi_gpu_model OK')\n"
+        'except Exception as exc:  # fewer GPUs than requested, or none at all\n'
+        "    print('falling back to single device:', exc)\n"
+        '    net_gpu = net\n'
+        "net_gpu.compile('a', 'b')\n",
+        'import tensorflow as tf\n'
+        '\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:n_gpus])\n'
+        'with strategy.scope():\n'
+        '    net = make()\n'
+        "    net.compile('a', 'b')\n",
+        # the body's print announced the wrapper (false without it), the handler's line said when the
+        # one-device path ran: both go with the `try`, a plain fallback
+        ['MGPU117'],
+        id='an-announcing-print-and-the-except-lines-comment-go-with-a-fallback-try',
+    ),
 ]
 
 

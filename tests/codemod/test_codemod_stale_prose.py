@@ -599,6 +599,24 @@ def test_comments_on_saving_one_half_of_the_old_pair_are_mechanics(text):
     assert Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text)
 
 
+@pytest.mark.parametrize("text", [
+    "# save the template model, not the parallel one, so the weights reload on one GPU",
+    "# always save the template; the parallel model cannot be reloaded on one GPU",
+    "Owns the template model and the (possibly parallel) training model.",
+])
+def test_a_comment_contrasting_the_template_with_the_parallel_model_is_mechanics_in_each_clause(text):
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.wholly_stale(text)
+    assert "the model cannot" not in prose.renamed(text)  # no clause renamed into a false one
+
+
+def test_a_template_clause_beside_a_clause_naming_only_the_helper_is_renamed_not_dropped():
+    # "the template model is saved" is true of the one model once the helper is the strategy
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = "Trains on 4 GPUs with multi_gpu_model; the template model is saved for inference."
+    assert not prose.wholly_stale(text)
+
+
 def test_the_template_model_is_the_model_once_every_site_is_rewritten():
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     assert prose.renamed("Save the template model after each epoch.") == "Save the model after each epoch."

@@ -102,3 +102,31 @@ def test_a_count_that_calls_something_stays_even_unread():
     # `count_ids(...)` may do more than count (log, validate): only reads of names go
     source = IDS_HEAD + "n_gpu = len(count_ids(args.gpu_ids))\n" + IDS_SITE
     assert "n_gpu = len(count_ids(args.gpu_ids))\n" in _migrated(source)
+
+
+EXPORT_HEAD = (
+    "#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nimport numpy as np\n"
+    "from keras.utils import multi_gpu_model\nfrom tensorflow.python.client import device_lib\n\n\n# In[2]:\n\n\n"
+    "def count_gpus():\n    return sum(1 for d in device_lib.list_local_devices() if d.device_type == 'GPU')\n\n\n"
+)
+EXPORT_TRAINER = (
+    "class Trainer:\n    def __init__(self):\n        self.net = build()\n        gpus = count_gpus()\n"
+    "        if gpus > 1:\n            self.model = multi_gpu_model(self.net, gpus=gpus)\n        else:\n"
+    "            self.model = self.net\n        self.model.compile('adam', 'mse')\n\n"
+    "    def train(self, x, y):\n        self.model.fit(x, y)\n\n\n"
+)
+
+
+def test_a_notebook_export_runs_as_a_script_and_keeps_the_cell_marker_of_the_helpers_cell():
+    # nothing at module level calls fit (the last cell calls `trainer.train`): an export still runs
+    # as a program, so the count in the method and its helper go; the cell goes on with the class
+    out = _migrated(EXPORT_HEAD + EXPORT_TRAINER + "# In[3]:\n\n\nTrainer().train(x, y)\n")
+    assert "gpus = count_gpus()" not in out and "def count_gpus" not in out and "device_lib" not in out
+    assert "import tensorflow as tf\n\n\n# In[2]:\n\n\nclass Trainer:\n" in out
+    assert "\n\n\n# In[3]:\n\n\nTrainer().train(x, y)\n" in out
+
+
+def test_a_cell_the_helper_filled_alone_goes_with_its_marker():
+    source = EXPORT_HEAD + "# In[3]:\n\n\n" + EXPORT_TRAINER + "# In[4]:\n\n\nTrainer().train(x, y)\n"
+    out = _migrated(source)
+    assert "# In[2]:" not in out and "import tensorflow as tf\n\n\n# In[3]:\n\n\nclass Trainer:\n" in out
