@@ -10,6 +10,10 @@ The old call raised (a `ValueError`) without enough GPUs, so the body's messages
 when the model was replicated and the handler's when it was not. Once the call is gone nothing in
 the body raises, the `except` branch would never run, and the body's message would print on one
 device too; the replica count says what the `try` said.
+
+Where the messages read nothing the scope binds, that `if` goes right under the strategy line,
+above the scope (fallbacks.collapse, plan.py); this module writes it in place of the `try`
+otherwise (a message reads the model, or the `try` sits in a later notebook cell).
 """
 
 from __future__ import annotations

@@ -270,10 +270,7 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                 result.anchor, result.collapsed = owner, True
                 continue
             replicas = _announced(tree, owner, result.anchor, target, template) if messages else None
-            # (unguarded, a `try` whose body also prints is announcement.py's, at the site)
-            if replicas is not None and not result.said and (
-                _guarded(tree, owner, target, template) or not replicas[0]
-            ):
+            if replicas is not None and not result.said:
                 result.said = Said([], [], replicas=replicas)
                 result.anchor, result.collapsed = owner, True
                 continue

@@ -24,7 +24,7 @@ from .strategy_expression import StrategyCode, refine
 if TYPE_CHECKING:
     from ._tree import Tree
 
-__all__ = ["Plan", "Region", "apply_plan"]
+__all__ = ["Plan", "Region", "apply_plan", "cell_boundary"]
 
 _MODULE = cst.Module([])
 _N = TypeVar("_N", bound=cst.CSTNode)
@@ -96,7 +96,7 @@ def _repeats_after_rename(
     return code(piece) == code(previous) and code(original) != code(previous_original)
 
 
-def _cell_boundary(statement: cst.BaseStatement) -> bool:
+def cell_boundary(statement: cst.BaseStatement) -> bool:
     """The statement standing in for a notebook's cell boundary (notebook.py)."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return False
@@ -477,8 +477,8 @@ class _Applier(cst.CSTTransformer):
             # the statement before, past prints and logging (they train nothing)
             # (and past a notebook's cell boundary: a compile repeated in the next cell is a repeat)
             skipped = (
-                (lambda s: message(s) or _summary(s) or _cell_boundary(s))
-                if pieces and not _summary(pieces[0]) else (lambda s: message(s) or _cell_boundary(s))
+                (lambda s: message(s) or _summary(s) or cell_boundary(s))
+                if pieces and not _summary(pieces[0]) else (lambda s: message(s) or cell_boundary(s))
             )
             before = next((s for s in reversed(emitted) if not skipped(s)), None)
             if (

@@ -38,7 +38,7 @@ from ..construction import (
 )
 from ..fix_context import FixContext, contains, subtree
 from ..devices import creates_no_variables, device_setting, only_device_work
-from ..plan import Region
+from ..plan import Region, cell_boundary
 from ..preconditions import (
     NO_BATCH_CALLS,
     CALLER_OBJECTS,
@@ -61,6 +61,7 @@ from ..preconditions import (
     enclosing_strategy_scope,
 )
 from ..recognise import Site
+from ..stale_comments import CELL_MARKER
 from ..announcement import announcement
 from ..same_branches import dissolves
 from ..strategy_expression import (
@@ -322,7 +323,9 @@ def _plan_site(
         return None
     block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles, derived)
     region = block.body[start:end + 1]
-    if fallback.said is not None and not _said_moves(tree, fallback.said, region, receivers):
+    if fallback.said is not None and (
+        not _said_moves(tree, fallback.said, region, receivers) or _replicas_across_cells(fallback.said, region, anchor)
+    ):
         return _plan_site(ctx, site, uncovered, messages=False)  # the `if` stays with its messages
     # Past the construction: a model the covered code calls (`fake = self.generator(z)` for a GAN's
     # stacked model) that another method or the caller built has variables outside the scope too.
@@ -376,6 +379,22 @@ def _plan_site(
     if not fallback.collapsed and target is not None:
         planned.fallback_kept = _kept_fallback(tree, site.statement, anchor)
     return planned
+
+
+def _replicas_across_cells(said: fallbacks.Said, region: Sequence[cst.BaseStatement], anchor: cst.CSTNode) -> bool:
+    """A `try`'s messages (now on the replica count) in a later notebook cell than the region's start:
+    they stay in their cell, which would otherwise be left empty (and its stored output lost)."""
+    if said.replicas is None or said.chain is not None or said.before or said.after or said.otherwise:
+        return False
+    for statement in region[1:]:
+        if cell_boundary(statement) or any(
+            line.comment is not None and CELL_MARKER.match(line.comment.value)
+            for line in getattr(statement, "leading_lines", ())
+        ):
+            return True
+        if statement is anchor:
+            break
+    return False
 
 
 def _said_moves(tree: Tree, said: fallbacks.Said, region: Sequence[cst.BaseStatement], models: set[str]) -> bool:

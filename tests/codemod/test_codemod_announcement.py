@@ -9,22 +9,24 @@ from multi_gpu_codemod import transform_source
 HEAD = "from keras.utils import multi_gpu_model\n\nmodel = build()\n"
 STRATEGY = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
 IF = "    if strategy.num_replicas_in_sync > 1:\n"
+# a `try` that only announced: its `if` on the replica count right under the strategy line, above the scope
+TOP_IF = "if strategy.num_replicas_in_sync > 1:\n"
+SCOPE = "with strategy.scope():\n    model = build()\n"
 
 
 @pytest.mark.parametrize("before,after", [
     pytest.param(
         HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)\n    print('Training on several GPUs')\n"
         "except ValueError:\n    print('Training on one device')\nmodel.compile('adam', 'mse')\n",
-        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n" + IF
-        + "        print('Training on several GPUs')\n    else:\n        print('Training on one device')\n"
-        "    model.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + TOP_IF + "    print('Training on several GPUs')\nelse:\n"
+        "    print('Training on one device')\n" + SCOPE + "    model.compile('adam', 'mse')\n",
         id="print-in-both-branches",
     ),
     pytest.param(
         HEAD + "try:\n    model = multi_gpu_model(model, gpus=2)  # replicate\n    logging.info('two GPUs')\n"
         "except:\n    pass\nmodel.compile('adam', 'mse')\n",
-        "import tensorflow as tf\n\n# replicate\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        + IF + "        logging.info('two GPUs')\n    model.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n# replicate\n" + STRATEGY + TOP_IF + "    logging.info('two GPUs')\n" + SCOPE
+        + "    model.compile('adam', 'mse')\n",
         id="bare-except-with-pass-has-no-else-and-the-calls-comment-goes-above-the-strategy",
     ),
     pytest.param(
@@ -38,17 +40,15 @@ IF = "    if strategy.num_replicas_in_sync > 1:\n"
     pytest.param(
         HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError:\n"
         "    parallel = model\n    print('single')\nparallel.compile('adam', 'mse')\n",
-        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        + IF + "        print('multi')\n    else:\n        print('single')\n"
-        "    model.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + TOP_IF + "    print('multi')\nelse:\n    print('single')\n"
+        + SCOPE + "    model.compile('adam', 'mse')\n",
         id="the-handler-bound-the-template-too-so-every-read-becomes-the-template",
     ),
     pytest.param(
         HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError:\n"
         "    parallel = model\n    print('single')\nparallel.compile('adam', 'mse')\nparallel = other\n",
-        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        "    parallel = model\n" + IF + "        print('multi')\n    else:\n        print('single')\n"
-        "    parallel.compile('adam', 'mse')\nparallel = other\n",
+        "import tensorflow as tf\n\n" + STRATEGY + TOP_IF + "    print('multi')\nelse:\n    print('single')\n"
+        + SCOPE + "    parallel = model\n    parallel.compile('adam', 'mse')\nparallel = other\n",
         id="bound-again-later-so-the-alias-stays-above",
     ),
     pytest.param(
@@ -110,8 +110,8 @@ def test_a_guard_holding_only_such_a_try_chooses_the_strategy_and_says_it_there(
         HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    log.info('multi')\n"
         "except ValueError as e:\n    log.warning('failed (%s), one device', e)\n    parallel = model\n"
         "parallel.compile('adam', 'mse')\n",
-        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        + IF + "        log.info('multi')\n    model.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + TOP_IF + "    log.info('multi')\n" + SCOPE
+        + "    model.compile('adam', 'mse')\n",
         id="the-message-about-the-error-goes-with-the-error",
     ),
     pytest.param(
@@ -159,3 +159,15 @@ def test_a_handler_message_with_a_comment_about_something_else_keeps_the_try():
     )
     out = transform_source(source.encode()).output.decode()
     assert "# tell the on-call engineer" in out and "num_replicas_in_sync" not in out
+
+
+def test_a_try_in_a_later_cell_than_the_build_keeps_its_if_in_that_cell():
+    # moved above the scope, the messages would leave their cell empty (and its stored output false)
+    before = (
+        "# %%\nfrom keras.utils import multi_gpu_model\n\n# %%\nmodel = build()\n\n# %%\ntry:\n"
+        "    model = multi_gpu_model(model, gpus=2)\n    print('several')\nexcept ValueError:\n"
+        "    print('one')\n\n# %%\nmodel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(before.encode(), "train.py").output.decode()
+    assert "# %%\nif strategy.num_replicas_in_sync > 1:\n    print('several')\nelse:\n    print('one')\n" in out
+    assert out.index("with strategy.scope():\n    model = build()") < out.index("print('several')")
