@@ -86,10 +86,12 @@ def _transform_module_sites(
         new = finish(new)
     new = continued.follow(new)
     new = guard_choice.fold(new)
-    new = pair_returns.single_returns(module, new)
+    new, singles = pair_returns.single_returns(module, new)
     new = unread_counts.without_unread_counts(module, new)
     statuses = site_statuses(ctx, source)
     findings = list(ctx.findings)
+    if pair_returns.importable(module):
+        findings += [_single_return_finding(tree, single, path) for single in singles]
     if ctx.rewritten:  # prose elsewhere in the file that still describes the removed helper
         prose = stale_prose.Prose.between(
             module.code, new.code, mechanics_gone=all(s.status == "rewritten" for s in statuses)
@@ -97,6 +99,16 @@ def _transform_module_sites(
         new, reported = stale_prose.drop_stale(new, prose)
         findings += stale_prose.findings(source if source is not None else module.code, reported, path)
     return new, sorted(set(findings)), statuses
+
+
+def _single_return_finding(tree: Tree, single: pair_returns.SingleReturn, path: str) -> Finding:
+    name, kept, dropped = single.function.name.value, single.kept, single.dropped
+    line, col = tree.position(single.function)
+    return Finding(line, col, "MGPU406", (
+        f"`{name}()` now returns `{kept}` alone, not the pair `({kept}, {dropped})`: this file's calls are "
+        f"updated; a file that imports `{name}` and unpacks two values needs `{kept} = {name}(...)`, with "
+        f"`{kept}` where it used `{dropped}`."
+    ), path)
 
 
 def _check_strategy(strategy: str) -> None:

@@ -18,6 +18,7 @@ core.py runs it on the rewritten module, with the original to compare.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
 import libcst as cst
 from libcst.metadata import Assignment, CodeRange, MetadataWrapper, PositionProvider, ScopeProvider
@@ -25,13 +26,24 @@ from libcst.metadata import Assignment, CodeRange, MetadataWrapper, PositionProv
 from ._tree import code_of, findall, runs_as_script, walk_same_scope
 from .layout import realign_call
 
-__all__ = ["single_returns"]
+__all__ = ["SingleReturn", "importable", "single_returns"]
 
 
-def single_returns(original: cst.Module, new: cst.Module) -> cst.Module:
-    """`new` with each such builder returning its model once and its callers using one name."""
+@dataclass(frozen=True)
+class SingleReturn:
+    """A builder of `original` that now returns its model once: `return model` for `return model, gpu_model`."""
+
+    function: cst.FunctionDef  # its definition in the original module
+    kept: str
+    dropped: str
+
+
+def single_returns(original: cst.Module, new: cst.Module) -> tuple[cst.Module, list[SingleReturn]]:
+    """`new` with each such builder returning its model once and its callers using one name, and
+    those builders."""
+    changed: list[SingleReturn] = []
     if not runs_as_script(original):
-        return new
+        return new, changed
     before = {s.name.value: s for s in original.body if isinstance(s, cst.FunctionDef)}
     for function in [s for s in new.body if isinstance(s, cst.FunctionDef)]:
         old = before.get(function.name.value)
@@ -49,7 +61,14 @@ def single_returns(original: cst.Module, new: cst.Module) -> cst.Module:
         rewritten = _rewritten(new, function, kept)
         if rewritten is not None:
             new = rewritten
-    return new
+            changed.append(SingleReturn(old, old_names[kept], old_names[1 - kept]))
+    return new, changed
+
+
+def importable(module: cst.Module) -> bool:
+    """The file runs as a program behind `if __name__ == "__main__":`, so another file may still
+    import its functions (a test, an evaluation script)."""
+    return any(isinstance(s, cst.If) and "__main__" in code_of(s.test) for s in module.body)
 
 
 def _pair(function: cst.FunctionDef) -> cst.Tuple | None:

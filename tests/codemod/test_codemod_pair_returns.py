@@ -28,15 +28,22 @@ def test_the_builder_returns_the_model_once_and_the_caller_uses_one_name():
         "if __name__ == '__main__':\n    model = build(2)\n"
         "    model.fit(x, y, batch_size=64,\n              epochs=2)\n    model.save('m.h5')\n"
     )
-    assert check_source_pair(before, after) == []
+    # behind `if __name__ == "__main__":` another file may import `build`: told where and what to change
+    assert check_source_pair(before, after) == ["MGPU406"]
+    finding = next(f for f in transform_source(before.encode(), "train.py").findings if f.code == "MGPU406")
+    assert finding.line == 4
+    assert "`build()` now returns `model` alone, not the pair `(model, parallel)`" in finding.message
+    assert "needs `model = build(...)`, with `model` where it used `parallel`" in finding.message
 
 
 def test_the_name_kept_is_the_one_the_template_had_in_the_return():
     before = BUILD.replace("return model, parallel", "return parallel, model") + (
         "gpu_model, cpu_model = build(2)\ngpu_model.fit(x, y)\ncpu_model.save('m.h5')\n"
     )
-    out = transform_source(before.encode()).output.decode()
+    result = transform_source(before.encode())
+    out = result.output.decode()
     assert out.endswith("    return model\n\n\ncpu_model = build(2)\ncpu_model.fit(x, y)\ncpu_model.save('m.h5')\n")
+    assert not result.findings  # it trains at module level: nothing imports it, nothing to tell
 
 
 @pytest.mark.parametrize("use", [

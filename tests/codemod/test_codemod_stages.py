@@ -11,9 +11,10 @@ from multi_gpu_codemod import CODES
 from multi_gpu_codemod.fixers import FIXERS, STAGES
 
 # Codes reported outside the fixers: file-level problems (core, parsing, isolation, notebooks,
-# the command line, the prose pass after the rewrite: stale_prose.py) and the call shapes recognise.py refuses.
-OUTSIDE_FIXERS = {"MGPU102", "MGPU103", "MGPU305", "MGPU501", "MGPU502", "MGPU503", "MGPU504", "MGPU505", "MGPU506",
-                  "MGPU507", "MGPU508", "MGPU703"}
+# the command line, the prose pass after the rewrite: stale_prose.py, the builders returning one model:
+# core.py after pair_returns.py) and the call shapes recognise.py refuses.
+OUTSIDE_FIXERS = {"MGPU102", "MGPU103", "MGPU305", "MGPU406", "MGPU501", "MGPU502", "MGPU503", "MGPU504", "MGPU505",
+                  "MGPU506", "MGPU507", "MGPU508", "MGPU703"}
 
 
 def test_fixers_run_in_stage_order():
