@@ -156,11 +156,18 @@ class FixContext:
         # Source order stands in for lines: the site is alone on its line (recognise.py checks).
         template_code = self.tree.code(site.template)
         limit = max((self.tree.order(a) for a in accesses), default=site_order) if window else float("inf")
+        # (an alias's own branch, `else: model = build(); parallel = model`, runs instead of the call's,
+        # not after it: the template it binds there is the one its alias names)
+        other_paths = [
+            block for block in (self.tree.parent(self.tree.statement_of(a) or a) for a in aliases)
+            if block is not None and not contains(self.tree, block, site.call)
+        ]
         for node in same_scope_targets(self.tree, self.tree.enclosing_scope_node(site.call)):
             if (
                 self.tree.code(node) == template_code
                 and site_order < self.tree.order(node) < limit
                 and not contains(self.tree, site.call, node)
+                and not any(contains(self.tree, block, node) for block in other_paths)
             ):
                 return None
         return accesses

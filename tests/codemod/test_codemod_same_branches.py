@@ -226,3 +226,27 @@ def test_compound_statements_are_the_same_only_as_written():
     deeper = cst.parse_statement("if a:\n    if b:\n        x()\n        y()\n")
     assert not _same([nested, deeper])
     assert _same([cst.parse_statement("m.compile(a,\n          b)\n"), cst.parse_statement("m.compile(a, b)\n")])
+
+
+def test_a_branch_building_the_template_itself_loses_its_alias_and_every_read_is_the_template():
+    # `else: model = build(); parallel = model` runs instead of the call's branch, not after it: the
+    # template it binds there is the one its alias names, so `parallel` reads `model` on every path
+    before = HEAD + (
+        "import tensorflow as tf\n\ngpus = 2\nif gpus > 1:\n    with tf.device('/cpu:0'):\n        model = build()\n"
+        "    parallel = multi_gpu_model(model, gpus=gpus)\nelse:\n    model = build()\n    parallel = model\n\n"
+        "parallel.compile('adam', 'mse')\nparallel.fit(x, y,\n             epochs=2)\n"
+    )
+    after = (
+        "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "with strategy.scope():\n    model = build()\n\n"
+        "    model.compile('adam', 'mse')\nmodel.fit(x, y,\n          epochs=2)\n"
+    )
+    assert check_source_pair(before, after) == []
+
+
+def test_a_branch_binding_the_template_again_after_its_alias_keeps_the_name():
+    before = HEAD + (
+        "gpus = 2\nif gpus > 1:\n    model = build()\n    parallel = multi_gpu_model(model, gpus=gpus)\nelse:\n"
+        "    model = build()\n    parallel = model\n    model = other()\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "parallel.compile('adam', 'mse')" in out  # `model` is another model there: no rename
