@@ -96,6 +96,10 @@ def _repeats_after_rename(
     return code(piece) == code(previous) and code(original) != code(previous_original)
 
 
+# a comment on the devices or the old wrapper ("# multi gpu acceleration", "# use all GPUs if any")
+_DEVICE_TOPIC: Final = re.compile(r"\bgpus?\b|multi[- _]?gpu|\bparallel|\bdevices?\b|\breplica", re.IGNORECASE)
+
+
 def cell_boundary(statement: cst.BaseStatement) -> bool:
     """The statement standing in for a notebook's cell boundary (notebook.py)."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
@@ -256,6 +260,7 @@ class _Applier(cst.CSTTransformer):
         self.indents: list[tuple[int, str]] = []  # (id, indent) of the blocks being visited
         self.limit = 100  # added lines stay within 100 columns, or within the file's widest line
         self.choice_comments: dict[int, list[cst.EmptyLine]] = {}  # region -> comments for its strategy line
+        self.merged_guards: set[int] = set()  # `if`s whose branches read the same, written once
         self.call_regions: dict[int, Region] = {}  # a removed call in a branch -> the region around it
         self._function_names: frozenset[str] | None = None
         self.emptied: set[int] = set()  # the `pass` of each block whose every statement went
@@ -400,6 +405,7 @@ class _Applier(cst.CSTTransformer):
             )
             shared = merged(updated, no_branch_stops=stops)
             if shared is not None:
+                self.merged_guards.add(id(original))
                 return shared, []
         return [updated], []
 
@@ -525,6 +531,17 @@ class _Applier(cst.CSTTransformer):
                 apart = max((i for i, line in enumerate(lines) if line.comment is None), default=-1) + 1
                 self.choice_comments.setdefault(id(around), []).extend(lines[apart:])
                 pieces[0] = pieces[0].with_changes(leading_lines=lines[:apart])
+            if around is not None and pieces and id(orig) in self.merged_guards and not any(
+                isinstance(piece, cst.If) for piece in pieces
+            ):
+                # `# multi gpu acceleration` over `if gpus > 1: ...`: about the choice the strategy
+                # line makes now, not about the statements left of the branches
+                lines = list(_leading_lines(pieces[0]))
+                apart = max((i for i, line in enumerate(lines) if line.comment is None), default=-1) + 1
+                own = [line.comment.value for line in lines[apart:] if line.comment is not None]
+                if own and all(_DEVICE_TOPIC.search(c) and not _CELL_MARK.match(c) for c in own):
+                    self.choice_comments.setdefault(id(around), []).extend(lines[apart:])
+                    pieces[0] = pieces[0].with_changes(leading_lines=lines[:apart])
             if pieces:
                 first_lines = _leading_lines(pieces[0])
                 if first_lines and first_lines[0].comment is None:

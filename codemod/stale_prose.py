@@ -98,7 +98,7 @@ MECHANICS: Final = re.compile(
     # "This file imports the wrapper from utils": the multi-GPU wrapper, gone
     r"|\bimports?\s+the\s+wrapper\b|\bthe\s+wrapper\s+(?:from|class|module)\b"
     # kuza55's towers: "run one tower per GPU and merge the outputs on the CPU"
-    r"|\bmerg\w*\s+(?:the\s+|their\s+)?(?:outputs?|results|predictions)\b[^.;]{0,20}\bcpu\b|\btowers?\s+(?:per|on\s+each)\s+gpu\b"
+    r"|\b(?:merg|concat)\w*\s+(?:the\s+|their\s+)?(?:outputs?|results|predictions)\b[^.;]{0,20}\bcpu\b|\btowers?\s+(?:per|on\s+each)\s+gpu\b"
     # "checkpoint the template so the file loads on one GPU", "the training model for fit() and the
     # template for saving": the two models of the old pair, named together
     r"|\btemplate\b[^.;:]{0,30}\b(?:one|single|1)[- ]gpu\b|\bwithout\s+the\s+(?:multi-?gpu\s+|parallel\s+)?wrapper\b"
@@ -142,6 +142,16 @@ _PAIR_ASIDE: Final = re.compile(
     r"\s*\((?:not\s+)?(?:the\s+)?(?:single[- ](?:gpu|device)|serial|template|multi[- ]?gpu|parallel)\s+"
     r"(?:model|one|wrapper|copy)\)",
     re.IGNORECASE,
+)
+# "the parallel model splits every batch between the GPUs": what the strategy does now
+_PARALLEL_SUBJECT: Final = re.compile(
+    r"\b(?P<article>the|our)\s+(?:parallel|multi-gpu|multi\s+gpu)\s+model(?P<verb>\s+(?:splits|divides|replicates|"
+    r"copies|distributes|shards)\b)",
+    re.IGNORECASE,
+)
+# "# template model": a label for the half of the old pair the line built
+_PAIR_LABEL: Final = re.compile(
+    r"^[#\s]*(?:the\s+)?(?:template|serial|single[- ]?(?:gpu|device))(?:\s+model)?\s*[.:]?\s*$", re.IGNORECASE
 )
 _ON_PARALLEL_MODEL: Final = re.compile(
     r"\b(?P<verb>run|runs|ran|running|train|trains|trained|training|fit|fits|fitting)\s+on\s+the\s+"
@@ -277,6 +287,7 @@ class Prose:
             # "train the parallel model": one model now, "the model"; not where a clause of the
             # sentence names the other half ("save the template; the parallel model cannot ...")
             if self.mechanics_gone and not _TEMPLATE.search(full):
+                part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
                 part = _ON_PARALLEL_MODEL.sub(rf"\g<verb> under {STRATEGY}", part)
                 part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
@@ -330,6 +341,8 @@ class Prose:
         """Every sentence of `text` names something removed; once the mechanics are gone, a clause
         that only names the template counts too where another names them ("always save the
         template; the parallel model cannot be reloaded on one GPU": the pair, both halves)."""
+        if self.mechanics_gone and _PAIR_LABEL.match(text):
+            return True  # "# template model" over the construction: there is one model
         sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip(" .-:#")]
         stale = [bool(self.names_removed(s)) for s in sentences]
         if self.mechanics_gone and any(MECHANICS.search(s) for s in sentences) and not all(stale):

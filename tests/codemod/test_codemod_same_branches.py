@@ -250,3 +250,17 @@ def test_a_branch_binding_the_template_again_after_its_alias_keeps_the_name():
     )
     out = transform_source(before.encode(), "t.py").output.decode()
     assert "parallel.compile('adam', 'mse')" in out  # `model` is another model there: no rename
+
+
+def test_a_comment_on_the_device_choice_above_a_guard_written_once_goes_above_the_strategy_line():
+    before = HEAD + (
+        "def train(gpus):\n    model = build()\n\n    # multi gpu acceleration\n    if gpus > 1:\n"
+        "        parallel = multi_gpu_model(model, gpus=gpus)\n        parallel.compile('adam', 'mse')\n"
+        "        parallel.fit(x, y)\n    else:\n        model.compile('adam', 'mse')\n        model.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "    # multi gpu acceleration\n    strategy = tf.distribute.MirroredStrategy(" in out
+    assert out.count("# multi gpu acceleration") == 1
+    # a comment on what the branches did stays with it
+    kept = transform_source(before.replace("# multi gpu acceleration", "# train it").encode(), "t.py").output.decode()
+    assert "# train it\n" in kept and "# train it\n    strategy" not in kept

@@ -715,3 +715,27 @@ def test_a_pointer_left_of_a_stale_sentence_does_not_stand_alone():
     assert prose.wholly_stale("This file imports the wrapper from utils.")
     value = '"""Colorization with a ModelMGPU.\n\nThis file imports the wrapper from utils; see utils/mgpu.py.\n"""'
     assert docstring_without_stale(value, prose) == ""  # (a module's keeps its summary, reported)
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("# the parallel model splits every batch between the GPUs",
+     "# tf.distribute.MirroredStrategy splits every batch between the GPUs"),
+    ("# the parallel model holds no weights of its own", "# the parallel model holds no weights of its own"),
+])
+def test_the_parallel_model_splitting_batches_is_what_the_strategy_does_now(text, expected):
+    assert Prose(frozenset({"multi_gpu_model"}), True).renamed(text) == expected
+
+
+@pytest.mark.parametrize("text,stale", [
+    ("# template model", True), ("# the template:", True), ("# serial model", True),
+    ("# template model for the encoder", False), ("# model", False),
+])
+def test_a_label_naming_one_half_of_the_old_pair_goes(text, stale):
+    assert Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text) is stale
+    assert not Prose(frozenset({"multi_gpu_model"}), False).wholly_stale(text)  # a site left: the pair is there
+
+
+def test_concatenating_the_outputs_on_the_cpu_is_the_old_helpers_mechanics():
+    text = "Data-parallel training with multi_gpu_model (slices each batch and concatenates the outputs on the CPU)."
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.renamed(text) == text and prose.wholly_stale(text)  # not made the strategy's by a name
