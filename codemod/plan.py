@@ -538,8 +538,8 @@ class _Applier(cst.CSTTransformer):
                 # line makes now, not about the statements left of the branches
                 lines = list(_leading_lines(pieces[0]))
                 apart = max((i for i, line in enumerate(lines) if line.comment is None), default=-1) + 1
-                own = [line.comment.value for line in lines[apart:] if line.comment is not None]
-                if own and all(_DEVICE_TOPIC.search(c) and not _CELL_MARK.match(c) for c in own):
+                notes = [line.comment.value for line in lines[apart:] if line.comment is not None]
+                if notes and all(_DEVICE_TOPIC.search(c) and not _CELL_MARK.match(c) for c in notes):
                     self.choice_comments.setdefault(id(around), []).extend(lines[apart:])
                     pieces[0] = pieces[0].with_changes(leading_lines=lines[:apart])
             if pieces:
