@@ -100,6 +100,12 @@ def _repeats_after_rename(
 _DEVICE_TOPIC: Final = re.compile(r"\bgpus?\b|multi[- _]?gpu|\bparallel|\bdevices?\b|\breplica", re.IGNORECASE)
 
 
+def _device_note(line: cst.EmptyLine) -> bool:
+    return line.comment is not None and bool(_DEVICE_TOPIC.search(line.comment.value)) and not _CELL_MARK.match(
+        line.comment.value
+    )
+
+
 def cell_boundary(statement: cst.BaseStatement) -> bool:
     """The statement standing in for a notebook's cell boundary (notebook.py)."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
@@ -520,7 +526,12 @@ class _Applier(cst.CSTTransformer):
                 # starts there whatever moves
                 mark = next((k for k, line in enumerate(moved)
                              if line.comment is not None and _CELL_MARK.match(line.comment.value)), len(moved))
-                moved, comments = moved[:mark], [*comments, *moved[mark:]]
+                # ... but the call's own note on the devices right above it ("# Replicate on 4 GPUs")
+                # goes up with the choice it described
+                start = len(moved)
+                while start > mark + 1 and _device_note(moved[start - 1]):
+                    start -= 1
+                moved, comments = [*moved[:mark], *moved[start:]], [*comments, *moved[mark:start]]
                 self.choice_comments.setdefault(id(around), []).extend(c for c in moved if c.comment is not None)
             elif around is not None and id(orig) in self.plan.calls and len(pieces) == 1 and self.plan.statements.get(
                 id(orig)

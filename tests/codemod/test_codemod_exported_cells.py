@@ -161,3 +161,16 @@ def test_a_cell_marker_above_the_calls_stale_comment_stays():
     output = transform_source(source.encode(), "train.py").output.decode()
     assert output.count("# %%\n") == 3 and "batch is split" not in output
     assert "# %%\nwith strategy.scope():\n    model.compile('adam', 'mse')\n" in output
+
+
+def test_the_calls_note_on_the_devices_under_a_cell_marker_goes_up_with_the_choice_the_marker_stays():
+    source = (
+        "# %%\nfrom keras.utils import multi_gpu_model\n\n# %%\nmodel = build()\n\n"
+        "# %%\n# Replicate on 2 GPUs\nmodel = multi_gpu_model(model, gpus=2)\nmodel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "# %%\n# Replicate on 2 GPUs\nstrategy = tf.distribute.MirroredStrategy(" in out
+    assert out.endswith("\n\n# %%\nwith strategy.scope():\n    model.compile('adam', 'mse')\n")
+    # a title of the cell that says what it does stays under its marker
+    titled = transform_source(source.replace("Replicate on 2 GPUs", "Compile").encode(), "train.py").output.decode()
+    assert titled.endswith("\n\n# %%\n# Compile\nwith strategy.scope():\n    model.compile('adam', 'mse')\n")
