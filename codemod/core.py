@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import exported_cells, guard_choice, pair_returns, pruning, stale_prose, unread_counts
+from . import exported_cells, guard_choice, pair_returns, pruning, stale_prose, template_names, unread_counts
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
 from .findings import Finding
@@ -93,6 +93,11 @@ def _transform_module_sites(
     if pair_returns.importable(module):
         findings += [_single_return_finding(tree, single, path) for single in singles]
     if ctx.rewritten:  # prose elsewhere in the file that still describes the removed helper
+        pairs = [
+            (tree.code(s.template), tree.code(s.target)) for s in ctx.rewritten
+            if isinstance(s.template, cst.Name) and isinstance(s.target, cst.Name)
+        ]
+        new = template_names.plain_names(new, module, pairs)  # (its comments renamed first)
         prose = stale_prose.Prose.between(
             module.code, new.code, mechanics_gone=all(s.status == "rewritten" for s in statuses)
         )

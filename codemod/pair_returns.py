@@ -24,7 +24,7 @@ import libcst as cst
 from libcst.metadata import Assignment, CodeRange, MetadataWrapper, PositionProvider, ScopeProvider
 
 from ._tree import code_of, findall, runs_as_script, walk_same_scope
-from .layout import realign_call
+from .template_names import NameRenamer
 
 __all__ = ["SingleReturn", "importable", "single_returns"]
 
@@ -143,14 +143,12 @@ def _unpacking(module: cst.Module, name: cst.CSTNode) -> tuple[cst.Assign, Seque
     return None
 
 
-class _Apply(cst.CSTTransformer):
+class _Apply(NameRenamer):
     def __init__(self, function: cst.FunctionDef, renames: dict[int, str], targets: dict[int, cst.Name],
                  positions: Mapping[cst.CSTNode, CodeRange], lines: list[str]) -> None:
+        super().__init__(renames, positions, lines)
         self.function = function
-        self.renames = renames
         self.targets = targets
-        self.positions = positions
-        self.lines = lines
         self.functions: list[cst.CSTNode] = []  # the definitions the visit is in, innermost last
 
     def visit_FunctionDef(self, node: cst.FunctionDef) -> None:
@@ -171,20 +169,6 @@ class _Apply(cst.CSTTransformer):
         mine = bool(self.functions) and self.functions[-1] is self.function
         if mine and isinstance(updated.value, cst.Tuple) and len(updated.value.elements) == 2:
             return updated.with_changes(value=updated.value.elements[0].value)
-        return updated
-
-    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
-        # `parallel.fit(x, y,` / continuation under the parenthesis: realigned after the rename
-        head = original.func.value if isinstance(original.func, cst.Attribute) else original.func
-        if id(head) not in self.renames or original not in self.positions:
-            return updated
-        start = self.positions[original].start
-        line = self.lines[start.line - 1]
-        return realign_call(original, updated, start.column, line[:len(line) - len(line.lstrip())])
-
-    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
-        if id(original) in self.renames:
-            return updated.with_changes(value=self.renames[id(original)])
         return updated
 
     def leave_AssignTarget(self, original: cst.AssignTarget, updated: cst.AssignTarget) -> cst.AssignTarget:

@@ -906,7 +906,7 @@ def test_a_count_moves_above_the_scope_with_the_plain_listing_it_reads():
     assert (
         "    devices = device_lib.list_local_devices()\n"
         "    gpus = len([d for d in devices if d.device_type == 'GPU'])\n    strategy = " in out
-    ) and "with strategy.scope():\n        template = build()\n" in out
+    ) and "with strategy.scope():\n        model = build()\n" in out  # (the plain name: template_names.py)
 
 
 @pytest.mark.parametrize("between,dropped", [

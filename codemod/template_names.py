@@ -1,0 +1,147 @@
+"""The one model takes the plain name the parallel model had, not the template's name for its half of the pair.
+
+`serial = build(); model = multi_gpu_model(serial, 2)` becomes one model; the rewrite reads
+`model` as `serial` everywhere (every read of the parallel name renamed to the template's), and the
+migrated script trains, saves and predicts with `serial`, a name that only meant "not the
+parallel one". A reviewer renames it back to `model`. So does this pass: the template's name goes
+where it was the old pair's half (`serial`, `template_model`, `_model`, `single_gpu_model`,
+`orig_model`, `cpu_model`), the parallel model's was a plain one (`model`, `net`, `autoencoder`,
+not `gpu_model` or `parallel_net`), and renaming provably changes nothing: the plain name is bound
+and read nowhere in the migrated file, the template's is bound by plain assignments in one
+function's (or a script's module) scope only, never a parameter, `global` or `nonlocal`, and every
+read of it resolves there. Comment words written as that identifier (`template_model`, or a
+backquoted `serial`) follow. core.py runs it last, on the migrated module.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Mapping, Sequence
+from typing import Final
+
+import libcst as cst
+from libcst.metadata import (
+    Assignment, ClassScope, CodeRange, GlobalScope, MetadataWrapper, PositionProvider, ScopeProvider,
+)
+
+from ._tree import runs_as_script
+from .layout import realign_call
+
+__all__ = ["NameRenamer", "plain_names"]
+
+# a name for the template's half of the old pair
+_PAIR_HALF: Final = re.compile(
+    r"^(?:_+(?:model|net)|(?:serial|template|tmpl|single(?:_gpu|_device)?|orig(?:inal)?|cpu)(?:_?(?:model|net))?"
+    r"|(?:model|net)_(?:serial|template|tmpl|single|cpu|orig(?:inal)?))$"
+)
+# words of a name for the parallel half: such a name is no better than the template's
+_PARALLEL_WORDS: Final = frozenset(
+    "gpu gpus mgpu multi parallel par replica replicas replicated train training tower towers wrapped dp "
+    "distributed data".split()
+)
+
+
+def plain_names(new: cst.Module, original: cst.Module, pairs: Sequence[tuple[str, str]]) -> cst.Module:
+    """`new` with each (template, parallel) name pair's template renamed to the parallel model's
+    plain name, where that provably changes nothing."""
+    for template, parallel in dict.fromkeys(pairs):
+        if not (_PAIR_HALF.match(template) and _plain(parallel)):
+            continue
+        renamed = _renamed(new, original, template, parallel)
+        if renamed is not None:
+            new = renamed
+    return new
+
+
+def _plain(name: str) -> bool:
+    return not name.startswith("_") and not (set(name.lower().split("_")) & _PARALLEL_WORDS)
+
+
+def _renamed(module: cst.Module, original: cst.Module, old: str, new: str) -> cst.Module | None:
+    if new in _bound_or_read(module.code) or old not in _bound_or_read(module.code):
+        return None
+    wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
+    scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
+    owners = [s for s in scopes if old in s.assignments]
+    if len(owners) != 1 or isinstance(owners[0], ClassScope):
+        return None
+    owner = owners[0]
+    if isinstance(owner, GlobalScope) and not runs_as_script(original):
+        return None  # another file may import the module's name
+    names: dict[int, str] = {}
+    for assignment in owner.assignments[old]:
+        if not (isinstance(assignment, Assignment) and isinstance(assignment.node, cst.Name)):
+            return None  # a parameter, an import, a `def`/`class` of that name
+        names[id(assignment.node)] = new
+        for access in assignment.references:
+            if not isinstance(access.node, cst.Name):
+                return None  # read in a string annotation or a `del`-like form
+            names[id(access.node)] = new
+    positions = wrapper.resolve(PositionProvider)
+    out = module.visit(NameRenamer(names, positions, module.code.splitlines(), comments=(old, new)))
+    left = _bound_or_read(out.code)
+    return out if old not in left else None  # a use the scopes did not see (`global`, `nonlocal`)
+
+
+def _bound_or_read(code: str) -> set[str]:
+    """Every variable name the code binds or reads, in any scope (with parameters, `global`s and
+    the names of definitions and imports)."""
+    tree = ast.parse(code)
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            names.add(node.id)
+        elif isinstance(node, ast.arg):
+            names.add(node.arg)
+        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+            names.update(node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, ast.alias):
+            names.add((node.asname or node.name).split(".")[0])
+        elif isinstance(node, ast.ExceptHandler) and node.name:
+            names.add(node.name)
+    return names
+
+
+class NameRenamer(cst.CSTTransformer):
+    """Renames the `Name` nodes whose ids `names` maps, realigning a call's continuation lines under
+    its parenthesis when its head changes width (`serial.fit(x,` / `           y)`); `comments`:
+    an (old, new) identifier renamed in comments too."""
+
+    def __init__(self, names: Mapping[int, str], positions: Mapping[cst.CSTNode, CodeRange], lines: list[str],
+                 comments: tuple[str, str] | None = None) -> None:
+        super().__init__()
+        self.names = names
+        self.positions = positions
+        self.lines = lines
+        self.word = None if comments is None else (_identifier_in_prose(comments[0]), comments[1])
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        head = original.func.value if isinstance(original.func, cst.Attribute) else original.func
+        if id(head) not in self.names or original not in self.positions:
+            return updated
+        start = self.positions[original].start
+        line = self.lines[start.line - 1]
+        return realign_call(original, updated, start.column, line[:len(line) - len(line.lstrip())])
+
+    def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
+        if id(original) in self.names:
+            return updated.with_changes(value=self.names[id(original)])
+        return updated
+
+    def leave_Comment(self, original: cst.Comment, updated: cst.Comment) -> cst.Comment:
+        if self.word is None:
+            return updated
+        pattern, new = self.word
+        text = pattern.sub(new, updated.value)
+        return updated if text == updated.value else updated.with_changes(value=text)
+
+
+def _identifier_in_prose(name: str) -> re.Pattern[str]:
+    """`name` as an identifier in a comment: inside backquotes, or bare where it cannot be an English
+    word (it has an underscore: `template_model`)."""
+    if "_" in name.strip("_"):
+        return re.compile(rf"(?<![\w.]){re.escape(name)}(?!\w)")
+    return re.compile(rf"(?<=`){re.escape(name)}(?=`)")

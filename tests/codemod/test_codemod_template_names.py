@@ -1,0 +1,63 @@
+"""codemod/template_names.py: the one model takes the plain name the parallel model had (`model`),
+not the template's name for its half of the old pair (`serial`, `template_model`, `_model`); the
+cases where renaming could change anything keep the template's name."""
+
+import pytest
+
+from codemod_fixtures import check_source_pair
+from multi_gpu_codemod import transform_source
+
+HEAD = "from keras.utils import multi_gpu_model\n\n"
+STRATEGY = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+
+
+@pytest.mark.parametrize("template", ["serial", "template_model", "_model", "single_gpu_model", "orig_model"])
+def test_the_templates_pair_name_gives_way_to_the_plain_one(template):
+    before = HEAD + (
+        f"{template} = build()\nmodel = multi_gpu_model({template}, gpus=2)\n"
+        "model.compile(optimizer='adam',\n              loss='mse')\n"
+        f"model.fit(x, y)\n{template}.save_weights('w.h5',\n{' ' * (len(template) + 14)}overwrite=True)\n"
+    )
+    after = (
+        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        "    model.compile(optimizer='adam',\n                  loss='mse')\n"
+        "model.fit(x, y)\nmodel.save_weights('w.h5',\n                   overwrite=True)\n"
+    )
+    assert check_source_pair(before, after) == []
+
+
+def test_comments_naming_the_template_as_an_identifier_follow():
+    before = HEAD + (
+        "def train():\n    serial_model = build()\n    net = multi_gpu_model(serial_model, gpus=2)\n"
+        "    net.compile('adam', 'mse')\n    net.fit(x, y)\n    # score serial_model on held-out data; `serial_model` reads x_val\n"
+        "    serial_model.evaluate(x_val, y_val)\n\n\nif __name__ == '__main__':\n    train()\n"
+    )
+    out = transform_source(before.encode(), "train.py").output.decode()
+    assert "    # score net on held-out data; `net` reads x_val\n    net.evaluate(x_val, y_val)\n" in out
+    assert "serial_model" not in out
+
+
+@pytest.mark.parametrize("source", [
+    # the parallel model's name is no plainer than the template's
+    "serial = build()\ngpu_model = multi_gpu_model(serial, gpus=2)\ngpu_model.compile('adam', 'mse')\ngpu_model.fit(x, y)\n",
+    # the template's name is its own (a backbone, a plain name)
+    "base_model = build()\nmodel = multi_gpu_model(base_model, gpus=2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n",
+    # the plain name is bound elsewhere in the file
+    "def train():\n    serial = build()\n    model = multi_gpu_model(serial, gpus=2)\n    model.compile('adam', 'mse')\n"
+    "    model.fit(x, y)\n\n\ndef evaluate(model):\n    return model.evaluate(x, y)\n\n\ntrain()\n",
+    # a `global` of the template's name: another function reads the module's binding
+    "def train():\n    global serial\n    serial = build()\n    model = multi_gpu_model(serial, gpus=2)\n"
+    "    model.compile('adam', 'mse')\n    model.fit(x, y)\n\n\ntrain()\nserial.save('m.h5')\n",
+])
+def test_the_templates_name_stays_where_renaming_could_change_anything(source):
+    out = transform_source((HEAD + source).encode(), "train.py").output.decode()
+    name = "base_model" if "base_model" in source else "serial"
+    assert f"{name}." in out or f"{name} = " in out
+    assert "multi_gpu_model" not in out
+
+
+def test_a_module_others_may_import_keeps_its_module_level_name():
+    # no `__main__` guard and no training at module level: another file may import `serial`
+    source = HEAD + "serial = build()\nmodel = multi_gpu_model(serial, gpus=2)\nmodel.compile('adam', 'mse')\n"
+    out = transform_source(source.encode(), "models.py").output.decode()
+    assert "    serial = build()\n    serial.compile('adam', 'mse')\n" in out
