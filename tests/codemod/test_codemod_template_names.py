@@ -29,7 +29,8 @@ def test_the_templates_pair_name_gives_way_to_the_plain_one(template):
 def test_comments_naming_the_template_as_an_identifier_follow():
     before = HEAD + (
         "def train():\n    serial_model = build()\n    net = multi_gpu_model(serial_model, gpus=2)\n"
-        "    net.compile('adam', 'mse')\n    net.fit(x, y)\n    # score serial_model on held-out data; `serial_model` reads x_val\n"
+        "    net.compile('adam', 'mse')\n    net.fit(x, y)\n"
+        "    # score serial_model on held-out data; `serial_model` reads x_val\n"
         "    serial_model.evaluate(x_val, y_val)\n\n\nif __name__ == '__main__':\n    train()\n"
     )
     out = transform_source(before.encode(), "train.py").output.decode()
@@ -39,12 +40,15 @@ def test_comments_naming_the_template_as_an_identifier_follow():
 
 @pytest.mark.parametrize("source", [
     # the parallel model's name is no plainer than the template's
-    "serial = build()\ngpu_model = multi_gpu_model(serial, gpus=2)\ngpu_model.compile('adam', 'mse')\ngpu_model.fit(x, y)\n",
+    "serial = build()\ngpu_model = multi_gpu_model(serial, gpus=2)\ngpu_model.compile('adam', 'mse')\n"
+    "gpu_model.fit(x, y)\n",
     # the template's name is its own (a backbone, a plain name)
-    "base_model = build()\nmodel = multi_gpu_model(base_model, gpus=2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n",
+    "base_model = build()\nmodel = multi_gpu_model(base_model, gpus=2)\nmodel.compile('adam', 'mse')\n"
+    "model.fit(x, y)\n",
     # the plain name is bound elsewhere in the file
-    "def train():\n    serial = build()\n    model = multi_gpu_model(serial, gpus=2)\n    model.compile('adam', 'mse')\n"
-    "    model.fit(x, y)\n\n\ndef evaluate(model):\n    return model.evaluate(x, y)\n\n\ntrain()\n",
+    "def train():\n    serial = build()\n    model = multi_gpu_model(serial, gpus=2)\n"
+    "    model.compile('adam', 'mse')\n    model.fit(x, y)\n\n\n"
+    "def evaluate(model):\n    return model.evaluate(x, y)\n\n\ntrain()\n",
     # a `global` of the template's name: another function reads the module's binding
     "def train():\n    global serial\n    serial = build()\n    model = multi_gpu_model(serial, gpus=2)\n"
     "    model.compile('adam', 'mse')\n    model.fit(x, y)\n\n\ntrain()\nserial.save('m.h5')\n",
