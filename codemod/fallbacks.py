@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ._tree import Tree, findall, used_names
-from .wrapper_messages import announces_wrapper
+from .wrapper_messages import MESSAGE_FUNCTIONS, announces_wrapper
 
 __all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message"]
 
@@ -71,14 +71,15 @@ _LEVELS = frozenset({"info", "warning", "warn", "debug", "error"})
 
 
 def message(statement: cst.CSTNode) -> bool:
-    """`print(...)` or `logging.info(...)` (`logger.`, `log.`; info to error), one per line."""
+    """`print(...)` or `logging.info(...)` (`logger.`, `log.`; info to error), one per line; also a
+    logging callable called by name (`logger("...")`, as `def train(..., logger=print)` takes one)."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return False
     small = statement.body[0]
     if not isinstance(small, cst.Expr) or not isinstance(small.value, cst.Call):
         return False
     func = small.value.func
-    return (isinstance(func, cst.Name) and func.value == "print") or (
+    return (isinstance(func, cst.Name) and func.value in MESSAGE_FUNCTIONS) or (
         isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
         and func.value.value in _LOGGERS and func.attr.value in _LEVELS
     )

@@ -330,6 +330,12 @@ class Prose:
         parts = _FULL_STOP.split(text)  # sentence, separator, sentence, ...
         sentences = parts[0::2]
         stale = [bool(self.names_removed(s)) for s in sentences]
+        if len(sentences) == 1 and "\n" not in text and "; " in text:
+            # "# parallelise if we can; multi_gpu_model raises ValueError with < 2 GPUs": the clause
+            # after the last `;` goes when it alone names what was removed
+            head, _, tail = text.rpartition("; ")
+            if self.names_removed(tail) and not self.names_removed(head) and head.strip("# "):
+                return head.rstrip()
         if not any(stale) or all(stale) or sentences[-1].rstrip()[-1:] not in (".", "!", "?"):
             return text
         if any(s[:1].islower() for s in sentences[1:]):  # "e.g. the": not sentences after all

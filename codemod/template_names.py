@@ -32,8 +32,8 @@ __all__ = ["NameRenamer", "plain_names"]
 
 # a name for the template's half of the old pair
 _PAIR_HALF: Final = re.compile(
-    r"^(?:_+(?:model|net)|(?:serial|template|tmpl|single(?:_gpu|_device)?|orig(?:inal)?|cpu)(?:_?(?:model|net))?"
-    r"|(?:model|net)_(?:serial|template|tmpl|single|cpu|orig(?:inal)?))$"
+    r"^(?:_+(?:model|net)|(?:serial|template|tmpl|single(?:_gpu|_device)?|org|orig(?:inal)?|cpu)(?:_?(?:model|net))?"
+    r"|(?:model|net)_(?:serial|template|tmpl|single|cpu|org|orig(?:inal)?))$"
 )
 # words of a name for the parallel half: such a name is no better than the template's
 _PARALLEL_WORDS: Final = frozenset(

@@ -17,7 +17,7 @@ import libcst as cst
 
 from ._tree import Tree, findall
 
-__all__ = ["announces_wrapper", "announcing_messages"]
+__all__ = ["MESSAGE_FUNCTIONS", "announces_wrapper", "announcing_messages"]
 
 _STALE_MESSAGE: Final = re.compile(
     r"\b(?:parallel|multi[- _]?gpus?)[\s_]+models?\b|\bmodel\s+(?:in)?to\s+(?:a\s+)?(?:parallel|multi[- _]?gpu)"
@@ -26,6 +26,8 @@ _STALE_MESSAGE: Final = re.compile(
     re.IGNORECASE,
 )
 _LOG_METHODS: Final = frozenset({"info", "debug", "warning", "warn"})
+# a message's function called by name: `print`, or a logging callable (`def train(..., logger=print)`)
+MESSAGE_FUNCTIONS: Final = frozenset({"print", "log", "logger", "_log", "_logger"})
 # calls an argument may make and still compute nothing but the text
 _TEXT_CALLS: Final = frozenset({"format", "str", "len"})
 
@@ -59,7 +61,7 @@ def _message(statement: cst.BaseStatement) -> str | None:
     call = small.value
     func = call.func
     if not (
-        (isinstance(func, cst.Name) and func.value == "print")
+        (isinstance(func, cst.Name) and func.value in MESSAGE_FUNCTIONS)
         or (isinstance(func, cst.Attribute) and func.attr.value in _LOG_METHODS)
     ) or not call.args:
         return None

@@ -739,3 +739,14 @@ def test_concatenating_the_outputs_on_the_cpu_is_the_old_helpers_mechanics():
     text = "Data-parallel training with multi_gpu_model (slices each batch and concatenates the outputs on the CPU)."
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     assert prose.renamed(text) == text and prose.wholly_stale(text)  # not made the strategy's by a name
+
+
+@pytest.mark.parametrize("text,expected", [
+    ("# parallelise if we can; multi_gpu_model raises ValueError when < 2 GPUs are visible",
+     "# parallelise if we can"),
+    ("# multi_gpu_model raises ValueError; we catch it", "# multi_gpu_model raises ValueError; we catch it"),
+    ("# Wide & deep CTR model; builder returns (model, gpu_model)", "# Wide & deep CTR model"),
+])
+def test_a_one_line_comments_last_clause_naming_what_was_removed_goes(text, expected):
+    prose = Prose(frozenset({"multi_gpu_model", "gpu_model"}), True)
+    assert prose.without_stale_sentences(text) == expected

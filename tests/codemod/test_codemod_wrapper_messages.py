@@ -23,6 +23,8 @@ def _migrated(source: str) -> str:
     ('print("[INFO] training with {} GPUs...".format(G))', False),
     ('print(describe(model))', False),  # not a literal text
     ('print("converting model to parallel", report())', False),  # computes more than text
+    ('logger("Creating multi-GPU model: N=%i" % num_GPUs)', True),  # a logging callable (`logger=print`)
+    ('log("Training on %d GPUs" % n)', False),
 ])
 def test_what_announces_the_wrapper(line, stale):
     assert announces_wrapper(cst.parse_statement(line + "\n")) is stale
@@ -59,3 +61,15 @@ def test_a_message_about_the_devices_stays():
         "model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
     )
     assert "print('[INFO] training with {} GPUs...'.format(G))" in _migrated(source)
+
+
+def test_a_logging_callable_inside_the_guard_goes_and_the_guard_chooses_the_strategy():
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef init(num_gpus, logger=print):\n    base = build()\n"
+        "    if num_gpus > 1:\n        model = multi_gpu_model(base, gpus=num_gpus)\n"
+        "        logger('Creating multi-GPU model: N=%i' % num_gpus)\n    else:\n        model = base\n"
+        "    model.compile('adam', 'mse')\n    return model\n"
+    )
+    out = _migrated(source)
+    assert "Creating" not in out and "strategy = tf.distribute.get_strategy()" in out
+    assert "    if num_gpus > 1:\n        strategy = tf.distribute.MirroredStrategy(" in out
