@@ -681,6 +681,13 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
         spans = _sentence_spans(paragraph)
         stale = [(a, b) for a, b in spans if prose.names_removed(paragraph[a:b])]
         # an `Args:` list is no run of sentences: left, reported
+        if keep_first and k == 0 and len(spans) == 1 and stale and not _structured(paragraph):
+            # the module's one-sentence summary stays, less a phrase about the old mechanics
+            clauses = {(a, b): _summary_kept(paragraph[a:b], prose) for a, b in stale}
+            if all(clauses.values()):
+                for a, b in reversed(stale):
+                    paragraph = paragraph[:a] + clauses[(a, b)] + paragraph[b:]
+                changed = True
         if not stale or _structured(paragraph) or (keep_first and k == 0):
             kept += [parts[k - 1], paragraph] if k and kept else [paragraph]
             continue
@@ -710,6 +717,21 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
     if "\n" not in head + "".join(kept) and not "".join(kept).endswith((quotes["quote"][0], "\\")):
         tail = tail.strip("\n\r \t")  # one line left: its closing quotes on that line, as PEP 257 has it
     return value[:start] + head + "".join(kept) + tail + quotes["quote"]
+
+
+def _summary_kept(sentence: str, prose: Prose) -> str:
+    """A module's one-sentence summary less its closing phrase on the old mechanics ("Speech
+    enhancement model (denoising) with parallel_model.save kept as in the original." -> "Speech
+    enhancement model (denoising)."): what the file is stays; "" when no such phrase can go."""
+    for joint in _MECHANICS_PHRASE.finditer(sentence):
+        head = sentence[:joint.start()]
+        if (prose.names_removed(head) or len(head.split()) < 3 or head.count("(") != head.count(")")
+                or head.count("`") % 2):
+            break
+        if prose.names_removed(sentence[joint.start():]):
+            end = sentence.rstrip()[-1:]
+            return head.rstrip(" ,") + (end if end in ".!?" else ".")
+    return ""
 
 
 def _clause_kept(sentence: str, prose: Prose) -> str:
@@ -743,6 +765,8 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     return first.rstrip() + (end if end in ".!?" else ".")
 
 
+# where a phrase on how the file ran begins: "... using the ModelMGPU wrapper so that ...", ", with ..."
+_MECHANICS_PHRASE: Final = re.compile(r",?\s+(?:using|with|via|through|on\s+top\s+of)\s+", re.IGNORECASE)
 # "... and its multi-GPU copy." at a sentence's end: the other half of the old pair
 _PAIR_CONJUNCT: Final = re.compile(
     r",?\s+(?:and|with|plus)\s+(?:its|the|a|their|our)\s+(?:multi-?gpu|parallel|data-?parallel|gpu)\s+"

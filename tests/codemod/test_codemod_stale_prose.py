@@ -750,3 +750,15 @@ def test_concatenating_the_outputs_on_the_cpu_is_the_old_helpers_mechanics():
 def test_a_one_line_comments_last_clause_naming_what_was_removed_goes(text, expected):
     prose = Prose(frozenset({"multi_gpu_model", "gpu_model"}), True)
     assert prose.without_stale_sentences(text) == expected
+
+
+@pytest.mark.parametrize("summary,expected", [
+    ("Binary segmentation (tiny U-Net) using the ModelMGPU wrapper so that\nModelCheckpoint can save the serial model.",
+     "Binary segmentation (tiny U-Net)."),
+    ("Speech enhancement model with parallel_model.save kept as in the original.", "Speech enhancement model."),
+    ("make_parallel helper used by an OCR model.", None),  # nothing of its own before the phrase: reported
+])
+def test_a_module_summary_loses_its_closing_phrase_on_the_old_mechanics(summary, expected):
+    prose = Prose(frozenset({"ModelMGPU", "make_parallel", "parallel_model"}), True)
+    cleaned = docstring_without_stale(f'"""{summary}"""', prose, keep_first=True)
+    assert cleaned == (None if expected is None else f'"""{expected}"""')
