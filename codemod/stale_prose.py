@@ -822,7 +822,7 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
     kept: list[str] = []
     reported: list[tuple[int, str, str]] = []
     units = [u for u in units if u]
-    renamed_units = [[prose.renamed(lines[k], markdown=True) for k in unit] for unit in units]
+    renamed_units = [_renamed_unit([lines[k] for k in unit], prose) for unit in units]
     stale = [_stale_unit(lines, unit, renamed, prose) for unit, renamed in zip(units, renamed_units)]
     for index, unit in enumerate(units):  # "Two pieces make this work:" over a list that all went
         if (lines[unit[-1]].rstrip().endswith(":") and not stale[index]
@@ -842,6 +842,17 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
     if new.strip() and text != text.rstrip("\r\n"):
         new += text[len(text.rstrip("\r\n")):]
     return (new if new.strip() else ""), reported
+
+
+def _renamed_unit(lines: list[str], prose: Prose) -> list[str]:
+    """A markdown sentence's lines renamed as one text (what the sentence says on its next line
+    counts: "with `make_parallel` (slices each batch" / "and concatenates the outputs on the CPU)"),
+    line by line where that would change the number of lines."""
+    whole = prose.renamed("".join(lines), markdown=True)
+    split = whole.splitlines(keepends=True)
+    if len(split) == len(lines):
+        return split
+    return [prose.renamed(line, markdown=True) for line in lines]
 
 
 def _stale_unit(lines: list[str], unit: list[int], renamed: list[str], prose: Prose) -> bool:

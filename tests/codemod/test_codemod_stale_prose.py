@@ -762,3 +762,13 @@ def test_a_module_summary_loses_its_closing_phrase_on_the_old_mechanics(summary,
     prose = Prose(frozenset({"ModelMGPU", "make_parallel", "parallel_model"}), True)
     cleaned = docstring_without_stale(f'"""{summary}"""', prose, keep_first=True)
     assert cleaned == (None if expected is None else f'"""{expected}"""')
+
+
+def test_a_markdown_sentence_over_two_lines_is_read_whole_before_any_rename():
+    # the helper named as the tool on the first line, its mechanics on the second: not renamed
+    text = (
+        "Data-parallel training with the `make_parallel` helper (slices each batch across GPUs\n"
+        "and concatenates the outputs on the CPU). Batches must be divisible by the GPU count."
+    )
+    new, reported = markdown(text, Prose(frozenset({"make_parallel"}), True))
+    assert new == text and [line for line, _, _ in reported] == [1, 2]
