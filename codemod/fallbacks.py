@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from ._tree import Tree, findall, used_names
-from .wrapper_messages import MESSAGE_FUNCTIONS, announces_wrapper
+from .wrapper_messages import MESSAGE_FUNCTIONS, announces_wrapper, reworded
 
 __all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message"]
 
@@ -167,9 +167,17 @@ def _said(block: cst.BaseSuite, anchor: cst.BaseStatement, allowed: bool) -> Sai
     if not rest or not all(message(s) for s in rest):
         return None
     # `print("converting model to parallel")` goes with the call: no model is converted now
-    before = [s for s in block.body[:index] if not droppable(s) and not announces_wrapper(s)]
-    after = [s for s in block.body[index + 1:] if not droppable(s) and not announces_wrapper(s)]
+    before = [r for s in block.body[:index] if not droppable(s) for r in [_said_now(s)] if r is not None]
+    after = [r for s in block.body[index + 1:] if not droppable(s) for r in [_said_now(s)] if r is not None]
     return Said(before, after)
+
+
+def _said_now(statement: cst.BaseStatement) -> cst.BaseStatement | None:
+    """A branch's message as it reads after the rewrite: an announcement of the wrapper goes, or
+    says the GPU count it carried (`'Training on %d GPUs'`); any other message as it was."""
+    if not announces_wrapper(statement):
+        return statement
+    return reworded(statement)
 
 
 def _otherwise(

@@ -17,7 +17,7 @@ import libcst as cst
 
 from ._tree import Tree, findall
 
-__all__ = ["MESSAGE_FUNCTIONS", "announces_wrapper", "announcing_messages"]
+__all__ = ["MESSAGE_FUNCTIONS", "announces_wrapper", "announcing_messages", "reworded"]
 
 _STALE_MESSAGE: Final = re.compile(
     r"\b(?:parallel|multi[- _]?gpus?)[\s_]+models?\b|\bmodel\s+(?:in)?to\s+(?:a\s+)?(?:parallel|multi[- _]?gpu)"
@@ -44,6 +44,43 @@ def announcing_messages(tree: Tree, anchor: cst.BaseStatement) -> list[cst.BaseS
                 found.append(body[k])
             k += step
     return found
+
+
+def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
+    """An announcement that carries the GPU count (`log.info('Wrapping model with multi_gpu_model
+    on %d GPUs', n)`) said something still true, how many GPUs train: the same call saying
+    `'Training on %d GPUs'`; None for any other message."""
+    if not announces_wrapper(statement):
+        return None
+    call = cst.ensure_type(cst.ensure_type(cst.ensure_type(statement, cst.SimpleStatementLine).body[0], cst.Expr).value,
+                           cst.Call)
+    first = call.args[0].value
+    literal = first.left if isinstance(first, cst.BinaryOperation) else first
+    if not isinstance(literal, cst.SimpleString) or "\\" in literal.value or len(call.args) + (
+        isinstance(first, cst.BinaryOperation)
+    ) < 2:
+        return None  # (no count given along with the text)
+    quote = literal.quote
+    inner = literal.value[len(literal.prefix) + len(quote):len(literal.value) - len(quote)]
+    said = _COUNT_ANNOUNCED.match(inner)
+    if said is None or _STALE_MESSAGE.search(said["rest"]):
+        return None
+    verb = "Training" if said["verb"][0].isupper() else "training"
+    text = f"{said['lead']}{verb} on {said['count']} {said['gpus']}{said['rest']}"
+    new_literal = literal.with_changes(value=f"{literal.prefix}{quote}{text}{quote}")
+    new_first = first.with_changes(left=new_literal) if isinstance(first, cst.BinaryOperation) else new_literal
+    args = [call.args[0].with_changes(value=new_first), *call.args[1:]]
+    small = cst.Expr(value=call.with_changes(args=args))
+    return cst.ensure_type(statement, cst.SimpleStatementLine).with_changes(body=[small])
+
+
+# "Wrapping model with multi_gpu_model on %d GPUs", "[INFO] creating multi-GPU model for {} GPUs..."
+_COUNT_ANNOUNCED: Final = re.compile(
+    r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<verb>wrapping|converting|creating|making|building|replicating)\b[^%{]*?"
+    r"\b(?:on|for|with|across|to|over)\s+(?P<count>%[dis]|\{[^{}]*\})\s+(?P<gpus>GPUs?|gpus?|cards|devices)"
+    r"(?P<rest>[^%{]*)$",
+    re.IGNORECASE,
+)
 
 
 def announces_wrapper(statement: cst.BaseStatement) -> bool:

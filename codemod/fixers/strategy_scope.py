@@ -23,7 +23,7 @@ from .._tree import (
     runs_as_script,
     used_names, walk_same_scope,
 )
-from ..wrapper_messages import announcing_messages
+from ..wrapper_messages import announcing_messages, reworded
 from ..construction import (
     MODEL_PARTS as _MODEL_PARTS,
     construction_start,
@@ -1956,7 +1956,7 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
             ctx.report(kept, "MGPU106", message)
     if announced is None:
         for stale in announcing_messages(tree, item.anchor):  # `print("converting model to parallel")`
-            ctx.plan.statements[id(stale)] = None
+            ctx.plan.statements[id(stale)] = reworded(stale)  # (or `"Training on %d GPUs"`, its count kept)
     if accesses is not None:
         ctx.plan.statements[id(item.anchor)] = None
         for other in aliases:

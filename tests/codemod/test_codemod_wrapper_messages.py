@@ -5,7 +5,7 @@ import libcst as cst
 import pytest
 
 from multi_gpu_codemod import transform_source
-from multi_gpu_codemod.wrapper_messages import announces_wrapper
+from multi_gpu_codemod.wrapper_messages import announces_wrapper, reworded
 
 
 def _migrated(source: str) -> str:
@@ -73,3 +73,25 @@ def test_a_logging_callable_inside_the_guard_goes_and_the_guard_chooses_the_stra
     out = _migrated(source)
     assert "Creating" not in out and "strategy = tf.distribute.get_strategy()" in out
     assert "    if num_gpus > 1:\n        strategy = tf.distribute.MirroredStrategy(" in out
+
+
+@pytest.mark.parametrize("line,expected", [
+    ("log.info('Wrapping model with multi_gpu_model on %d GPUs', args.gpus)",
+     "log.info('Training on %d GPUs', args.gpus)"),
+    ('print("[INFO] creating multi-GPU model for %d GPUs..." % G)', 'print("[INFO] training on %d GPUs..." % G)'),
+    ('print("converting model to parallel")', None),  # no count to keep: it goes
+    ("log.info('Wrapping model with multi_gpu_model on %d GPUs, cpu_merge=%s', n, m)", None),
+])
+def test_an_announcement_carrying_the_gpu_count_says_the_count_instead(line, expected):
+    out = reworded(cst.parse_statement(line + "\n"))
+    assert (None if out is None else cst.Module([out]).code.strip()) == expected
+
+
+def test_a_guards_announcement_with_the_count_is_reworded_in_the_strategy_choice():
+    source = (
+        "from keras.utils import multi_gpu_model\n\nbase = build()\nif G > 1:\n"
+        "    log.info('Wrapping model with multi_gpu_model on %d GPUs', G)\n    model = multi_gpu_model(base, gpus=G)\n"
+        "else:\n    model = base\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    out = _migrated(source)
+    assert "if G > 1:\n    log.info('Training on %d GPUs', G)\n    strategy = tf.distribute.MirroredStrategy(" in out
