@@ -18,9 +18,11 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import io
 import json
 import keyword
 import re
+import tokenize
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
@@ -419,6 +421,26 @@ def _code_cells(text: str) -> list[_Cell]:
     return cells
 
 
+def _open(code: str) -> bool:
+    """`code` ends inside a bracket or a triple-quoted string: the next line continues it."""
+    try:
+        for _ in tokenize.generate_tokens(io.StringIO(code + "\n").readline):
+            pass
+    except tokenize.TokenError:
+        return True
+    except (SyntaxError, ValueError):  # (an unindent that matches nothing: no bracket open)
+        return False
+    return False
+
+
+def _python(code: str) -> bool:
+    try:
+        ast.parse(code)
+    except (SyntaxError, ValueError):
+        return False
+    return True
+
+
 def _mask(index: int, span: tuple[int, int], raw: str, value: list[str] | str, text: str) -> _Cell | None:
     lines = text.split("\n")
     header = None
@@ -428,9 +450,14 @@ def _mask(index: int, span: tuple[int, int], raw: str, value: list[str] | str, t
             return None  # %%bash, %%writefile...: not Python
         header, lines = lines[0], lines[1:]
     magics: dict[int, str] = {}
-    masked = []
+    masked: list[str] = []
     continued = False
+    if _python("\n".join(lines)):
+        # valid Python as written: no line of it is a magic (`      % (auc, best)` continues a
+        # bracketed expression, the break-before-operator style)
+        return _Cell(index, span, raw, value, text, lines, magics, header)
     for line in lines:
+        continued = continued or (line[:1].isspace() and _open("\n".join(masked)))
         match = None if continued else _MAGIC_LINE.match(line.rstrip("\r"))
         if match and not line.lstrip().startswith("#"):
             number = len(magics) + 1000 * index

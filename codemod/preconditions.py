@@ -91,8 +91,11 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "definitions only); none is built in an enclosing block",
                  "build that model or layer right before the template (or the template right after it)"),
     Precondition(COMPILE_OBJECTS, "every optimizer, loss or metric object `compile` receives is created in the "
-                 "statements the scope covers (strings and plain functions are not objects)",
-                 "create it under the scope, or pass a string such as `'adam'`"),
+                 "statements the scope covers (strings and plain functions are not objects); or one the scope "
+                 "would create is also given to the `compile` of a model outside it (`optimizer = Adam(...)` "
+                 "shared with `self.generator.compile(optimizer=optimizer)`), whose training would then fail",
+                 "create it under the scope, or pass a string such as `'adam'`; give the other compile its own "
+                 "optimizer"),
     Precondition(NO_BATCH_CALLS, "neither the model nor another model built in the statements the scope covers "
                  "is used with `train_on_batch`, `test_on_batch` or `predict_on_batch` after the call (under "
                  "MirroredStrategy Keras 3 gives every replica the whole batch passed to them: 8 inputs predict 16 "

@@ -347,6 +347,8 @@ def _plan_site(
     start = covered
     if _reported_outside_argument(ctx, site, template, scope_node, compiles, block.body[start:end + 1]):
         return None
+    if _reported_shared_argument(ctx, site, template, scope_node, compiles, block.body[start:end + 1]):
+        return None
     # Every `if` between the site and the block the scope goes in guards the site: where its
     # condition is false the old script ran on one device, so it caps the count (kept structure too).
     guards = [*fallback.guards, *_path_guards(tree, anchor, block)]
@@ -740,6 +742,46 @@ def _reported_outside_argument(
         f"the `{site.name}` call (line {tree.position(site.call)[0]}) by hand; it is left as it is."
     ))
     return True
+
+
+def _reported_shared_argument(
+    ctx: FixContext, site: Site, template: str, scope_node: cst.CSTNode, compiles: list[cst.Call],
+    region: Sequence[cst.BaseStatement],
+) -> bool:
+    """MGPU110: an optimizer or metric object the scope would create (`optimizer = Adam(...)` above
+    the template) is also given to a `compile` the scope does not cover (`self.generator.compile(
+    optimizer=optimizer)` further down): created under the strategy, it fails that model's `fit`."""
+    tree = ctx.tree
+    inside = {id(n) for statement in region for n in subtree(statement)}
+    covered = {id(c) for c in compiles}
+    # (another site's models get a scope of their own: their compiles are its)
+    sites = {tree.code(n) for other in ctx.sites for n in (other.target, other.template) if n is not None}
+    for call in findall(scope_node, cst.Call):
+        if id(call) in inside or id(call) in covered or not (
+            isinstance(call.func, cst.Attribute) and call.func.attr.value == "compile"
+        ) or tree.code(call.func.value) in sites:
+            continue
+        if tree.enclosing_scope_node(call) is not scope_node:
+            continue
+        for position, arg in enumerate(call.args):
+            keyword = arg.keyword.value if arg.keyword is not None else None
+            if not (keyword in _VARIABLE_ARGS or (keyword is None and position in (0, 2))):
+                continue
+            for name in _passed_objects(arg.value):
+                scope = tree.scopes.get(name)
+                bound = [getattr(a, "node", None) for a in scope.assignments[name.value]] if scope is not None else []
+                if not any(node is not None and id(node) in inside for node in bound):
+                    continue
+                line = tree.position(call)[0]
+                ctx.report(name, COMPILE_OBJECTS, (
+                    f"`{name.value}` would be created under the `strategy.scope()` the migration opens for "
+                    f"`{template}`, and `{tree.code(call.func)}(...)` (line {line}), outside that scope, receives it "
+                    "too: training that model would fail (\"Need to be inside strategy.scope()\"). Give that "
+                    f"compile its own optimizer (a string such as 'adam', or a new object), then migrate the "
+                    f"`{site.name}` call (line {tree.position(site.call)[0]}) by hand or rerun; it is left as it is."
+                ))
+                return True
+    return False
 
 
 def _strategy_inputs_to_hoist(

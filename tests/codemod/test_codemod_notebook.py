@@ -424,3 +424,16 @@ def test_statements_sharing_a_line_with_what_builds_stay_under_the_scope():
         assert display_last_expression(cell) == cell
     cell = [header, "", "    X = np.ones(3)", "    m.compile()", "    print(1)"]
     assert display_last_expression(cell) == ["X = np.ones(3)", header, "    m.compile()", "print(1)"]
+
+
+@pytest.mark.parametrize("cell", [
+    # valid Python: the `%` line continues the bracketed call (break before the operator)
+    'print("AUC %.4f | thr %.3f"\n      % (auc, best))\n',
+    # a real magic in the cell too: only the line that starts a statement is one
+    '%matplotlib inline\nprint("AUC %.4f"\n      % auc)\n',
+])
+def test_a_percent_line_continuing_an_expression_is_no_magic(cell):
+    data = _notebook([*SCRIPT, cell])
+    result = transform_notebook(data, "nb.ipynb")
+    assert result.changed and not result.failed and not [f for f in result.findings if f.code == "MGPU501"]
+    assert "".join(_cells(result.output)[2]["source"]) == cell

@@ -965,3 +965,22 @@ def test_a_model_whose_outputs_its_caller_computed_is_reported_not_rewritten():
     assert result.output == source.encode()  # the caller's layers hold the variables: left as it is
     assert [f.code for f in result.findings] == ["MGPU113"]
     assert "`outputs` is a parameter of `construct`" in result.findings[0].message
+
+
+def test_an_optimizer_the_scope_would_create_shared_with_a_compile_outside_it_is_reported():
+    # moved under the scope with the template, the shared optimizer would fail the generator's `fit`
+    source = (
+        "from keras.optimizers import Adam\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "class GAN:\n    def __init__(self):\n        optimizer = Adam(0.0002, 0.5)\n"
+        "        self.vgg = build_vgg()\n        self.vgg_m = multi_gpu_model(self.vgg, gpus=2)\n"
+        "        self.vgg_m.compile(loss='mse', optimizer=optimizer)\n"
+        "        self.generator = build_generator()\n        self.generator.compile(loss='mse', optimizer=optimizer)\n"
+    )
+    result = transform_source(source.encode(), "gan.py")
+    assert result.output == source.encode()
+    [finding] = [f for f in result.findings if f.code == "MGPU110"]
+    assert finding.line == 12 and "`self.generator.compile(...)` (line 12), outside that scope" in finding.message
+    # with a string optimizer for the generator, the scope covers what it needs and nothing else
+    fixed = source.replace("self.generator.compile(loss='mse', optimizer=optimizer)",
+                           "self.generator.compile(loss='mse', optimizer='adam')")
+    assert b"with strategy.scope():" in transform_source(fixed.encode(), "gan.py").output
