@@ -705,7 +705,9 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
                 continue
             before = paragraph[:a]
             # the space before the sentence goes with it; at the paragraph's start, the space after
-            paragraph = before.rstrip(" \t") + paragraph[b:] if before.strip() else paragraph[b:].lstrip()
+            # (its line's indentation stays: a later paragraph is indented under the quotes)
+            lead = before.rpartition("\n")[2]
+            paragraph = before.rstrip(" \t") + paragraph[b:] if before.strip() else lead + paragraph[b:].lstrip()
         lines = [line.rstrip() for line in paragraph.split("\n")]
         paragraph = "\n".join(line for line in lines if line.strip())
         kept += [parts[k - 1], paragraph] if k and kept else [paragraph]

@@ -772,3 +772,11 @@ def test_a_markdown_sentence_over_two_lines_is_read_whole_before_any_rename():
     )
     new, reported = markdown(text, Prose(frozenset({"make_parallel"}), True))
     assert new == text and [line for line, _, _ in reported] == [1, 2]
+
+
+def test_a_later_paragraph_losing_its_first_sentence_keeps_its_indentation():
+    prose = Prose(frozenset({"train_model"}), True)
+    value = '"""Build the churn model.\n\n    Returns (model, train_model). The file is saved by the caller.\n    """'
+    assert docstring_without_stale(value, prose) == (
+        '"""Build the churn model.\n\n    The file is saved by the caller.\n    """'
+    )
