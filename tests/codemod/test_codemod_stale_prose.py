@@ -780,3 +780,9 @@ def test_a_later_paragraph_losing_its_first_sentence_keeps_its_indentation():
     assert docstring_without_stale(value, prose) == (
         '"""Build the churn model.\n\n    The file is saved by the caller.\n    """'
     )
+
+
+def test_a_parallel_aside_before_model_goes():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.renamed("# serialize the (parallel) model to JSON") == "# serialize the model to JSON"
+    assert prose.renamed("# f(x) (parallel) of the model") == "# f(x) (parallel) of the model"  # not before a model
