@@ -141,7 +141,8 @@ _OTHER_HALF: Final = re.compile(r"\btemplate|\bwrap|\bparallel\b|\bserial\b|\bre
 _PAIR_ASIDE: Final = re.compile(
     r"\s*\((?:not\s+)?(?:the\s+)?(?:single[- ](?:gpu|device)|serial|template|multi[- ]?gpu|parallel)\s+"
     r"(?:model|one|wrapper|copy)\)"
-    r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel)\)(?=\s+(?:model|network|net)\b)",  # "the (parallel) model"
+    # "the (parallel) model"
+    r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel)\)(?=\s+(?:model|network|net)\b)",
     re.IGNORECASE,
 )
 # "the parallel model splits every batch between the GPUs": what the strategy does now
