@@ -59,7 +59,8 @@ def _plain(name: str) -> bool:
 
 
 def _renamed(module: cst.Module, original: cst.Module, old: str, new: str) -> cst.Module | None:
-    if new in _bound_or_read(module.code) or old not in _bound_or_read(module.code):
+    names_before = _bound_or_read(module.code)
+    if names_before is None or new in names_before or old not in names_before:
         return None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
@@ -81,13 +82,16 @@ def _renamed(module: cst.Module, original: cst.Module, old: str, new: str) -> cs
     positions = wrapper.resolve(PositionProvider)
     out = module.visit(NameRenamer(names, positions, module.code.splitlines(), comments=(old, new)))
     left = _bound_or_read(out.code)
-    return out if old not in left else None  # a use the scopes did not see (`global`, `nonlocal`)
+    return out if left is not None and old not in left else None  # a use the scopes did not see (`global`, `nonlocal`)
 
 
-def _bound_or_read(code: str) -> set[str]:
+def _bound_or_read(code: str) -> set[str] | None:
     """Every variable name the code binds or reads, in any scope (with parameters, `global`s and
-    the names of definitions and imports)."""
-    tree = ast.parse(code)
+    the names of definitions and imports); None where this Python cannot parse it."""
+    try:
+        tree = ast.parse(code)
+    except (SyntaxError, ValueError):
+        return None
     names: set[str] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Name):
