@@ -13,6 +13,8 @@ from ._tree import Block, Tree, bound_names, findall, memoized, used_names
 
 __all__ = [
     "MODEL_PARTS",
+    "fed_data",
+    "loads_data",
     "construction_start",
     "dependency_statements",
     "is_alias",
@@ -47,6 +49,12 @@ _VALUE_METHODS = {
     "items",
 }
 _IMPORTS = (cst.Import, cst.ImportFrom)
+# Model methods whose arguments are data, and the keywords that carry it.
+_FEEDING_METHODS = {
+    "fit", "fit_generator", "evaluate", "evaluate_generator", "predict", "predict_generator",
+    "train_on_batch", "test_on_batch", "predict_on_batch",
+}
+_DATA_KEYWORDS = {"x", "y", "validation_data", "generator", "sample_weight"}
 # Methods that put another model or layer inside the model they are called on.
 _STACKING_METHODS = {"add"}
 # Attributes through which a model hands its layers/tensors to another model.
@@ -85,10 +93,33 @@ def construction_start(tree: Tree, block: Block, j: int) -> int:
         if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or findall(statement, _IMPORTS):
             continue
         names = bound_names(statement) & wanted
-        if names and (makes_layers(statement) or is_alias(statement)):
+        if names and (makes_layers(statement) or is_alias(statement)) and not loads_data(tree, statement):
             start = k
             wanted |= plain_uses(statement) | object_reads(statement)
     return start
+
+
+def loads_data(tree: Tree, statement: cst.BaseStatement) -> bool:
+    """`x, y, n_classes = load(path)` where `x` or `y` is later fed to `fit`/`predict`: a statement
+    that binds training data loads it; the sizes it also returns are plain values, not layers."""
+    return bool(bound_names(statement) & fed_data(tree.module)) and not is_alias(statement)
+
+
+@memoized
+def fed_data(module: cst.CSTNode) -> set[str]:
+    """Names given as data to a model (`model.fit(x_train, y_train, validation_data=(x_val,
+    y_val))`, `model.predict(x=batch)`), anywhere in `module`."""
+    names: set[str] = set()
+    for call in findall(module, cst.Call):
+        func = call.func
+        if not (isinstance(func, cst.Attribute) and func.attr.value in _FEEDING_METHODS):
+            continue
+        for arg in call.args:
+            if arg.keyword is None or arg.keyword.value in _DATA_KEYWORDS:
+                value = arg.value
+                parts = [e.value for e in value.elements] if isinstance(value, (cst.List, cst.Tuple)) else [value]
+                names |= {part.value for part in parts if isinstance(part, cst.Name)}
+    return names
 
 
 def stacked_on(tree: Tree, block: Block, j: int) -> list[cst.BaseStatement]:
@@ -156,7 +187,11 @@ def outer_construction(tree: Tree, block: Block, start: int, j: int, template: s
             statement = outer.body[k]
             if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) or findall(statement, _IMPORTS):
                 continue
-            if bound_names(statement) & wanted and (makes_layers(statement) or is_alias(statement)):
+            if (
+                bound_names(statement) & wanted
+                and (makes_layers(statement) or is_alias(statement))
+                and not loads_data(tree, statement)
+            ):
                 found.append(statement)
                 wanted |= plain_uses(statement) | object_reads(statement)
     return found

@@ -128,6 +128,18 @@ _PARALLEL_MODEL: Final = re.compile(
 _TEMPLATE_MODEL: Final = re.compile(
     r"\b(?P<article>the\s+|our\s+|a\s+)(?:template|serial|single[- ](?:gpu|device))\s+model\b", re.IGNORECASE
 )
+# "with the reloaded template": the template as the noun, one model now
+_TEMPLATE_NOUN: Final = re.compile(
+    r"\b(?P<article>the\s+|our\s+)(?P<adjective>(?:saved|reloaded|trained|loaded|underlying|original|restored|"
+    r"compiled|same)\s+)?template\b(?!\s*(?:model|file|string|matching|image|path|name|text|html)s?\b|[-_(`'\"]|\.\w)",
+    re.IGNORECASE,
+)
+_ANOTHER_MODEL: Final = re.compile(
+    r"models?\b|\bshar(?:e|es|ed|ing)\b|\bparallel|\bgpu|\breplica|\bwrap", re.IGNORECASE
+)
+# "the template model is compiled too so that ...": "too" was the parallel model's compile, gone
+_AS_WELL: Final = re.compile(r"\s+(?:too|as\s+well)\b(?=\s*(?:[,.;:)]|$|(?:so|because|since|for)\b))",
+                             re.IGNORECASE)
 # "trained with a multi-GPU wrapper": trained under the strategy now
 _THROUGH_WRAPPER: Final = re.compile(
     r"\b(?P<verb>train(?:s|ed|ing)?|run(?:s|ning)?|ran|fit(?:s|ted|ting)?)\s+(?:with|through|via|using|in)\s+"
@@ -278,8 +290,17 @@ class Prose:
             if self.mechanics_gone:
                 part = _THROUGH_WRAPPER.sub(rf"\g<verb> under {STRATEGY}", part)
                 part = _PAIR_ASIDE.sub("", part)
+            alone = part
             if self.mechanics_gone and _TEMPLATE_MODEL.search(part) and not MECHANICS.search(part):
-                alone = _TEMPLATE_MODEL.sub(r"\g<article>model", part)
+                alone = _AS_WELL.sub("", _TEMPLATE_MODEL.sub(r"\g<article>model", part))
+            elif (
+                self.mechanics_gone and _TEMPLATE_NOUN.search(part) and not MECHANICS.search(part)
+                # not where the text names another model ("returns the template and the model to
+                # train", "Returns (template_model, training_model)") or is a bare label ("# the template")
+                and not _ANOTHER_MODEL.search(text) and len(_TEMPLATE_NOUN.sub("", part).split()) >= 2
+            ):
+                alone = _AS_WELL.sub("", _TEMPLATE_NOUN.sub(r"\g<article>\g<adjective>model", part))
+            if alone is not part:
                 part = part if _OTHER_HALF.search(_TRAINED.sub("", alone)) else alone
             if _PAIR.search(_TRAINED.sub("", part)):
                 return part  # it says more about the old pair (template, copy, CPU): not made true by a name

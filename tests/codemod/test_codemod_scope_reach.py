@@ -223,3 +223,26 @@ def test_an_alias_inside_the_branch_pulls_the_construction_above_it_under_the_sc
     out = transform_source(source.encode(), "t.py").output.decode()
     assert "        with strategy.scope():\n            inp = keras.Input((4,))\n" in out
     assert "callback_model" not in out
+
+
+def test_data_loading_that_also_returns_sizes_stays_above_the_scope():
+    """`x, y, n_in, n_out = vectorize(...)` feeds `fit` and gives the layers their sizes: it loads
+    data and creates no variables, so the scope starts at the layers (round 25, va11)."""
+    before = (
+        "import tensorflow as tf\nfrom keras.layers import Dense, Input\nfrom keras.models import Model\n"
+        "from keras.utils import multi_gpu_model\n\nraw = load_rows('data.tsv')\nx, y, n_in, n_out = vectorize(raw)\n\n"
+        "with tf.device('/cpu:0'):\n    inputs = Input(shape=(n_in,))\n"
+        "    model = Model(inputs, Dense(n_out)(inputs))\n\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\nparallel.fit(x, y)\n"
+    )
+    after = (
+        "import tensorflow as tf\nfrom keras.layers import Dense, Input\nfrom keras.models import Model\n\n"
+        "raw = load_rows('data.tsv')\nx, y, n_in, n_out = vectorize(raw)\n\n"
+        "strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices(\"GPU\")[:2])\n"
+        "with strategy.scope():\n    inputs = Input(shape=(n_in,))\n    model = Model(inputs, Dense(n_out)(inputs))\n\n"
+        "    model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    check_source_pair(before, after)
+    # a statement whose names feed no model is still followed: it may build what the layers use
+    unfed = before.replace("parallel.fit(x, y)", "parallel.fit(a, b)")
+    assert "    x, y, n_in, n_out = vectorize(raw)" in transform_source(unfed.encode(), "t.py").output.decode()

@@ -786,3 +786,23 @@ def test_a_parallel_aside_before_model_goes():
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     assert prose.renamed("# serialize the (parallel) model to JSON") == "# serialize the model to JSON"
     assert prose.renamed("# f(x) (parallel) of the model") == "# f(x) (parallel) of the model"  # not before a model
+
+
+@pytest.mark.parametrize("text,expected", [
+    # round 25, va10 / va11: the template as the noun, and the "too" that meant the parallel model
+    ("# Quick sanity check with the reloaded template.", "# Quick sanity check with the reloaded model."),
+    ("# sanity check: the saved template predicts the same thing",
+     "# sanity check: the saved model predicts the same thing"),
+    ("# the template model is compiled too so that model.save() keeps the optimizer config",
+     "# the model is compiled so that model.save() keeps the optimizer config"),
+    ("# the template is too large to fit", "# the model is too large to fit"),  # "too" of degree stays
+    # left: another model named, the pair's sharing, a bare label, a template that is not the model
+    ("# returns the template and the model to train", None),
+    ("# weights are shared, so saving the template keeps everything", None),
+    ("# the template", None),
+    ("# render the template file", None),
+])
+def test_the_template_named_alone_is_the_model_once_every_site_is_rewritten(text, expected):
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.renamed(text) == (expected or text)
+    assert Prose(frozenset({"multi_gpu_model"}), False).renamed(text) == text  # a site left: still a pair
