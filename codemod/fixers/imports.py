@@ -97,6 +97,8 @@ def finish(module: cst.Module, plan: Plan, tree: Tree | None = None) -> cst.Modu
         module = _late_import_pragma(before_add, module)
         if group:
             module = _into_group(before_add, module, group)
+        else:
+            module = _into_framework_group(before_add, module)
     return module
 
 
@@ -154,6 +156,55 @@ def _into_group(before: cst.Module, after: cst.Module, group: list[str]) -> cst.
         return after
     body.insert(last + 1, statement.with_changes(leading_lines=[]))
     return after.with_changes(body=body)
+
+
+# Top-level packages of the import group `import tensorflow as tf` belongs to.
+_FRAMEWORK_ROOTS = frozenset({"tensorflow", "keras", "tf_keras"})
+
+
+def _into_framework_group(before: cst.Module, after: cst.Module) -> cst.Module:
+    """`after` with the added import line, which the add put at the end of the import block, moved
+    to the end of the earlier blank-line-separated group that imports keras or tensorflow when the
+    last group imports neither (the project's own `from sleep_data import load_split`)."""
+    existing = {_bare_code(s) for s in before.body if _is_import_line(s)}
+    added = [k for k, s in enumerate(after.body) if _is_import_line(s) and _bare_code(s) not in existing]
+    if len(added) != 1 or added[0] == 0:
+        return after
+    body = list(after.body)
+    index = added[0]
+    start = index - 1  # the first line of the last group, walking up through import lines
+    while start > 0 and _is_import_line(body[start - 1]) and not _opens_group(body[start]):
+        start -= 1
+    if not _is_import_line(body[start]) or start == 0 or any(_imports_framework(s) for s in body[start:index]):
+        return after
+    end = start  # the last line of the framework group above, within the same import block
+    while end > 0 and _is_import_line(body[end - 1]) and not _imports_framework(body[end - 1]):
+        end -= 1
+    if end == 0 or not _is_import_line(body[end - 1]) or not _imports_framework(body[end - 1]):
+        return after
+    statement = body.pop(index)
+    if index < len(body):  # the line after the block keeps the blank lines the added import had above it
+        follower = body[index]
+        body[index] = follower.with_changes(leading_lines=[*statement.leading_lines, *follower.leading_lines])
+    group_end = end
+    while group_end < start and not _opens_group(body[group_end]):
+        group_end += 1
+    body.insert(group_end, statement.with_changes(leading_lines=[]))
+    return after.with_changes(body=body)
+
+
+def _opens_group(statement: cst.BaseStatement) -> bool:
+    """An import line with a blank (or comment) line above it: the first of its group."""
+    return isinstance(statement, cst.SimpleStatementLine) and bool(statement.leading_lines)
+
+
+def _imports_framework(statement: cst.BaseStatement) -> bool:
+    small = cst.ensure_type(statement, cst.SimpleStatementLine).body[0]
+    if isinstance(small, cst.ImportFrom):
+        roots = [code_of(small.module).split(".")[0]] if small.module is not None and not small.relative else []
+    else:
+        roots = [code_of(a.name).split(".")[0] for a in cst.ensure_type(small, cst.Import).names]
+    return any(root in _FRAMEWORK_ROOTS for root in roots)
 
 
 _LATE_IMPORT = re.compile(r"#\s*noqa(?::[\sA-Z0-9,]*\bE402\b[\sA-Z0-9,]*)?\s*$")

@@ -72,3 +72,21 @@ def test_a_removed_import_alone_in_its_group_leaves_the_added_import_at_the_top(
     )
     out = transform_source(source.encode(), "t.py").output.decode()
     assert out.startswith("import numpy as np\nimport tensorflow as tf\n\n\ndef plot(h):\n")
+
+
+@pytest.mark.parametrize("imports,expected", [
+    # the project's own group last: tf joins the group that imports keras (round 25, va09)
+    ("import argparse\n\nfrom tensorflow.keras import layers\nfrom tensorflow.keras.callbacks import CSVLogger\n\n"
+     "from sleep_data import load_split\n",
+     "import argparse\n\nfrom tensorflow.keras import layers\nfrom tensorflow.keras.callbacks import CSVLogger\n"
+     "import tensorflow as tf\n\nfrom sleep_data import load_split\n"),
+    # keras in the last group already, or in no group: the end of the block, as before
+    ("import numpy as np\n\nfrom keras.layers import Dense\nimport loaders\n",
+     "import numpy as np\n\nfrom keras.layers import Dense\nimport loaders\nimport tensorflow as tf\n"),
+    ("import numpy as np\n\nimport loaders\n", "import numpy as np\n\nimport loaders\nimport tensorflow as tf\n"),
+])
+def test_the_added_import_joins_the_group_that_imports_keras(imports, expected):
+    calls = "\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    source = imports.replace("\n\n", "\nfrom keras.utils import multi_gpu_model\n\n", 1) + calls
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert out.startswith(expected + "\nstrategy = ")
