@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 
 import libcst as cst
 
-from ._tree import Block, branch_suites, code_tokens, findall, walk, zip_equal
+from ._tree import Block, bound_names, branch_suites, code_tokens, findall, walk, zip_equal
 from .cell_scopes import INERT_MODULES, PLACEHOLDER_PREFIX, builds_nothing, data_value, inert
 from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
@@ -94,6 +94,64 @@ def _repeats_after_rename(
     def code(statement: cst.SimpleStatementLine) -> tuple[str, ...]:
         return code_tokens(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
     return code(piece) == code(previous) and code(original) != code(previous_original)
+
+
+_FITS: Final = frozenset({"fit", "fit_generator"})
+
+
+def _callback_given_its_model(
+    original: cst.BaseStatement, piece: cst.BaseStatement,
+    later_original: Sequence[cst.BaseStatement], later: Sequence[cst.BaseStatement],
+) -> bool:
+    """`piece` is `callbacks[1].set_model(template)` (or `checkpoint.set_model(template)`) and a
+    later `fit`, renamed to train that model, is given that callback (`callbacks=callbacks`): Keras's
+    `fit` calls `set_model` on every callback it is given, with the model it trains. In the
+    original the call pointed the callback at the template while the parallel model trained."""
+    given = _callback_handed(piece)
+    if given is None or _callback_handed(original) != given:
+        return False
+    return _fit_hands(later, *given) and not _fit_hands(later_original, *given)
+
+
+def _callback_handed(statement: cst.BaseStatement) -> tuple[str, str, bool] | None:
+    """(model, callback name, element of it) of `callbacks[1].set_model(model)`: (`model`, `callbacks`, True)."""
+    if not (
+        isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+        and isinstance(statement.body[0], cst.Expr)
+    ):
+        return None
+    call = statement.body[0].value
+    if not (
+        isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == "set_model"
+        and len(call.args) == 1 and call.args[0].keyword is None and isinstance(call.args[0].value, cst.Name)
+    ):
+        return None
+    receiver = call.func.value
+    root = receiver.value if isinstance(receiver, cst.Subscript) else receiver
+    if not isinstance(root, cst.Name):
+        return None
+    return call.args[0].value.value, root.value, isinstance(receiver, cst.Subscript)
+
+
+def _fit_hands(later: Sequence[cst.BaseStatement], model: str, callbacks: str, element: bool) -> bool:
+    """A statement of `later` runs `model.fit(..., callbacks=callbacks)` (or `callbacks=[..., callbacks]`
+    for a callback not taken from a list) before anything rebinds either name."""
+    for statement in later:
+        for fit in findall(statement, cst.Call):
+            func = fit.func
+            if not (isinstance(func, cst.Attribute) and func.attr.value in _FITS and isinstance(func.value, cst.Name)
+                    and func.value.value == model):
+                continue
+            given = next((a.value for a in fit.args if a.keyword is not None and a.keyword.value == "callbacks"), None)
+            if isinstance(given, cst.Name) and given.value == callbacks:
+                return True
+            if not element and isinstance(given, cst.List) and any(
+                isinstance(e.value, cst.Name) and e.value.value == callbacks for e in given.elements
+            ):
+                return True
+        if bound_names(statement) & {model, callbacks}:
+            return False
+    return False
 
 
 # a comment on the devices or the old wrapper ("# multi gpu acceleration", "# use all GPUs if any")
@@ -499,6 +557,12 @@ class _Applier(cst.CSTTransformer):
             ):
                 # `model.compile(...)` then `parallel_model.compile(...)` with the same arguments
                 # read the same once renamed: the second compile would only redo the first.
+                pieces, comments = [], [*comments, *_comment_lines(pieces[0])]
+            if len(pieces) == 1 and _callback_given_its_model(
+                orig, pieces[0], original.body[index + 1:], updated.body[index + 1:]
+            ):
+                # `callbacks[1].set_model(template)` pointed a checkpoint at the template while the
+                # parallel model trained; renamed, it hands `fit` the model `fit` hands it anyway
                 pieces, comments = [], [*comments, *_comment_lines(pieces[0])]
             around = region if region is not None and region.start <= index <= region.end else None
             around = self.call_regions.get(id(orig), around)

@@ -3,6 +3,7 @@
 import libcst as cst
 
 from codemod_fixtures import check_source_pair
+from multi_gpu_codemod import transform_source
 from multi_gpu_codemod._tree import Tree
 from multi_gpu_codemod.plan import Plan, Region, apply_plan
 
@@ -235,3 +236,21 @@ def test_a_keras_callback_made_between_the_model_and_its_compile_goes_after_the_
     # a later statement that calls a method of what the callback reads keeps it in place
     changed = source.replace("        parallel = multi_gpu", "        self.reset()\n        parallel = multi_gpu")
     assert "            early = EarlyStopping(" in transform_source(changed.encode(), "train.py").output.decode()
+
+
+def test_a_callback_pointed_at_the_template_before_fit_is_left_to_fit():
+    """`callbacks[1].set_model(template)` made the checkpoint save the template while the parallel
+    model trained; `fit` on the one model hands every callback that model (round 25, va09)."""
+    head = (
+        "from keras.callbacks import CSVLogger, ModelCheckpoint\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "def run(x, y):\n    template = build()\n    parallel = multi_gpu_model(template, gpus=2)\n"
+        "    parallel.compile('adam', 'mse')\n    callbacks = [CSVLogger('log.csv'), ModelCheckpoint('w.h5')]\n"
+    )
+    before = head + "    callbacks[1].set_model(template)\n    parallel.fit(x, y, callbacks=callbacks)\n"
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "set_model" not in out
+    assert "    template.fit(x, y, callbacks=callbacks)\n" in out
+    # the callback not given to that fit, or given the model the script already trained: kept
+    for kept in ("    callbacks[1].set_model(template)\n    parallel.fit(x, y, callbacks=callbacks[:1])\n",
+                 "    callbacks[1].set_model(template)\n    template.fit(x, y, callbacks=callbacks)\n"):
+        assert "set_model(" in transform_source((head + kept).encode(), "t.py").output.decode()
