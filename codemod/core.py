@@ -110,9 +110,9 @@ def _single_return_finding(tree: Tree, single: pair_returns.SingleReturn, path: 
     name, kept, dropped = single.function.name.value, single.kept, single.dropped
     line, col = tree.position(single.function)
     return Finding(line, col, "MGPU406", (
-        f"`{name}()` now returns `{kept}` alone, not the pair `({kept}, {dropped})`: this file's calls are "
-        f"updated; a file that imports `{name}` and unpacks two values needs `{kept} = {name}(...)`, with "
-        f"`{kept}` where it used `{dropped}`."
+        f"`{name}()` now returns one model, not the pair `({kept}, {dropped})`: this file's calls are "
+        f"updated; a file that imports `{name}` and unpacks two values needs one name, `model = {name}(...)`, "
+        f"read where it read `{kept}` or `{dropped}`."
     ), path)
 
 

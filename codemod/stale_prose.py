@@ -118,6 +118,8 @@ MECHANICS: Final = re.compile(
     r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
     # "save the template model, not the parallel one": the other half of the old pair
     r"|\b(?:parallel|multi-?gpu|wrapped)\s+one\b|\bpossibly\s+(?:parallel|multi-?gpu|replicated|wrapped)\b"
+    # "the train model only exists for the multi-GPU fit", "the U-Net and ... its replica"
+    r"|\bthe\s+train\s+model\b|\bmulti-?gpu\s+fit\b|\bits\s+(?:gpu\s+|multi-?gpu\s+)?replicas?\b"
     r"|\bmerge\s+layers?\b|\bslicing\s+layers?\b|\bLambda\s+slic\w*|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
     re.IGNORECASE,
 )
@@ -795,7 +797,10 @@ _MECHANICS_PHRASE: Final = re.compile(r",?\s+(?:using|with|via|through|on\s+top\
 # "... and its multi-GPU copy." at a sentence's end: the other half of the old pair
 _PAIR_CONJUNCT: Final = re.compile(
     r",?\s+(?:and|with|plus)\s+(?:its|the|a|their|our)\s+(?:multi-?gpu|parallel|data-?parallel|gpu)\s+"
-    r"(?:cop(?:y|ies)|wrappers?|twins?|versions?|replicas?|models?)(?=[.!?]?\s*$)",
+    r"(?:cop(?:y|ies)|wrappers?|twins?|versions?|replicas?|models?)(?=[.!?]?\s*$)"
+    # "Build the U-Net and, if several GPUs are configured, its replica."
+    r"|,?\s+and,?\s+(?:if|when)\s+[^,.;]{1,60},\s+its\s+(?:(?:multi-?gpu|parallel|gpu)\s+)?"
+    r"(?:cop(?:y|ies)|replicas?|twins?)(?=[.!?]?\s*$)",
     re.IGNORECASE,
 )
 # ", and the number of ids decides ...": a second clause with its own subject, not a list's last item.

@@ -22,7 +22,8 @@ from typing import Final
 
 import libcst as cst
 from libcst.metadata import (
-    Assignment, ClassScope, CodeRange, GlobalScope, MetadataWrapper, PositionProvider, ScopeProvider,
+    Assignment, ClassScope, CodeRange, GlobalScope, MetadataWrapper, ParentNodeProvider, PositionProvider,
+    ScopeProvider,
 )
 
 from ._tree import runs_as_script
@@ -37,7 +38,7 @@ _PAIR_HALF: Final = re.compile(
 )
 # words of a name for the parallel half: such a name is no better than the template's
 _PARALLEL_WORDS: Final = frozenset(
-    "gpu gpus mgpu multi parallel par replica replicas replicated train training tower towers wrapped dp "
+    "gpu gpus mgpu multi parallel par replica replicas replicated train training trainable tower towers wrapped dp "
     "distributed data".split()
 )
 
@@ -46,9 +47,11 @@ def plain_names(new: cst.Module, original: cst.Module, pairs: Sequence[tuple[str
     """`new` with each (template, parallel) name pair's template renamed to the parallel model's
     plain name, where that provably changes nothing."""
     for template, parallel in dict.fromkeys(pairs):
-        if not (_PAIR_HALF.match(template) and _plain(parallel)):
+        if not _PAIR_HALF.match(template):
             continue
-        renamed = _renamed(new, original, template, parallel)
+        # `template_model` / `train_model`: neither is plain; the noun both share is
+        plain = parallel if _plain(parallel) else "net" if template.endswith("net") else "model"
+        renamed = _renamed(new, original, template, plain)
         if renamed is not None:
             new = renamed
     return new
@@ -65,24 +68,47 @@ def _renamed(module: cst.Module, original: cst.Module, old: str, new: str) -> cs
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
     owners = [s for s in scopes if old in s.assignments]
-    if len(owners) != 1 or isinstance(owners[0], ClassScope):
+    if not owners or any(isinstance(owner, ClassScope) for owner in owners):
         return None
-    owner = owners[0]
-    if isinstance(owner, GlobalScope) and not runs_as_script(original):
-        return None  # another file may import the module's name
     names: dict[int, str] = {}
-    for assignment in owner.assignments[old]:
-        if not (isinstance(assignment, Assignment) and isinstance(assignment.node, cst.Name)):
-            return None  # a parameter, an import, a `def`/`class` of that name
-        names[id(assignment.node)] = new
-        for access in assignment.references:
-            if not isinstance(access.node, cst.Name):
-                return None  # read in a string annotation or a `del`-like form
-            names[id(access.node)] = new
+    for owner in owners:  # a builder's local and its caller's (`template_model = build_models(cfg)`)
+        if isinstance(owner, GlobalScope) and not runs_as_script(original) and not _main_only(
+            wrapper.resolve(ParentNodeProvider), owner, old
+        ):
+            return None  # another file may import the module's name
+        for assignment in owner.assignments[old]:
+            if not (isinstance(assignment, Assignment) and isinstance(assignment.node, cst.Name)):
+                return None  # a parameter, an import, a `def`/`class` of that name
+            names[id(assignment.node)] = new
+            for access in assignment.references:
+                if not isinstance(access.node, cst.Name):
+                    return None  # read in a string annotation or a `del`-like form
+                names[id(access.node)] = new
     positions = wrapper.resolve(PositionProvider)
     out = module.visit(NameRenamer(names, positions, module.code.splitlines(), comments=(old, new)))
     left = _bound_or_read(out.code)
     return out if left is not None and old not in left else None  # a use the scopes did not see (`global`, `nonlocal`)
+
+
+def _main_only(parents: Mapping[cst.CSTNode, cst.CSTNode], scope: GlobalScope, name: str) -> bool:
+    """Every module-level binding of `name` is under `if __name__ == "__main__":`: importing the
+    module binds none of them."""
+    for assignment in scope.assignments[name]:
+        if not isinstance(assignment, Assignment):
+            return False
+        node = parents.get(assignment.node)
+        while node is not None and not (isinstance(node, cst.If) and _MAIN_TEST.match(_code(node.test))):
+            node = parents.get(node)
+        if node is None:
+            return False
+    return True
+
+
+_MAIN_TEST: Final = re.compile(r"""^__name__\s*==\s*(['"])__main__\1$""")
+
+
+def _code(node: cst.BaseExpression) -> str:
+    return cst.Module(body=[]).code_for_node(node)
 
 
 def _bound_or_read(code: str) -> set[str] | None:

@@ -32,8 +32,8 @@ def test_the_builder_returns_the_model_once_and_the_caller_uses_one_name():
     assert check_source_pair(before, after) == ["MGPU406"]
     finding = next(f for f in transform_source(before.encode(), "train.py").findings if f.code == "MGPU406")
     assert finding.line == 4
-    assert "`build()` now returns `model` alone, not the pair `(model, parallel)`" in finding.message
-    assert "needs `model = build(...)`, with `model` where it used `parallel`" in finding.message
+    assert "`build()` now returns one model, not the pair `(model, parallel)`" in finding.message
+    assert "`model = build(...)`, read where it read `model` or `parallel`" in finding.message
 
 
 def test_the_name_kept_is_the_one_the_template_had_in_the_return():

@@ -249,7 +249,7 @@ def test_a_callback_pointed_at_the_template_before_fit_is_left_to_fit():
     before = head + "    callbacks[1].set_model(template)\n    parallel.fit(x, y, callbacks=callbacks)\n"
     out = transform_source(before.encode(), "t.py").output.decode()
     assert "set_model" not in out
-    assert "    template.fit(x, y, callbacks=callbacks)\n" in out
+    assert "    model.fit(x, y, callbacks=callbacks)\n" in out
     # the callback not given to that fit, or given the model the script already trained: kept
     for kept in ("    callbacks[1].set_model(template)\n    parallel.fit(x, y, callbacks=callbacks[:1])\n",
                  "    callbacks[1].set_model(template)\n    template.fit(x, y, callbacks=callbacks)\n"):

@@ -806,3 +806,18 @@ def test_the_template_named_alone_is_the_model_once_every_site_is_rewritten(text
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     assert prose.renamed(text) == (expected or text)
     assert Prose(frozenset({"multi_gpu_model"}), False).renamed(text) == text  # a site left: still a pair
+
+
+def test_a_builders_docstring_on_its_replica_and_the_train_model_keeps_only_what_stays_true():
+    """Round 25, va07: "..., if several GPUs are configured, its replica." loses that phrase; "the
+    train model only exists for the multi-GPU fit" is the old pair's mechanics."""
+    before = IMPORTS + (
+        "\n\ndef build_models(n):\n    \"\"\"Build the U-Net and, if several GPUs are configured, its replica.\n\n"
+        "    Weights must be saved from the template model, the train model only exists for the\n"
+        "    multi-GPU fit.\n    \"\"\"\n    template_model = unet()\n"
+        "    train_model = multi_gpu_model(template_model, gpus=n)\n    train_model.compile('adam', 'mse')\n"
+        "    return train_model\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert '    """Build the U-Net."""\n' in out
+    assert "train model" not in out and "replica" not in out

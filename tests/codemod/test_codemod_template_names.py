@@ -38,10 +38,39 @@ def test_comments_naming_the_template_as_an_identifier_follow():
     assert "serial_model" not in out
 
 
+def test_where_neither_name_is_plain_the_one_model_is_model():
+    """`serial` / `gpu_model`, `template_model` / `train_model`: the noun both names share (round 25, va07)."""
+    before = HEAD + (
+        "serial = build()\ngpu_model = multi_gpu_model(serial, gpus=2)\ngpu_model.compile('adam', 'mse')\n"
+        "gpu_model.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "train.py").output.decode()
+    assert "    model = build()\n    model.compile('adam', 'mse')\nmodel.fit(x, y)\n" in out
+    nets = before.replace("serial", "serial_net")
+    assert "    net = build()\n" in transform_source(nets.encode(), "train.py").output.decode()
+
+
+def test_a_builders_local_and_its_callers_name_under_main_are_renamed_together():
+    """`template_model` bound in `build_models` and by its caller under `__main__` (importing the
+    module binds neither): both become `model` (round 25, va07)."""
+    before = HEAD + (
+        "def build_models(n):\n    template_model = build()\n"
+        "    train_model = multi_gpu_model(template_model, gpus=n)\n"
+        "    train_model.compile('adam', 'mse')\n    return template_model, train_model\n\n\n"
+        "if __name__ == '__main__':\n    template_model, train_model = build_models(2)\n"
+        "    train_model.fit(x, y)\n    template_model.save('m.h5')\n"
+    )
+    out = transform_source(before.encode(), "train.py").output.decode()
+    assert "template_model" not in out and "train_model" not in out
+    assert "    return model\n" in out
+    assert "    model = build_models(2)\n    model.fit(x, y)\n    model.save('m.h5')\n" in out
+    # a module another file imports (it trains nothing) binding it at its top level: it stays
+    imported = before.replace("if __name__ == '__main__':\n    ", "").replace("    train_model.fit(x, y)\n", "")
+    imported = imported.replace("\n    template_model.save", "\ntemplate_model.save")
+    assert "template_model.save('m.h5')" in transform_source(imported.encode(), "train.py").output.decode()
+
+
 @pytest.mark.parametrize("source", [
-    # the parallel model's name is no plainer than the template's
-    "serial = build()\ngpu_model = multi_gpu_model(serial, gpus=2)\ngpu_model.compile('adam', 'mse')\n"
-    "gpu_model.fit(x, y)\n",
     # the template's name is its own (a backbone, a plain name)
     "base_model = build()\nmodel = multi_gpu_model(base_model, gpus=2)\nmodel.compile('adam', 'mse')\n"
     "model.fit(x, y)\n",
