@@ -34,6 +34,9 @@ class TransformResult:
     failed: bool = False
     # Per call site: rewritten / reported / untouched, with its line (sites.py formats them).
     sites: list[SiteStatus] = field(default_factory=list)
+    # The template's names the one model no longer has (`serial` -> `model`): the same object,
+    # so what a notebook cell printed through it still holds.
+    renamed: tuple[tuple[str, str], ...] = ()
 
     @property
     def changed(self) -> bool:
@@ -47,16 +50,17 @@ def transform_module(module: cst.Module, path: str = "<string>", keep: list[bool
     `keep` (one flag per top-level statement, see `pruning.relevant_statements`) limits the scope
     analysis to the statements that can matter; None analyses everything. `strategy`:
     "mirrored" (MirroredStrategy) or "multi-worker" (fixers/multi_worker.py)."""
-    new, findings, _ = transform_module_sites(module, path, keep, strategy=strategy)
+    new, findings, _, _ = transform_module_sites(module, path, keep, strategy=strategy)
     return new, findings
 
 
 def transform_module_sites(
     module: cst.Module, path: str = "<string>", keep: list[bool] | None = None, *, strategy: str = "mirrored",
     source: str | None = None,
-) -> tuple[cst.Module, list[Finding], list[SiteStatus]]:
-    """`transform_module`, plus what became of each call site (sites.py); `source`, the module's
-    text when the caller has it, saves resolving positions in files without findings."""
+) -> tuple[cst.Module, list[Finding], list[SiteStatus], tuple[tuple[str, str], ...]]:
+    """`transform_module`, plus what became of each call site (sites.py) and the template names
+    renamed (template_names.py); `source`, the module's text when the caller has it, saves
+    resolving positions in files without findings."""
     try:
         return _transform_module_sites(module, path, keep, strategy, source)
     finally:
@@ -65,7 +69,7 @@ def transform_module_sites(
 
 def _transform_module_sites(
     module: cst.Module, path: str, keep: list[bool] | None, strategy: str, source: str | None
-) -> tuple[cst.Module, list[Finding], list[SiteStatus]]:
+) -> tuple[cst.Module, list[Finding], list[SiteStatus], tuple[tuple[str, str], ...]]:
     _check_strategy(strategy)
     tree = Tree(module, keep)
     sites, helpers = find_sites(tree)
@@ -78,7 +82,7 @@ def _transform_module_sites(
     if not (ctx.plan.regions or ctx.plan.nodes or ctx.plan.statements):  # nothing uses TensorFlow then
         ctx.plan.add_imports = [i for i in ctx.plan.add_imports if i[0] != "tensorflow"]
     if ctx.plan.empty:
-        return module, sorted(set(ctx.findings)), site_statuses(ctx, source)
+        return module, sorted(set(ctx.findings)), site_statuses(ctx, source), ()
     continued = Continuations(tree, source)
     new = apply_plan(module, ctx.plan, tree, continued)
     new = imports.finish(new, ctx.plan, tree)
@@ -92,18 +96,20 @@ def _transform_module_sites(
     findings = list(ctx.findings)
     if pair_returns.importable(module):
         findings += [_single_return_finding(tree, single, path) for single in singles]
+    renamed: tuple[tuple[str, str], ...] = ()
     if ctx.rewritten:  # prose elsewhere in the file that still describes the removed helper
         pairs = [
             (tree.code(s.template), tree.code(s.target)) for s in ctx.rewritten
             if isinstance(s.template, cst.Name) and isinstance(s.target, cst.Name)
         ]
-        new = template_names.plain_names(new, module, pairs)  # (its comments renamed first)
+        pairs += [pair for single in singles for pair in single.callers]  # `template = create_models(...)`
+        new, renamed = template_names.plain_names(new, module, pairs)  # (its comments renamed first)
         prose = stale_prose.Prose.between(
             module.code, new.code, mechanics_gone=all(s.status == "rewritten" for s in statuses)
         )
         new, reported = stale_prose.drop_stale(new, prose)
         findings += stale_prose.findings(source if source is not None else module.code, reported, path)
-    return new, sorted(set(findings)), statuses
+    return new, sorted(set(findings)), statuses, renamed
 
 
 def _single_return_finding(tree: Tree, single: pair_returns.SingleReturn, path: str) -> Finding:
@@ -174,7 +180,7 @@ def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module,
         if checked is not None and pruning.ENABLED and strategy == "mirrored":
             keep = pruning.relevant_statements(module, *checked)
         text = checked[1] if checked is not None else None
-        new, findings, sites = transform_module_sites(module, path, keep, strategy=strategy, source=text)
+        new, findings, sites, renamed = transform_module_sites(module, path, keep, strategy=strategy, source=text)
         output = new.bytes
         if lost_final_cr and not output.endswith(b"\r"):
             output += b"\r"
@@ -192,7 +198,7 @@ def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module,
                 ast.parse(output)
         except (SyntaxError, ValueError) as error:
             return TransformResult(source, source, [_internal(path, error)], failed=True)
-    return TransformResult(source, output, findings, sites=sites)
+    return TransformResult(source, output, findings, sites=sites, renamed=renamed)
 
 
 def _export_cells_kept(source: bytes, output: bytes) -> bytes:

@@ -23,7 +23,7 @@ import json
 import keyword
 import re
 import tokenize
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from . import stale_prose
@@ -103,7 +103,7 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
     named = {f.cell for f in mapped if not (f.code == "MGPU401" and "was deleted" in f.message)}
     removed: list[int] = []
     out = _spliced(text, cells, new_sources, removable=lambda cell: cell.index + 1 not in named,
-                   markdown=markdown_edits, removed=removed)
+                   markdown=markdown_edits, removed=removed, renamed=result.renamed)
     # cell numbers as the rewritten notebook shows them, past any cell cut out
     mapped = [_shifted(f, removed) for f in [*mapped, *markdown_findings]]
     sites = [dataclasses.replace(s, cell=(s.cell or 0) - sum(i + 1 < (s.cell or 0) for i in removed))
@@ -149,11 +149,12 @@ def _joined(cells: list[_Cell]) -> tuple[str, list[tuple[int, int]]]:
 def _spliced(
     text: str, cells: list[_Cell], new_sources: dict[int, str], removable: Callable[[_Cell], bool] = lambda _: False,
     markdown: list[_Markdown] | None = None, removed: list[int] | None = None,
+    renamed: Sequence[tuple[str, str]] = (),
 ) -> str:
     """The notebook's JSON text with the `source` value of every edited cell replaced, nothing else;
     a `removable` cell the rewrite left without code (it held only the call) is cut out whole;
     `markdown` edits markdown cells' sources (an emptied one is cut out too); `removed` receives
-    the indices of the cells cut out."""
+    the indices of the cells cut out; `renamed`, the template's names the one model took over."""
     edits = []
     cut: list[tuple[int, int]] = []
     for cell in cells:
@@ -168,7 +169,7 @@ def _spliced(
         if new_text != cell.text:
             edits.append((cell.span, _encode_source(cell, new_text)))
             if cell.outputs is not None and text[slice(*cell.outputs)].strip() != "[]" and not _outputs_still_true(
-                cell.text, new_text
+                cell.text, new_text, renamed
             ):
                 edits.append((cell.outputs, "[]"))
                 if cell.count is not None:
@@ -233,13 +234,17 @@ def _overlap(one: tuple[int, int], other: tuple[int, int]) -> bool:
 _ADDED_BY_STRATEGY = re.compile(r"^(with \w+\.scope\(\):|else:|\)|.*\.distribute\..*|.*list_logical_devices.*)$")
 
 
-def _outputs_still_true(old: str, new: str) -> bool:
+def _outputs_still_true(old: str, new: str, renamed: Sequence[tuple[str, str]] = ()) -> bool:
     """The cell runs the same statements as before, only under `with strategy.scope():` (the strategy
-    lines and imports added, `multi_gpu_model` imports and `with tf.device(...)` removed): what it
-    printed or showed still holds. A rename, a removed call or any other edit makes its outputs stale."""
+    lines and imports added, `multi_gpu_model` imports and `with tf.device(...)` removed), with the
+    template under the name the one model took (`serial.evaluate(...)` -> `model.evaluate(...)`:
+    the same model): what it printed or showed still holds. Any other rename (the parallel model's
+    reads, now the template's), a removed call or any other edit makes its outputs stale."""
     def lines(text: str) -> list[str]:
         return [line.strip() for line in text.split("\n") if line.strip() and not line.strip().startswith("#")]
 
+    for name, plain in renamed:
+        old = re.sub(rf"(?<![\w.]){re.escape(name)}\b", plain, old)
     before, after = lines(old), lines(new)
     removed, added = list(before), []
     for line in after:

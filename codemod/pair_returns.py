@@ -36,6 +36,8 @@ class SingleReturn:
     function: cst.FunctionDef  # its definition in the original module
     kept: str
     dropped: str
+    # the (kept, dropped) names each caller unpacked: `template, train_model = create_models(...)`
+    callers: tuple[tuple[str, str], ...] = ()
 
 
 def single_returns(original: cst.Module, new: cst.Module) -> tuple[cst.Module, list[SingleReturn]]:
@@ -60,8 +62,8 @@ def single_returns(original: cst.Module, new: cst.Module) -> tuple[cst.Module, l
         kept = old_names.index(names[0]) if names[0] in old_names else 0
         rewritten = _rewritten(new, function, kept)
         if rewritten is not None:
-            new = rewritten
-            changed.append(SingleReturn(old, old_names[kept], old_names[1 - kept]))
+            new, callers = rewritten
+            changed.append(SingleReturn(old, old_names[kept], old_names[1 - kept], callers))
     return new, changed
 
 
@@ -84,7 +86,9 @@ def _pair(function: cst.FunctionDef) -> cst.Tuple | None:
     return pair
 
 
-def _rewritten(module: cst.Module, function: cst.FunctionDef, kept: int) -> cst.Module | None:
+def _rewritten(
+    module: cst.Module, function: cst.FunctionDef, kept: int
+) -> tuple[cst.Module, tuple[tuple[str, str], ...]] | None:
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     scopes = wrapper.resolve(ScopeProvider)
     name = function.name.value
@@ -96,6 +100,7 @@ def _rewritten(module: cst.Module, function: cst.FunctionDef, kept: int) -> cst.
         return None
     renames: dict[int, str] = {}  # id of a Name read -> the name kept
     targets: dict[int, cst.Name] = {}  # id of an unpacking target -> the name kept
+    callers: list[tuple[str, str]] = []
     for access in assignments[0].references:
         unpack = _unpacking(module, access.node)
         if unpack is None:
@@ -118,11 +123,12 @@ def _rewritten(module: cst.Module, function: cst.FunctionDef, kept: int) -> cst.
                 return None  # there, the kept name would read something else
             renames[id(read.node)] = keep.value
         targets[id(assign.targets[0].target)] = keep
+        callers.append((keep.value, drop.value))
     if not targets:
         return None
     positions = wrapper.resolve(PositionProvider)
     lines = module.code.splitlines()
-    return module.visit(_Apply(function, renames, targets, positions, lines))
+    return module.visit(_Apply(function, renames, targets, positions, lines)), tuple(callers)
 
 
 def _unpacking(module: cst.Module, name: cst.CSTNode) -> tuple[cst.Assign, Sequence[cst.Name]] | None:

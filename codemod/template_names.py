@@ -23,7 +23,7 @@ from typing import Final
 import libcst as cst
 from libcst.metadata import (
     Assignment, ClassScope, CodeRange, GlobalScope, MetadataWrapper, ParentNodeProvider, PositionProvider,
-    ScopeProvider,
+    Scope, ScopeProvider,
 )
 
 from ._tree import runs_as_script
@@ -43,9 +43,12 @@ _PARALLEL_WORDS: Final = frozenset(
 )
 
 
-def plain_names(new: cst.Module, original: cst.Module, pairs: Sequence[tuple[str, str]]) -> cst.Module:
+def plain_names(
+    new: cst.Module, original: cst.Module, pairs: Sequence[tuple[str, str]]
+) -> tuple[cst.Module, tuple[tuple[str, str], ...]]:
     """`new` with each (template, parallel) name pair's template renamed to the parallel model's
-    plain name, where that provably changes nothing."""
+    plain name, where that provably changes nothing; and the (old, new) names renamed."""
+    done: list[tuple[str, str]] = []
     for template, parallel in dict.fromkeys(pairs):
         if not _PAIR_HALF.match(template):
             continue
@@ -54,7 +57,8 @@ def plain_names(new: cst.Module, original: cst.Module, pairs: Sequence[tuple[str
         renamed = _renamed(new, original, template, plain)
         if renamed is not None:
             new = renamed
-    return new
+            done.append((template, plain))
+    return new, tuple(done)
 
 
 def _plain(name: str) -> bool:
@@ -63,12 +67,14 @@ def _plain(name: str) -> bool:
 
 def _renamed(module: cst.Module, original: cst.Module, old: str, new: str) -> cst.Module | None:
     names_before = _bound_or_read(module.code)
-    if names_before is None or new in names_before or old not in names_before:
+    if names_before is None or old not in names_before:
         return None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
     owners = [s for s in scopes if old in s.assignments]
     if not owners or any(isinstance(owner, ClassScope) for owner in owners):
+        return None
+    if new in names_before and not _local_elsewhere(module, scopes, owners, new):
         return None
     names: dict[int, str] = {}
     for owner in owners:  # a builder's local and its caller's (`template_model = build_models(cfg)`)
@@ -88,6 +94,17 @@ def _renamed(module: cst.Module, original: cst.Module, old: str, new: str) -> cs
     out = module.visit(NameRenamer(names, positions, module.code.splitlines(), comments=(old, new)))
     left = _bound_or_read(out.code)
     return out if left is not None and old not in left else None  # a use the scopes did not see (`global`, `nonlocal`)
+
+
+def _local_elsewhere(module: cst.Module, scopes: set[Scope], owners: list[Scope], name: str) -> bool:
+    """`name` is bound and read only in other scopes, each binding it itself (the caller under
+    `__main__` may take `model` while the builder has its own local `model`): no read of it can
+    reach the renamed binding, nor one of its reads another binding."""
+    if any(name in owner.assignments or owner.accesses[name] for owner in owners):
+        return False
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(ast.parse(module.code))):
+        return False
+    return all(name in scope.assignments for scope in scopes if scope.accesses[name])
 
 
 def _main_only(parents: Mapping[cst.CSTNode, cst.CSTNode], scope: GlobalScope, name: str) -> bool:

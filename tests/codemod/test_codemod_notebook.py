@@ -437,3 +437,24 @@ def test_a_percent_line_continuing_an_expression_is_no_magic(cell):
     result = transform_notebook(data, "nb.ipynb")
     assert result.changed and not result.failed and not [f for f in result.findings if f.code == "MGPU501"]
     assert "".join(_cells(result.output)[2]["source"]) == cell
+
+
+def test_a_cell_reading_the_template_under_the_name_the_model_takes_keeps_its_outputs():
+    """`print(serial.evaluate(...))` -> `print(model.evaluate(...))`: the same model, the same
+    numbers; a cell that read the parallel model (`model.evaluate` for `parallel.evaluate`) is
+    cleared (round 24, ub08)."""
+    sources = [
+        "from keras.utils import multi_gpu_model\n",
+        "serial = build()\nparallel = multi_gpu_model(serial, 2)\nparallel.compile('sgd', 'mse')\nparallel.fit(x, y)\n",
+        "print(serial.evaluate(x, y))\n",
+        "print(parallel.evaluate(x, y))\n",
+    ]
+    data = json.loads(_notebook(sources))
+    printed = [{"output_type": "stream", "name": "stdout", "text": ["0.25\n"]}]
+    for cell in data["cells"][2:]:
+        cell["outputs"], cell["execution_count"] = printed, 3
+    result = transform_notebook(json.dumps(data, indent=1).encode() + b"\n", "nb.ipynb")
+    after = json.loads(result.output)["cells"]
+    assert "".join(after[2]["source"]) == "print(model.evaluate(x, y))\n"
+    assert after[2]["outputs"] == printed and after[2]["execution_count"] == 3
+    assert after[3]["outputs"] == [] and after[3]["execution_count"] is None

@@ -38,6 +38,17 @@ def test_comments_naming_the_template_as_an_identifier_follow():
     assert "serial_model" not in out
 
 
+def test_the_plain_name_a_function_binds_for_itself_does_not_stop_the_rename():
+    """`def evaluate(model)` reads its own parameter: no read of `model` can reach the renamed one."""
+    before = HEAD + (
+        "def train():\n    serial = build()\n    model = multi_gpu_model(serial, gpus=2)\n"
+        "    model.compile('adam', 'mse')\n    model.fit(x, y)\n    return serial\n\n\n"
+        "def evaluate(model):\n    return model.evaluate(x, y)\n\n\ntrain()\n"
+    )
+    out = transform_source(before.encode(), "train.py").output.decode()
+    assert "serial" not in out and "    return model\n" in out
+
+
 def test_where_neither_name_is_plain_the_one_model_is_model():
     """`serial` / `gpu_model`, `template_model` / `train_model`: the noun both names share (round 25, va07)."""
     before = HEAD + (
@@ -74,10 +85,13 @@ def test_a_builders_local_and_its_callers_name_under_main_are_renamed_together()
     # the template's name is its own (a backbone, a plain name)
     "base_model = build()\nmodel = multi_gpu_model(base_model, gpus=2)\nmodel.compile('adam', 'mse')\n"
     "model.fit(x, y)\n",
-    # the plain name is bound elsewhere in the file
+    # the plain name is read elsewhere in the file where it could reach the renamed binding
     "def train():\n    serial = build()\n    model = multi_gpu_model(serial, gpus=2)\n"
     "    model.compile('adam', 'mse')\n    model.fit(x, y)\n\n\n"
-    "def evaluate(model):\n    return model.evaluate(x, y)\n\n\ntrain()\n",
+    "def evaluate():\n    return model.evaluate(x, y)\n\n\ntrain()\n",
+    # ... or bound in the template's own scope (a module-level `model` beside a local `serial` read by name)
+    "serial = build()\nmodel = multi_gpu_model(serial, gpus=2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    "model = None\nserial.save('m.h5')\n",
     # a `global` of the template's name: another function reads the module's binding
     "def train():\n    global serial\n    serial = build()\n    model = multi_gpu_model(serial, gpus=2)\n"
     "    model.compile('adam', 'mse')\n    model.fit(x, y)\n\n\ntrain()\nserial.save('m.h5')\n",
