@@ -76,7 +76,7 @@ _ASIDE: Final = re.compile(
 # "the make_parallel variant" of a script: the strategy's now
 _VARIANT: Final = re.compile(
     r"(?P<tick>`?)(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
-    r"(?P<noun>\s+(?:variant|version|edition)s?\b)",
+    r"(?P<noun>\s+(?:variant|version|edition)s?\b)(?!\s+(?:that|which)\b)",  # not "... variant that tolerates"
     re.IGNORECASE,
 )
 _TRAIN_VERB: Final = {"wrap": "train", "wraps": "trains", "wrapped": "trained", "wrapping": "training"}
@@ -118,6 +118,8 @@ MECHANICS: Final = re.compile(
     r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
     # "save the template model, not the parallel one": the other half of the old pair
     r"|\b(?:parallel|multi-?gpu|wrapped)\s+one\b|\bpossibly\s+(?:parallel|multi-?gpu|replicated|wrapped)\b"
+    # "fall back to one if the wrap fails": the call that wrapped, gone
+    r"|\bthe\s+wrap\b(?!\s+(?:layer|function|helper)s?\b)"
     # "the train model only exists for the multi-GPU fit", "the U-Net and ... its replica"
     r"|\bthe\s+train\s+model\b|\bmulti-?gpu\s+fit\b|\bits\s+(?:gpu\s+|multi-?gpu\s+)?replicas?\b"
     r"|\bmerge\s+layers?\b|\bslicing\s+layers?\b|\bLambda\s+slic\w*|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
@@ -184,7 +186,7 @@ _SENTENCE_KEEP: Final = re.compile(r"(?<=[.!?;])(\s+)")  # split keeping the sep
 # `#`, `# ----`, an exported markdown heading (`# # Title`, `# ## Data`): never part of a sentence
 _SEPARATOR: Final = re.compile(r"^#\s*(?:[-=*#_~]*\s*$|#+\s)")
 _FULL_STOP: Final = re.compile(r"(?<=[.!?])(\s+)")
-_SENTENCE_END: Final = re.compile(r"(?<=[.!?;])\s+")
+_SENTENCE_END: Final = re.compile(r"(?<![ (]e\.g\.)(?<![ (]i\.e\.)(?<=[.!?;])\s+")  # not at "e.g." or "i.e."
 # never touched: interpreter lines, encoding cookies, tool pragmas
 _PRAGMA: Final = re.compile(
     r"^#!|coding[:=]|#\s*(?:type:|noqa|pylint|fmt:|isort:|mypy:|pragma)|^# Dropped `"  # (notes older versions wrote)
@@ -414,6 +416,10 @@ def _rewrapped(before: str, after: str) -> str:
     return text if all(len(line) <= 100 for line in text.split("\n")) else before
 
 
+# a `;` that ends a clause (not one inside parentheses: checked by the sentence's reader)
+_CLAUSE_END: Final = re.compile(r";(?=\s)")
+
+
 def _words(comment: str) -> str:
     return comment.lstrip("#").strip()
 
@@ -432,8 +438,10 @@ def _units(paragraph: list[cst.EmptyLine]) -> list[list[cst.EmptyLine]]:
         following = _words(after.value) if after is not None else ""
         # a sentence ends the group; so does a short line not left mid-phrase (`# the parallel
         # copy` over `# two cards`: notes of their own, where a wrapped sentence fills its lines)
+        # (and an aside opening the next line, "# ... if the wrap fails" / "# (e.g. on a CPU-only session).")
         continues = bool(following) and (
             words.rsplit(" ", 1)[-1].lower() in _JOINING or (following[:1].islower() and len(words) >= 40)
+            or (following[:1] == "(" and len(words) >= 40)
         )
         # (a `:` or `;` before a line that goes on in lower case is mid-sentence: "...Xception:" / "the result")
         ends = words[-1:] in (".", "!", "?", ")") or (words[-1:] in (":", ";") and not following[:1].islower())
@@ -579,7 +587,7 @@ class _Pass(cst.CSTTransformer):
         if any(_PRAGMA.search(v) or _SEPARATOR.match(v) or _commented_code(v) for v in values if v):
             return unit
         for index, value in enumerate(values):
-            starts = [m.end() for m in _FULL_STOP.finditer(value)]
+            starts = sorted(m.end() for pattern in (_FULL_STOP, _CLAUSE_END) for m in pattern.finditer(value))
             if index and values[index - 1].rstrip().endswith((".", "!", "?")):
                 starts.insert(0, len(value) - len(value.lstrip("# ")))
             for start in starts:
@@ -588,6 +596,7 @@ class _Pass(cst.CSTTransformer):
                 if not head or not tail or self.prose.names_removed(head) or not self.prose.wholly_stale(tail):
                     continue
                 cut = value[:start].rstrip()
+                cut = cut[:-1] + "." if cut.endswith(";") else cut  # "...; the wrap fails" -> "..."
                 if cut.strip("# "):
                     line = unit[index]
                     assert line.comment is not None
@@ -752,7 +761,7 @@ def _summary_kept(sentence: str, prose: Prose) -> str:
     enhancement model (denoising)."): what the file is stays; "" when no such phrase can go."""
     for joint in _MECHANICS_PHRASE.finditer(sentence):
         head = sentence[:joint.start()]
-        if (prose.names_removed(head) or len(head.split()) < 3 or head.count("(") != head.count(")")
+        if (prose.names_removed(head) or len(head.split()) < 2 or head.count("(") != head.count(")")
                 or head.count("`") % 2):
             break
         if prose.names_removed(sentence[joint.start():]):
@@ -793,7 +802,12 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
 
 
 # where a phrase on how the file ran begins: "... using the ModelMGPU wrapper so that ...", ", with ..."
-_MECHANICS_PHRASE: Final = re.compile(r",?\s+(?:using|with|via|through|on\s+top\s+of)\s+", re.IGNORECASE)
+_MECHANICS_PHRASE: Final = re.compile(
+    r",?\s+(?:using|with|via|through|on\s+top\s+of)\s+"
+    # "Object-count regression, ModelMGPU variant that tolerates gpus == 1."
+    r"|,\s+(?=(?:the\s+|a\s+)?`?(?:" + "|".join(HELPERS) + r")\b)",
+    re.IGNORECASE,
+)
 # "... and its multi-GPU copy." at a sentence's end: the other half of the old pair
 _PAIR_CONJUNCT: Final = re.compile(
     r",?\s+(?:and|with|plus)\s+(?:its|the|a|their|our)\s+(?:multi-?gpu|parallel|data-?parallel|gpu)\s+"

@@ -821,3 +821,30 @@ def test_a_builders_docstring_on_its_replica_and_the_train_model_keeps_only_what
     out = transform_source(before.encode(), "t.py").output.decode()
     assert '    """Build the U-Net."""\n' in out
     assert "train model" not in out and "replica" not in out
+
+
+@pytest.mark.parametrize("comment,kept", [
+    # round 25, vb16: the clause after the `;` and its aside on the next line go; the first stays
+    ("# Kaggle gives us 2 GPUs on this kernel; fall back to one if the wrap fails\n"
+     "# (e.g. when the kernel is restarted on a CPU-only session).\n", "# Kaggle gives us 2 GPUs on this kernel.\n"),
+    ("# Use both GPUs when the machine has them; multi_gpu_model raises a\n"
+     "# ValueError on a laptop, then we simply keep the single model.\n",
+     "# Use both GPUs when the machine has them.\n"),
+])
+def test_a_comment_over_lines_loses_its_stale_clause_after_a_semicolon(comment, kept):
+    before = IMPORTS + "\n" + comment + "\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n" + (
+        "parallel.compile('adam', 'mse')\nparallel.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert kept in out and "(e.g." not in out and "ValueError on a laptop" not in out
+
+
+def test_a_module_summary_loses_a_closing_phrase_led_by_the_helper():
+    """Round 24, ua17: "Object-count regression, ModelMGPU variant that tolerates gpus == 1." was
+    renamed into "..., tf.distribute.MirroredStrategy variant that tolerates gpus == 1."."""
+    prose = Prose(frozenset({"ModelMGPU"}), True)
+    text = '"""Object-count regression, ModelMGPU variant that tolerates gpus == 1."""'
+    assert docstring_without_stale(text, prose, keep_first=True) == '"""Object-count regression."""'
+    assert prose.renamed("the ModelMGPU variant of the script") == (
+        "the tf.distribute.MirroredStrategy variant of the script"
+    )
