@@ -118,6 +118,8 @@ MECHANICS: Final = re.compile(
     r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
     # "save the template model, not the parallel one": the other half of the old pair
     r"|\b(?:parallel|multi-?gpu|wrapped)\s+one\b|\bpossibly\s+(?:parallel|multi-?gpu|replicated|wrapped)\b"
+    # "checkpoints still save the base model": still, beside a parallel model that is gone
+    r"|\bstill\s+(?:sav|checkpoint|writ)\w*\s+(?:the\s+)?(?:base|template|serial|original|single|cpu)\b"
     # "fall back to one if the wrap fails": the call that wrapped, gone
     r"|\bthe\s+wrap\b(?!\s+(?:layer|function|helper)s?\b)"
     # "the train model only exists for the multi-GPU fit", "the U-Net and ... its replica"
@@ -877,6 +879,12 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
             if kept and not kept[-1].strip() and unit[-1] + 1 < len(lines) and not lines[unit[-1] + 1].strip():
                 kept.pop()  # no doubled blank line where it stood
             continue
+        if len(renamed) == 1:  # "Kernel with 2 GPUs. The template lives on the CPU and ...": the first stays
+            body = renamed[0].rstrip("\r\n")
+            trimmed = prose.without_stale_sentences(body)
+            if trimmed != body and trimmed[-1:] not in (".", "!", "?") and body[-1:] in (".", "!", "?"):
+                trimmed += "."  # "We train on 4 GPUs; on a laptop `multi_gpu_model` raises." -> "...GPUs."
+            renamed = [trimmed + renamed[0][len(body):]]
         for k, line in zip(unit, renamed):
             name = prose.names_removed(line)
             if name:

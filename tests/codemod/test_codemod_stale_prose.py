@@ -237,8 +237,9 @@ def test_notebook_markdown_is_renamed_dropped_or_reported_with_its_cell():
     # renamed; the wholly stale line goes, with no blank line left at the cell's end
     assert "".join(cells[0]["source"]) == "# CIFAR ResNet\nUses `tf.distribute.MirroredStrategy` to split each batch."
     assert "".join(cells[3]["source"]) == "Compile and train the model."
-    # a true sentence next to a stale one: reported, left for a person
-    assert [(f.cell, f.line, f.code) for f in result.findings] == [(2, 1, "MGPU305")]
+    # a true clause before a stale one: the true one stays, closed (round 25, vb01)
+    assert "".join(cells[1]["source"]) == "We train on 4 GPUs."
+    assert result.findings == []
     assert transform_notebook(result.output, "nb.ipynb").output == result.output
 
 
@@ -248,13 +249,22 @@ def test_a_markdown_cell_left_empty_goes_and_later_cells_are_numbered_as_shown()
         ("markdown", "The helper below is kuza55's `make_parallel`: it slices each batch over the GPUs."),
         ("code", "def make_parallel(model, gpu_count):\n    return ModelMGPU(model, gpu_count)\n"),
         ("code", "model = build()\nmodel = make_parallel(model, 2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"),
-        ("markdown", "We train on 4 GPUs; on a laptop `make_parallel` raises and we keep one model."),
+        ("markdown", "## Notes on `make_parallel`"),
     )
     result = transform_notebook(before, "nb.ipynb")
     kinds = [c["cell_type"] for c in json.loads(result.output)["cells"]]
     assert kinds.count("markdown") == 1 and len(kinds) < 5
     finding = next(f for f in result.findings if f.code == "MGPU305")
     assert kinds[finding.cell - 1] == "markdown" and finding.cell == len(kinds)
+
+
+def test_a_markdown_line_loses_its_stale_sentence_and_keeps_the_true_one():
+    """Round 25, vb01: "Kernel with 2 GPUs. The template model lives on the CPU and
+    `multi_gpu_model` copies it onto both GPUs." keeps its first sentence."""
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = ("# Plant seedlings\nKernel with 2 GPUs. The template model lives on the CPU and `multi_gpu_model` "
+            "copies it onto both GPUs.\n")
+    assert markdown(text, prose) == ("# Plant seedlings\nKernel with 2 GPUs.\n", [])
 
 
 def test_a_notebook_exports_cell_marker_never_goes_with_a_stale_header():
@@ -848,3 +858,12 @@ def test_a_module_summary_loses_a_closing_phrase_led_by_the_helper():
     assert prose.renamed("the ModelMGPU variant of the script") == (
         "the tf.distribute.MirroredStrategy variant of the script"
     )
+
+
+@pytest.mark.parametrize("text", [
+    "# Wrap for multi-GPU training; checkpoints still save the base model",  # round 25, va02
+    "# fall back to one if the wrap fails",
+])
+def test_what_the_wrapper_did_beside_the_model_is_mechanics(text):
+    assert Prose(frozenset({"ModelMGPU"}), True).wholly_stale(text)
+    assert not Prose(frozenset({"ModelMGPU"}), True).wholly_stale("# the wrap layer pads each batch")
