@@ -65,7 +65,8 @@ def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
     said = _COUNT_ANNOUNCED.match(inner)
     if said is None or _STALE_MESSAGE.search(said["rest"]):
         return None
-    verb = "Training" if said["verb"][0].isupper() else "training"
+    # ("multi_gpu_model: replicating on %d GPUs": the helper's name goes, the message starts there)
+    verb = "Training" if said["verb"][0].isupper() or (said["helper"] and not said["lead"].strip()) else "training"
     text = f"{said['lead']}{verb} on {said['count']} {said['gpus']}{said['rest']}"
     new_literal = literal.with_changes(value=f"{literal.prefix}{quote}{text}{quote}")
     new_first = first.with_changes(left=new_literal) if isinstance(first, cst.BinaryOperation) else new_literal
@@ -74,9 +75,11 @@ def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
     return cst.ensure_type(statement, cst.SimpleStatementLine).with_changes(body=[small])
 
 
-# "Wrapping model with multi_gpu_model on %d GPUs", "[INFO] creating multi-GPU model for {} GPUs..."
+# "Wrapping model with multi_gpu_model on %d GPUs", "[INFO] creating multi-GPU model for {} GPUs...",
+# "multi_gpu_model: replicating on %d GPUs"
 _COUNT_ANNOUNCED: Final = re.compile(
-    r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<verb>wrapping|converting|creating|making|building|replicating)\b[^%{]*?"
+    r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<helper>(?:multi_gpu_model|make_parallel|ModelMGPU)\s*[:-]\s*)?"
+    r"(?P<verb>wrapping|converting|creating|making|building|replicating)\b[^%{]*?"
     r"\b(?:on|for|with|across|to|over)\s+(?P<count>%[dis]|\{[^{}]*\})\s+(?P<gpus>GPUs?|gpus?|cards|devices)"
     r"(?P<rest>[^%{]*)$",
     re.IGNORECASE,
