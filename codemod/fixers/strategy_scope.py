@@ -1001,13 +1001,21 @@ def _compiled(tree: Tree, body: cst.CSTNode, names: set[str]) -> bool:
     )
 
 
+_KERAS_CALLBACKS: Final = frozenset({
+    "EarlyStopping", "ReduceLROnPlateau", "TensorBoard", "CSVLogger", "LearningRateScheduler", "TerminateOnNaN",
+    "History", "ProgbarLogger", "RemoteMonitor", "BackupAndRestore",
+})
+
+
 def _makes_callback(tree: Tree, value: cst.BaseExpression) -> bool:
     """`Histories(model=model)`, `ModelCheckpoint(...)`: a callback (a class of the file deriving
-    from one, or a name ending in `Callback`/`Checkpoint`), not a model."""
+    from one, or a name ending in `Callback`/`Checkpoint`), not a model; or a list of them."""
+    if isinstance(value, (cst.List, cst.Tuple)) and value.elements:  # `cbs = [EarlyStopping(...), Ckpt(model, p)]`
+        return all(_makes_callback(tree, e.value) for e in value.elements)
     if not isinstance(value, cst.Call):
         return False
     name = dotted_name(value.func).rsplit(".", 1)[-1]
-    if name.endswith(("Callback", "Checkpoint")):
+    if name.endswith(("Callback", "Checkpoint")) or name in _KERAS_CALLBACKS:
         return True
     return any(
         isinstance(c, cst.ClassDef) and c.name.value == name

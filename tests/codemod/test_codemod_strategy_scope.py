@@ -984,3 +984,21 @@ def test_an_optimizer_the_scope_would_create_shared_with_a_compile_outside_it_is
     fixed = source.replace("self.generator.compile(loss='mse', optimizer=optimizer)",
                            "self.generator.compile(loss='mse', optimizer='adam')")
     assert b"with strategy.scope():" in transform_source(fixed.encode(), "gan.py").output
+
+
+def test_a_list_of_callbacks_holding_the_model_needs_no_scope():
+    """`cbs = [EarlyStopping(...), TemplateCheckpoint(model, path)]` after the compile holds the
+    model but builds nothing (round 26, wb10: it went under a scope of its own, and a notebook's
+    class cell between was merged into the model's cell)."""
+    before = (
+        "from keras.callbacks import EarlyStopping, ModelCheckpoint\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "class TemplateCheckpoint(ModelCheckpoint):\n    def __init__(self, template, *a, **kw):\n"
+        "        super().__init__(*a, **kw)\n        self.template = template\n\n\n"
+        "model = build()\nparallel_model = multi_gpu_model(model, gpus=2)\nparallel_model.compile('adam', 'mse')\n"
+        "cbs = [EarlyStopping(patience=5), TemplateCheckpoint(model, 'best.h5')]\n"
+        "parallel_model.fit(x, y, callbacks=cbs)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert out.count("with strategy.scope():") == 1
+    kept = "\ncbs = [EarlyStopping(patience=5), TemplateCheckpoint(model, 'best.h5')]\nmodel.fit(x, y, callbacks=cbs)\n"
+    assert kept in out
