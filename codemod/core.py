@@ -108,6 +108,7 @@ def _transform_module_sites(
             module.code, new.code, mechanics_gone=all(s.status == "rewritten" for s in statuses)
         )
         new, reported = stale_prose.drop_stale(new, prose)
+        new = pair_returns.described(new, singles)
         findings += stale_prose.findings(source if source is not None else module.code, reported, path)
     return new, sorted(set(findings)), statuses, renamed
 

@@ -26,7 +26,7 @@ from libcst.metadata import Assignment, CodeRange, MetadataWrapper, PositionProv
 from ._tree import code_of, findall, runs_as_script, walk_same_scope
 from .template_names import NameRenamer
 
-__all__ = ["SingleReturn", "importable", "single_returns"]
+__all__ = ["SingleReturn", "described", "importable", "single_returns"]
 
 
 @dataclass(frozen=True)
@@ -65,6 +65,39 @@ def single_returns(original: cst.Module, new: cst.Module) -> tuple[cst.Module, l
             new, callers = rewritten
             changed.append(SingleReturn(old, old_names[kept], old_names[1 - kept], callers))
     return new, changed
+
+
+def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
+    """`new` with a docstring again on each builder of `singles` whose docstring went (it spoke of the
+    pair only: "Returns (template, trainable) - trainable is the multi-GPU copy."): what it returns
+    now, which its callers rely on (`model = build(...)`)."""
+    wanted = {s.function.name.value: s for s in singles if s.function.get_docstring() is not None}
+    if not wanted:
+        return new
+    body = list(new.body)
+    for index, statement in enumerate(body):
+        if not (isinstance(statement, cst.FunctionDef) and statement.name.value in wanted):
+            continue
+        if statement.get_docstring() is not None or not isinstance(statement.body, cst.IndentedBlock):
+            continue
+        returns = [n for n in walk_same_scope(statement.body) if isinstance(n, cst.Return)]
+        value = returns[0].value if len(returns) == 1 else None
+        if not isinstance(value, cst.Name) or value.value in {p.name.value for p in statement.params.params}:
+            continue  # (a model the caller passed in: not built here)
+        compiled = any(
+            isinstance(c.func, cst.Attribute) and c.func.attr.value == "compile"
+            and isinstance(c.func.value, cst.Name) and c.func.value.value == value.value
+            for c in findall(statement, cst.Call)
+        )
+        if not compiled:
+            continue  # (the rewrite compiles it where it is built: another shape says nothing here)
+        text = '"""Returns the model, built and compiled under a tf.distribute.MirroredStrategy scope."""'
+        line = cst.SimpleStatementLine(body=[cst.Expr(cst.SimpleString(text))])
+        first, *rest = statement.body.body
+        # the comment lines above the first statement stay with it, below the docstring
+        block = statement.body.with_changes(body=[line, first, *rest])
+        body[index] = statement.with_changes(body=block)
+    return new.with_changes(body=body)
 
 
 def importable(module: cst.Module) -> bool:

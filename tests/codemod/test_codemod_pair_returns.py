@@ -81,3 +81,22 @@ def test_a_guard_kept_for_its_message_loses_its_else_alias_and_the_pair_goes():
         "            print('Using %d GPUs' % n_gpu)\n        model.compile('adam', 'mse')\n    return model\n\n\n"
         "if __name__ == '__main__':\n    model = build()\n    model.fit(x, y)\n"
     )
+
+
+def test_a_builder_docstring_only_about_the_pair_says_what_it_returns_now():
+    # round 26, wb06: the docstring "Returns (template, trainable) - trainable is the multi-GPU copy."
+    # went whole, and the builder's new contract went unsaid
+    before = (
+        "from keras.utils import multi_gpu_model\n\n\ndef build(n_gpus):\n"
+        '    """Returns (template, trainable) - trainable is the multi-GPU copy when n_gpus > 1."""\n'
+        "    template = make()\n    trainable = multi_gpu_model(template, gpus=n_gpus)\n"
+        "    trainable.compile('adam', 'mse')\n    return template, trainable\n\n\n"
+        "template, trainable = build(2)\ntrainable.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert ('def build(n_gpus):\n    """Returns the model, built and compiled under a tf.distribute.MirroredStrategy '
+            'scope."""\n    strategy = ') in out
+    # a docstring that stays true stays as written
+    kept = before.replace("Returns (template, trainable) - trainable is the multi-GPU copy when n_gpus > 1.",
+                          "Build the keyword-spotting CNN.")
+    assert '    """Build the keyword-spotting CNN."""\n' in transform_source(kept.encode(), "t.py").output.decode()
