@@ -467,6 +467,15 @@ class _Pass(cst.CSTTransformer):
         self.prose = prose
         self.reported: list[tuple[str, str, int]] = []  # (text as written, what it names, its line), in order
         self.docstrings: set[int] = set()
+        self.calls: list[str] = []  # the names of the calls the visit is inside, innermost last
+
+    def visit_Call(self, node: cst.Call) -> None:
+        func = node.func
+        self.calls.append(func.attr.value if isinstance(func, cst.Attribute) else getattr(func, "value", ""))
+
+    def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
+        self.calls.pop()
+        return updated
 
     def visit_Module(self, node: cst.Module) -> None:
         self._note_docstring(node.body)
@@ -488,6 +497,11 @@ class _Pass(cst.CSTTransformer):
         # a message or help text in the code (`help="... multi_gpu_model needs >= 2"`); not a
         # file name (`"parallel_model.h5"`: no space), not a docstring (read below)
         if id(original) not in self.docstrings and " " in updated.value:
+            if self.calls and self.calls[-1] in _PRINTS:
+                # `print('weights written from the single-GPU template')`: the message less that phrase
+                cut = _message_kept(updated.value, self.prose)
+                if cut is not None:
+                    return updated.with_changes(value=cut)
             self._report(updated.value, updated.value)
         return updated
 
@@ -755,6 +769,32 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
     if "\n" not in head + "".join(kept) and not "".join(kept).endswith((quotes["quote"][0], "\\")):
         tail = tail.strip("\n\r \t")  # one line left: its closing quotes on that line, as PEP 257 has it
     return value[:start] + head + "".join(kept) + tail + quotes["quote"]
+
+
+# what prints a message: `print(...)`, a logger's methods
+_PRINTS: Final = frozenset({"print", "info", "debug", "warning", "warn", "write"})
+# a message's closing phrase: "... from the single-GPU template", "... with multi_gpu_model"
+_CLOSING_PHRASE: Final = re.compile(r"\s+(?:from|of|on|to|into|with|via|using|through|for)\s+", re.IGNORECASE)
+
+
+def _message_kept(literal: str, prose: Prose) -> str | None:
+    """A printed message (a string literal, quotes and all) less its closing phrase naming what was
+    removed, when what is left says something (two words or more) and names nothing removed."""
+    quotes = _QUOTES.match(literal)
+    if quotes is None or not literal.endswith(quotes["quote"]) or "\n" in literal:
+        return None
+    start = len(quotes["prefix"]) + len(quotes["quote"])
+    inner = literal[start:len(literal) - len(quotes["quote"])]
+    end = re.search(r"[.!?:]*\s*$", inner)
+    stop = end.start() if end else len(inner)
+    for phrase in reversed(list(_CLOSING_PHRASE.finditer(inner[:stop]))):  # the shortest first
+        head, tail = inner[:phrase.start()], inner[phrase.start():stop]
+        if re.search(r"[%{}'\"\\]", tail) or not prose.names_removed(tail):
+            continue
+        if not prose.names_removed(head) and len(head.split()) >= 2:
+            return literal[:start] + head.rstrip(" ,;") + inner[stop:] + quotes["quote"]
+        return None
+    return None
 
 
 def _summary_kept(sentence: str, prose: Prose) -> str:

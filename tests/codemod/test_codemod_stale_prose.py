@@ -867,3 +867,24 @@ def test_a_module_summary_loses_a_closing_phrase_led_by_the_helper():
 def test_what_the_wrapper_did_beside_the_model_is_mechanics(text):
     assert Prose(frozenset({"ModelMGPU"}), True).wholly_stale(text)
     assert not Prose(frozenset({"ModelMGPU"}), True).wholly_stale("# the wrap layer pads each batch")
+
+
+@pytest.mark.parametrize("line,expected", [
+    # round 26, wb02: the closing phrase naming the old pair's half goes, the message stays
+    ("print('weights written from the single-GPU template')", "print('weights written')"),
+    ("log.info('Model saved to disk, via multi_gpu_model.')", "log.info('Model saved to disk.')"),
+    # placeholders before the phrase stay, with their arguments
+    ("print('weights written from %s via multi_gpu_model' % path)", "print('weights written from %s' % path)"),
+    # left (reported): nothing would be left to say, a placeholder in the phrase, not a message
+    ("print('saved from multi_gpu_model')", None),
+    ("print('saved to %s with multi_gpu_model %d' % (path, n))", None),
+    ("mode = 'weights written from the single-GPU template'", None),
+])
+def test_a_printed_message_loses_a_closing_phrase_on_what_was_removed(line, expected):
+    before = IMPORTS + "model = build()\ngpu_model = multi_gpu_model(model, gpus=2)\n" + (
+        "gpu_model.compile('adam', 'mse')\ngpu_model.fit(x, y)\n" + line + "\n"
+    )
+    result = transform_source(before.encode(), "t.py")
+    last = result.output.decode().rstrip("\n").rsplit("\n", 1)[-1]
+    assert last == (expected or line)
+    assert ("MGPU305" in {f.code for f in result.findings}) == (expected is None)
