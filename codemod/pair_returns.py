@@ -17,8 +17,10 @@ core.py runs it on the rewritten module, with the original to compare.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Final
 
 import libcst as cst
 from libcst.metadata import Assignment, CodeRange, MetadataWrapper, PositionProvider, ScopeProvider
@@ -69,8 +71,9 @@ def single_returns(original: cst.Module, new: cst.Module) -> tuple[cst.Module, l
 
 def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
     """`new` with a docstring again on each builder of `singles` whose docstring went (it spoke of the
-    pair only: "Returns (template, trainable) - trainable is the multi-GPU copy."): what it returns
-    now, which its callers rely on (`model = build(...)`)."""
+    pair only: "Returns (template, trainable) - trainable is the multi-GPU copy."), or whose
+    `Returns:` section lists the pair: what it returns now, which its callers rely on (`model =
+    build(...)`)."""
     wanted = {s.function.name.value: s for s in singles if s.function.get_docstring() is not None}
     if not wanted:
         return new
@@ -78,7 +81,7 @@ def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
     for index, statement in enumerate(body):
         if not (isinstance(statement, cst.FunctionDef) and statement.name.value in wanted):
             continue
-        if statement.get_docstring() is not None or not isinstance(statement.body, cst.IndentedBlock):
+        if not isinstance(statement.body, cst.IndentedBlock):
             continue
         returns = [n for n in walk_same_scope(statement.body) if isinstance(n, cst.Return)]
         value = returns[0].value if len(returns) == 1 else None
@@ -91,6 +94,9 @@ def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
         )
         if not compiled:
             continue  # (the rewrite compiles it where it is built: another shape says nothing here)
+        if statement.get_docstring() is not None:
+            body[index] = _returns_section_single(statement)  # ("Returns:" over the pair's two items)
+            continue
         text = '"""Returns the model, built and compiled under a tf.distribute.MirroredStrategy scope."""'
         line = cst.SimpleStatementLine(body=[cst.Expr(cst.SimpleString(text))])
         first, *rest = statement.body.body
@@ -98,6 +104,35 @@ def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
         block = statement.body.with_changes(body=[line, first, *rest])
         body[index] = statement.with_changes(body=block)
     return new.with_changes(body=body)
+
+
+def _returns_section_single(function: cst.FunctionDef) -> cst.FunctionDef:
+    """`function` whose docstring's `Returns:` section listed the pair (`- the template model, used for
+    saving` / `- the compiled model that trains on several GPUs`) saying the one model it returns."""
+    first = cst.ensure_type(function.body, cst.IndentedBlock).body[0]
+    string = cst.ensure_type(cst.ensure_type(first, cst.SimpleStatementLine).body[0], cst.Expr).value
+    if not isinstance(string, cst.SimpleString):
+        return function
+    lines = string.value.split("\n")
+    heading = next((k for k, line in enumerate(lines) if _RETURNS.match(line)), None)
+    if heading is None:
+        return function
+    indent = len(lines[heading]) - len(lines[heading].lstrip())
+    end = heading + 1
+    while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > indent:
+        end += 1
+    items = [line for line in lines[heading + 1:end] if _ITEM.match(line)]
+    if len(items) != 2 or end == len(lines) or (end == heading + 1):
+        return function  # (not a list of the pair's two halves, or the section ends the quotes)
+    item = lines[heading + 1]
+    lead = item[:len(item) - len(item.lstrip())]
+    said = f"{lead}The model, built and compiled under a tf.distribute.MirroredStrategy scope."
+    value = "\n".join([*lines[:heading + 1], said, *lines[end:]])
+    return function.with_deep_changes(string, value=value)
+
+
+_RETURNS: Final = re.compile(r"^\s*Returns?:\s*$")
+_ITEM: Final = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+\S")
 
 
 def importable(module: cst.Module) -> bool:

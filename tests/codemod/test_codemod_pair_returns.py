@@ -100,3 +100,22 @@ def test_a_builder_docstring_only_about_the_pair_says_what_it_returns_now():
     kept = before.replace("Returns (template, trainable) - trainable is the multi-GPU copy when n_gpus > 1.",
                           "Build the keyword-spotting CNN.")
     assert '    """Build the keyword-spotting CNN."""\n' in transform_source(kept.encode(), "t.py").output.decode()
+
+
+def test_a_returns_section_listing_the_pair_lists_the_one_model():
+    # round 24, ua12: "Returns:" over "- the template model, used for saving" / "- the compiled model
+    # that can be trained with several GPUs" stayed, half renamed, after the builder returned one model
+    before = (
+        "from keras.utils import multi_gpu_model\n\n\ndef build(n_gpus):\n"
+        '    """Build the regression MLP.\n\n    Returns:\n        - the template model, used for saving\n'
+        '        - the compiled model that can be trained with several GPUs\n    """\n'
+        "    template = make()\n    trainable = multi_gpu_model(template, gpus=n_gpus)\n"
+        "    trainable.compile('adam', 'mse')\n    return template, trainable\n\n\n"
+        "template, trainable = build(2)\ntrainable.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert ('    """Build the regression MLP.\n\n    Returns:\n'
+            '        The model, built and compiled under a tf.distribute.MirroredStrategy scope.\n    """\n') in out
+    # one item (not the pair's two halves): left as written
+    one = before.replace("        - the compiled model that can be trained with several GPUs\n", "")
+    assert "        - the model, used for saving\n" in transform_source(one.encode(), "t.py").output.decode()
