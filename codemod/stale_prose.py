@@ -118,6 +118,11 @@ MECHANICS: Final = re.compile(
     r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
     # "save the template model, not the parallel one": the other half of the old pair
     r"|\b(?:parallel|multi-?gpu|wrapped)\s+one\b|\bpossibly\s+(?:parallel|multi-?gpu|replicated|wrapped)\b"
+    # "the parallel ones are only used for training", "the serial generator/discriminator"
+    r"|\bparallel\s+ones\b|\bserial\s+(?:generators?|discriminators?|encoders?|decoders?|networks?|nets?|versions?)\b"
+    # "predict() on the replica", "the replica is not loadable", "keep `model` around for saving"
+    r"|\bon\s+the\s+replica\b|\b(?:replica|wrapper)\s+(?:is|are)\s+not\b"
+    r"|\bkeep\w*\s+[^.;]{0,20}\baround\s+for\s+(?:sav|checkpoint)"
     # "checkpoints still save the base model": still, beside a parallel model that is gone
     r"|\bstill\s+(?:sav|checkpoint|writ)\w*\s+(?:the\s+)?(?:base|template|serial|original|single|cpu)\b"
     # "fall back to one if the wrap fails": the call that wrapped, gone
@@ -133,6 +138,15 @@ _PARALLEL_MODEL: Final = re.compile(
 # "Save the template model after each epoch.": one model now, "the model"
 _TEMPLATE_MODEL: Final = re.compile(
     r"\b(?P<article>the\s+|our\s+|a\s+)(?:template|serial|single[- ](?:gpu|device))\s+model\b", re.IGNORECASE
+)
+_SAVE_PURPOSE: Final = re.compile(
+    r"(?P<strategy>`?" + re.escape(STRATEGY) + r"`?)\s*,?\s+(?:so(?:\s+that)?|in\s+order\s+to|because)\s+"
+    r"[^.;]*\b(?:checkpoint|sav|load|weights)\w*[^.;]*",
+    re.IGNORECASE,
+)
+_SAVING: Final = re.compile(
+    r"\b(?:sav(?:e|es|ed|ing)|(?:re)?load\w*|checkpoint\w*)\s+(?:the\s+|our\s+)?(?:parallel|multi-gpu|multi\s+gpu)\s+model",
+    re.IGNORECASE,
 )
 # "with the reloaded template": the template as the noun, one model now
 _TEMPLATE_NOUN: Final = re.compile(
@@ -159,6 +173,8 @@ _OTHER_HALF: Final = re.compile(r"\btemplate|\bwrap|\bparallel\b|\bserial\b|\bre
 _PAIR_ASIDE: Final = re.compile(
     r"\s*\((?:not\s+)?(?:the\s+)?(?:single[- ](?:gpu|device)|serial|template|multi[- ]?gpu|parallel)\s+"
     r"(?:model|one|wrapper|copy)\)"
+    # "model used for training (may be multi-gpu)"
+    r"|\s*\((?:may\s+be|maybe|possibly|if)\s+(?:multi[- ]?gpu|parallel|wrapped)\)"
     # "the (parallel) model"
     r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel)\)(?=\s+(?:model|network|net)\b)",
     re.IGNORECASE,
@@ -313,13 +329,16 @@ class Prose:
             part = _TRAINED.sub(trained, part)
             part = _SUBJECT.sub(named("{strategy}{verb}"), _TOOL.sub(swap, _TOOL_HELPER.sub(swap, part)))
             part = _ASIDE.sub(named("({strategy})"), _VARIANT.sub(named("{strategy}{noun}"), part))
+            # "trained with ModelMGPU so that checkpoints can be saved": the wrapper's reason, not the strategy's
+            part = _SAVE_PURPOSE.sub(r"\g<strategy>", part)
             # "train the parallel model": one model now, "the model"; not where a clause of the
             # sentence names the other half ("save the template; the parallel model cannot ...")
             if self.mechanics_gone and not _TEMPLATE.search(full):
                 part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
                 part = _ON_PARALLEL_MODEL.sub(rf"\g<verb> under {STRATEGY}", part)
-                part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
+                if not _SAVING.search(part):  # ("we save the parallel model directly": the pair's problem)
+                    part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
             for parallel, template in self.parallel_names.items():  # "recompile `gpu_model`" -> `model`
                 # not where the sentence names the pair ("returns (model, gpu_model)"; in any of its
                 # clauses) or the helper
@@ -345,6 +364,14 @@ class Prose:
             return out
         # a docstring's paragraph is wrapped again, within its own widest line; a comment line stays
         return text if text.startswith("#") else _rewrapped(text, out)
+
+    def names_gone_variable(self, text: str) -> bool:
+        """`text` names a variable the migration removed that no rename stands for (`org_model`,
+        the template's old name; not `gpu_model`, which becomes the template's)."""
+        return any(
+            re.search(rf"(?<![\w.]){re.escape(n)}\b", text)
+            for n in self.removed if n not in HELPERS and n not in self.parallel_names
+        )
 
     def names_removed(self, text: str) -> str | None:
         """The first removed thing `text` names, or None."""
@@ -514,7 +541,10 @@ class _Pass(cst.CSTTransformer):
         return bool(name)
 
     def _comment(self, comment: cst.Comment) -> cst.Comment:
-        if _PRAGMA.search(comment.value):
+        if _PRAGMA.search(comment.value) or self.prose.names_gone_variable(comment.value):
+            # ("# weights are saved from org_model; the multi-GPU model shares them": a name no rename
+            # brings back, judged as written with its paragraph; renamed first, its second clause
+            # would read "the model shares them")
             return comment
         text = self.prose.renamed(comment.value)
         return comment if text == comment.value else comment.with_changes(value=text)
@@ -774,6 +804,10 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
 # what prints a message: `print(...)`, a logger's methods
 _PRINTS: Final = frozenset({"print", "info", "debug", "warning", "warn", "write"})
 # a message's closing phrase: "... from the single-GPU template", "... with multi_gpu_model"
+_FAILED_LEAD: Final = re.compile(
+    r"^\s*(?:[\w.`]+|the\s+wrap)\s+(?:failed|raised(?:\s+an?\s+\w+)?|errored|is\s+unavailable)\s*[,:;-]\s*",
+    re.IGNORECASE,
+)
 _CLOSING_PHRASE: Final = re.compile(r"\s+(?:from|of|on|to|into|with|via|using|through|for)\s+", re.IGNORECASE)
 
 
@@ -787,6 +821,19 @@ def _message_kept(literal: str, prose: Prose) -> str | None:
     inner = literal[start:len(literal) - len(quotes["quote"])]
     end = re.search(r"[.!?:]*\s*$", inner)
     stop = end.start() if end else len(inner)
+    # "model saved (single-GPU version)": the aside goes
+    aside = re.search(r"\s*\([^()%{}'\"\\]*\)$", inner[:stop])
+    if aside and prose.names_removed(aside[0]) and not prose.names_removed(inner[:aside.start()]) and len(
+        inner[:aside.start()].split()
+    ) >= 2:
+        return literal[:start] + inner[:aside.start()] + inner[stop:] + quotes["quote"]
+    # "multi_gpu_model failed, training on a single device": what follows the failure stays
+    failed = _FAILED_LEAD.match(inner)
+    if failed and prose.names_removed(failed[0]) and not prose.names_removed(inner[failed.end():]) and len(
+        inner[failed.end():stop].split()
+    ) >= 2:
+        rest = inner[failed.end():]
+        return literal[:start] + rest[0].upper() + rest[1:] + quotes["quote"]
     for phrase in reversed(list(_CLOSING_PHRASE.finditer(inner[:stop]))):  # the shortest first
         head, tail = inner[:phrase.start()], inner[phrase.start():stop]
         if re.search(r"[%{}'\"\\]", tail) or not prose.names_removed(tail):
@@ -830,7 +877,11 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
         # "The network is loaded on the CPU ...; no training happens here.": the second clause stays
         rest = second.strip()
         if (first.count("(") == first.count(")") and not first.count("`") % 2 and rest[:1].isalpha()
-                and len(rest.split()) >= 4):  # (a statement of its own, not "see utils/mgpu.py")
+                and len(rest.split()) >= 4  # (a statement of its own, not "see utils/mgpu.py")
+                and not _CONTRAST.search(rest)):  # ("this callback saves the original model instead")
+            head, newline, tail = rest.partition("\n")
+            if newline and len(head.split()) <= 2:  # "this" / "    callback saves ...": one line again
+                rest = head + " " + tail.lstrip()
             return rest[0].upper() + rest[1:]
     if not semicolon:
         joined = _JOINED_CLAUSE.search(sentence)
@@ -843,6 +894,8 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     return first.rstrip() + (end if end in ".!?" else ".")
 
 
+# words that point back at what the clause before said, gone with it
+_CONTRAST: Final = re.compile(r"\b(?:instead|as\s+well|too|also|either|both|the\s+other|original)\b", re.IGNORECASE)
 # where a phrase on how the file ran begins: "... using the ModelMGPU wrapper so that ...", ", with ..."
 _MECHANICS_PHRASE: Final = re.compile(
     r",?\s+(?:using|with|via|through|on\s+top\s+of)\s+"

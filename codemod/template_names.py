@@ -28,6 +28,7 @@ from libcst.metadata import (
 
 from ._tree import runs_as_script
 from .layout import realign_call
+from .stale_prose import MECHANICS
 
 __all__ = ["NameRenamer", "plain_names"]
 
@@ -183,7 +184,11 @@ class NameRenamer(cst.CSTTransformer):
             return updated
         pattern, new = self.word
         text = pattern.sub(new, updated.value)
-        return updated if text == updated.value else updated.with_changes(value=text)
+        if text == updated.value or MECHANICS.search(text):
+            # ("# weights are saved from org_model; the multi-GPU model shares them": the pair, which
+            # stale_prose.py drops whole; renamed first, it would read as true)
+            return updated
+        return updated.with_changes(value=text)
 
 
 def _identifier_in_prose(name: str) -> re.Pattern[str]:

@@ -63,11 +63,14 @@ def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
     quote = literal.quote
     inner = literal.value[len(literal.prefix) + len(quote):len(literal.value) - len(quote)]
     said = _COUNT_ANNOUNCED.match(inner)
-    if said is None or _STALE_MESSAGE.search(said["rest"]):
+    if said is None:
+        return None
+    rest = _BY_HELPER.sub("", said["rest"])  # "Training on %d GPUs with multi_gpu_model"
+    if _STALE_MESSAGE.search(rest):
         return None
     # ("multi_gpu_model: replicating on %d GPUs": the helper's name goes, the message starts there)
     verb = "Training" if said["verb"][0].isupper() or (said["helper"] and not said["lead"].strip()) else "training"
-    text = f"{said['lead']}{verb} on {said['count']} {said['gpus']}{said['rest']}"
+    text = f"{said['lead']}{verb} on {said['count']} {said['gpus']}{rest}"
     new_literal = literal.with_changes(value=f"{literal.prefix}{quote}{text}{quote}")
     new_first = first.with_changes(left=new_literal) if isinstance(first, cst.BinaryOperation) else new_literal
     args = [call.args[0].with_changes(value=new_first), *call.args[1:]]
@@ -79,9 +82,17 @@ def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
 # "multi_gpu_model: replicating on %d GPUs"
 _COUNT_ANNOUNCED: Final = re.compile(
     r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<helper>(?:multi_gpu_model|make_parallel|ModelMGPU)\s*[:-]\s*)?"
-    r"(?P<verb>wrapping|converting|creating|making|building|replicating)\b[^%{]*?"
+    r"(?P<verb>wrapping|converting|creating|making|building|replicating|training)\b[^%{]*?"
     r"\b(?:on|for|with|across|to|over)\s+(?P<count>%[dis]|\{[^{}]*\})\s+(?P<gpus>GPUs?|gpus?|cards|devices)"
     r"(?P<rest>[^%{]*)$",
+    re.IGNORECASE,
+)
+
+
+# "... with multi_gpu_model": the helper named as the tool, at the message's end
+_BY_HELPER: Final = re.compile(
+    r"\s+(?:with|via|using|through)\s+(?:the\s+)?`?(?:multi_gpu_model|make_parallel|ModelMGPU)`?"
+    r"(?:\s+(?:wrapper|helper))?(?=\s*[.!:]*\s*$)",
     re.IGNORECASE,
 )
 

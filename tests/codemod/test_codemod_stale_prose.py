@@ -888,3 +888,62 @@ def test_a_printed_message_loses_a_closing_phrase_on_what_was_removed(line, expe
     last = result.output.decode().rstrip("\n").rsplit("\n", 1)[-1]
     assert last == (expected or line)
     assert ("MGPU305" in {f.code for f in result.findings}) == (expected is None)
+
+
+@pytest.mark.parametrize("text,renamed,stale", [
+    # round 27: xb02, the wrapper's reason goes with it; xb06, saving the parallel model was the pair's
+    # problem, not renamed into a false "we save the model directly"
+    ("DenseNet-ish head, trained with `ModelMGPU` so that checkpoints can be saved.",
+     "DenseNet-ish head, trained with `tf.distribute.MirroredStrategy`.", False),
+    ("We save the parallel model directly (we always reload on the same node).", None, True),
+    ("Compile and train the parallel model.", "Compile and train the model.", False),
+    # xa07, xa01, xa03, xb09, xb20: the old pair's halves and the wrapper's limits
+    ("The serial generator/discriminator are returned as well; the parallel ones only train.", None, True),
+    ("# replicate the model on every GPU; keep `model` around for saving", None, False),
+    ("# predict() on the replica splits each batch between the GPUs", None, True),
+    ("# save the single-device template; the replica is not loadable on 1 GPU", None, True),
+    ("# model used for training (may be multi-gpu)", "# model used for training", False),
+])
+def test_round_27_prose(text, renamed, stale):
+    prose = Prose(frozenset({"ModelMGPU", "multi_gpu_model"}), True)
+    now = prose.renamed(text, markdown=not text.startswith("#"))
+    assert now == (renamed or text)
+    assert prose.wholly_stale(now) == stale  # (stale whole: it goes)
+    if text.startswith("# replicate"):
+        assert prose.without_stale_sentences(text) == "# replicate the model on every GPU"
+
+
+def test_a_comment_naming_the_templates_old_name_and_the_pair_goes_whole():
+    """Round 27, xa04: "# weights are saved from org_model; the multi-GPU model shares them" was
+    renamed clause by clause into "from model; the model shares them"."""
+    before = IMPORTS + (
+        "\n\ndef run(n):\n    org_model = build()\n    model = multi_gpu_model(org_model, gpus=n)\n"
+        "    model.compile('adam', 'mse')\n    # weights are saved from org_model; the multi-GPU model shares them\n"
+        "    model.fit(x, y)\n    org_model.save('m.h5')\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "shares them" not in out and "    model.save('m.h5')\n" in out
+
+
+def test_a_docstring_clause_pointing_back_at_what_went_goes_with_it():
+    """Round 27, xa10: "...would save the multi_gpu_model wrapper; this" / "callback saves the original
+    model instead." kept "This" / "callback saves ..." across two lines."""
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = ('"""Keras\' ModelCheckpoint would save the multi_gpu_model wrapper; this\n'
+            '    callback saves the original model instead.\n    """')
+    assert docstring_without_stale(text, prose) == ""
+    kept = text.replace("the original model instead", "each epoch's weights to disk")
+    assert docstring_without_stale(kept, prose) == '"""This callback saves each epoch\'s weights to disk."""'
+
+
+@pytest.mark.parametrize("line,expected", [
+    # round 27, xa05 / xa16: a failure named first, an aside naming the old half
+    ("print('multi_gpu_model failed, training on a single device')", "print('Training on a single device')"),
+    ('print("model saved (single-GPU version)")', 'print("model saved")'),
+])
+def test_a_printed_message_loses_what_named_the_old_mechanics(line, expected):
+    before = IMPORTS + "model = build()\ngpu_model = multi_gpu_model(model, gpus=2)\n" + (
+        "gpu_model.compile('adam', 'mse')\ngpu_model.fit(x, y)\n" + line + "\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert out.rstrip("\n").rsplit("\n", 1)[-1] == expected

@@ -79,6 +79,8 @@ def test_a_logging_callable_inside_the_guard_goes_and_the_guard_chooses_the_stra
     ("log.info('Wrapping model with multi_gpu_model on %d GPUs', args.gpus)",
      "log.info('Training on %d GPUs', args.gpus)"),
     ('print("[INFO] creating multi-GPU model for %d GPUs..." % G)', 'print("[INFO] training on %d GPUs..." % G)'),
+    # round 27, xa18: the helper named as the tool at the end goes, the count stays
+    ('log.info("Training on %d GPUs with multi_gpu_model", n)', 'log.info("Training on %d GPUs", n)'),
     # round 26, wb14: the helper's name leading the message goes with it
     ("print('multi_gpu_model: replicating on %d GPUs' % NGPU)", "print('Training on %d GPUs' % NGPU)"),
     ('print("converting model to parallel")', None),  # no count to keep: it goes
