@@ -927,7 +927,13 @@ def _structured(paragraph: str) -> bool:
         if _FIELD.match(line) and (k == 0 or lines[k - 1].rstrip().endswith((".", ":", ";", "!", "?", ","))
                                    or _FIELD.match(lines[k - 1]))
     )
-    return len(indents) > 1 or any(line.rstrip().endswith(":") for line in lines) or fields > 1 or (
+    def heads_a_list(k: int) -> bool:  # "Args:" over its fields; not "... helper:" / "each GPU gets ..."
+        if not lines[k].rstrip().endswith(":"):
+            return False
+        after = lines[k + 1] if k + 1 < len(lines) else ""
+        indent = len(lines[k]) - len(lines[k].lstrip())
+        return not (after.strip()[:1].islower() and len(after) - len(after.lstrip()) == indent)
+    return len(indents) > 1 or any(heads_a_list(k) for k in range(len(lines))) or fields > 1 or (
         fields == 1 and not _FIELD.match(lines[0])
     )
 

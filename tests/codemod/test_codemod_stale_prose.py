@@ -947,3 +947,14 @@ def test_a_printed_message_loses_what_named_the_old_mechanics(line, expected):
     )
     out = transform_source(before.encode(), "t.py").output.decode()
     assert out.rstrip("\n").rsplit("\n", 1)[-1] == expected
+
+
+def test_a_line_ending_in_a_colon_before_lower_case_text_is_one_sentence_not_a_list():
+    """Round 27, xa06: "... with the old `make_parallel` helper:" / "each GPU gets a slice ..." was
+    read as a list heading, left and reported; "Args:" over its fields is still a list."""
+    prose = Prose(frozenset({"make_parallel"}), True)
+    text = ('"""Matrix-factorisation recommender.\n\nMulti-GPU data parallelism is done with the old '
+            '`make_parallel` helper:\neach GPU gets a slice of the batch and the outputs are concatenated on CPU.\n"""')
+    assert docstring_without_stale(text, prose, keep_first=True) == '"""Matrix-factorisation recommender."""'
+    listed = '"""Train.\n\n    Args:\n        gpus: count for make_parallel.\n    """'
+    assert docstring_without_stale(listed, prose) is None
