@@ -13,11 +13,11 @@ from ._tree import Block, Tree, bound_names, findall, memoized, used_names
 
 __all__ = [
     "MODEL_PARTS",
-    "fed_data",
-    "loads_data",
     "construction_start",
     "dependency_statements",
+    "fed_data",
     "is_alias",
+    "loads_data",
     "makes_layers",
     "object_reads",
     "outer_construction",

@@ -6,11 +6,14 @@ migrated script trains, saves and predicts with `serial`, a name that only meant
 parallel one". A reviewer renames it back to `model`. So does this pass: the template's name goes
 where it was the old pair's half (`serial`, `template_model`, `_model`, `single_gpu_model`,
 `orig_model`, `cpu_model`), the parallel model's was a plain one (`model`, `net`, `autoencoder`,
-not `gpu_model` or `parallel_net`), and renaming provably changes nothing: the plain name is bound
-and read nowhere in the migrated file, the template's is bound by plain assignments in one
-function's (or a script's module) scope only, never a parameter, `global` or `nonlocal`, and every
-read of it resolves there. Comment words written as that identifier (`template_model`, or a
-backquoted `serial`) follow. core.py runs it last, on the migrated module.
+not `gpu_model` or `parallel_net`; when neither is plain, `template_model` / `train_model`, the one
+model is `model`), and renaming provably changes nothing: the plain name is bound or read only in
+other scopes that bind it themselves (`def evaluate(model)`), the template's is bound by plain
+assignments in function scopes and in the module scope of a script or under its `if __name__ ==
+"__main__":` (a builder's local and its caller's, renamed together), never a parameter, class
+attribute, `global` or `nonlocal`, and every read of it resolves there. Comment words written as
+that identifier (`template_model`, or a backquoted `serial`) follow, unless the comment speaks of
+the old pair. core.py runs it last, on the migrated module.
 """
 
 from __future__ import annotations
