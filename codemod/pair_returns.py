@@ -74,7 +74,7 @@ def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
     pair only: "Returns (template, trainable) - trainable is the multi-GPU copy."), or whose
     `Returns:` section lists the pair: what it returns now, which its callers rely on (`model =
     build(...)`)."""
-    wanted = {s.function.name.value: s for s in singles if s.function.get_docstring() is not None}
+    wanted = {s.function.name.value for s in singles if s.function.get_docstring() is not None}
     if not wanted:
         return new
     body = list(new.body)

@@ -715,6 +715,18 @@ class _Pass(cst.CSTTransformer):
 
 
 _QUOTES: Final = re.compile(r'(?P<prefix>[rRuU]?)(?P<quote>"""|\'\'\'|"|\')')
+
+
+def _string_parts(literal: str) -> tuple[str, str, str] | None:
+    """(opening prefix and quotes, text, closing quotes) of a string literal; None for an f-string,
+    a bytes literal or anything else this cannot take apart."""
+    quotes = _QUOTES.match(literal)
+    if quotes is None or not literal.endswith(quotes["quote"]) or len(literal) < 2 * len(quotes["quote"]) + len(
+        quotes["prefix"]
+    ):
+        return None
+    start = len(quotes["prefix"]) + len(quotes["quote"])
+    return literal[:start], literal[start:len(literal) - len(quotes["quote"])], quotes["quote"]
 _PARAGRAPH_BREAK: Final = re.compile(r"(\n[ \t]*\n)")
 # a sentence ends at `.`/`!`/`?` before a space, not in "e.g." or "i.e."
 _SENTENCE: Final = re.compile(r"\S.*?(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bcf)[.!?](?=\s|$)|$)", re.DOTALL)
@@ -742,13 +754,10 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
             return None
         cleaned = docstring_without_stale(value.replace("\r\n", "\n"), prose, keep_first=keep_first)
         return None if cleaned is None else cleaned.replace("\n", "\r\n")
-    quotes = _QUOTES.match(value)
-    if quotes is None or not value.endswith(quotes["quote"]) or len(value) < 2 * len(quotes["quote"]) + len(
-        quotes["prefix"]
-    ):
+    literal = _string_parts(value)
+    if literal is None:
         return None
-    start = len(quotes["prefix"]) + len(quotes["quote"])
-    inner = value[start:len(value) - len(quotes["quote"])]
+    opening, inner, closing = literal
     core = inner.strip()
     if not core:
         return None
@@ -796,9 +805,9 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
     if not kept:
         return ""
     kept[0] = kept[0].lstrip(" \t")  # a later paragraph now first: right after the quotes
-    if "\n" not in head + "".join(kept) and not "".join(kept).endswith((quotes["quote"][0], "\\")):
+    if "\n" not in head + "".join(kept) and not "".join(kept).endswith((closing[0], "\\")):
         tail = tail.strip("\n\r \t")  # one line left: its closing quotes on that line, as PEP 257 has it
-    return value[:start] + head + "".join(kept) + tail + quotes["quote"]
+    return opening + head + "".join(kept) + tail + closing
 
 
 # what prints a message: `print(...)`, a logger's methods
@@ -814,11 +823,10 @@ _CLOSING_PHRASE: Final = re.compile(r"\s+(?:from|of|on|to|into|with|via|using|th
 def _message_kept(literal: str, prose: Prose) -> str | None:
     """A printed message (a string literal, quotes and all) less its closing phrase naming what was
     removed, when what is left says something (two words or more) and names nothing removed."""
-    quotes = _QUOTES.match(literal)
-    if quotes is None or not literal.endswith(quotes["quote"]) or "\n" in literal:
+    parts = _string_parts(literal)
+    if parts is None or "\n" in literal:
         return None
-    start = len(quotes["prefix"]) + len(quotes["quote"])
-    inner = literal[start:len(literal) - len(quotes["quote"])]
+    opening, inner, closing = parts
     end = re.search(r"[.!?:]*\s*$", inner)
     stop = end.start() if end else len(inner)
     # "model saved (single-GPU version)": the aside goes
@@ -826,20 +834,20 @@ def _message_kept(literal: str, prose: Prose) -> str | None:
     if aside and prose.names_removed(aside[0]) and not prose.names_removed(inner[:aside.start()]) and len(
         inner[:aside.start()].split()
     ) >= 2:
-        return literal[:start] + inner[:aside.start()] + inner[stop:] + quotes["quote"]
+        return opening + inner[:aside.start()] + inner[stop:] + closing
     # "multi_gpu_model failed, training on a single device": what follows the failure stays
     failed = _FAILED_LEAD.match(inner)
     if failed and prose.names_removed(failed[0]) and not prose.names_removed(inner[failed.end():]) and len(
         inner[failed.end():stop].split()
     ) >= 2:
         rest = inner[failed.end():]
-        return literal[:start] + rest[0].upper() + rest[1:] + quotes["quote"]
+        return opening + rest[0].upper() + rest[1:] + closing
     for phrase in reversed(list(_CLOSING_PHRASE.finditer(inner[:stop]))):  # the shortest first
         head, tail = inner[:phrase.start()], inner[phrase.start():stop]
         if re.search(r"[%{}'\"\\]", tail) or not prose.names_removed(tail):
             continue
         if not prose.names_removed(head) and len(head.split()) >= 2:
-            return literal[:start] + head.rstrip(" ,;") + inner[stop:] + quotes["quote"]
+            return opening + head.rstrip(" ,;") + inner[stop:] + closing
         return None
     return None
 

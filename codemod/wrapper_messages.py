@@ -16,6 +16,7 @@ from typing import Final
 import libcst as cst
 
 from ._tree import Tree, findall
+from .stale_prose import HELPERS
 
 __all__ = ["MESSAGE_FUNCTIONS", "announces_wrapper", "announcing_messages", "reworded"]
 
@@ -81,7 +82,7 @@ def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
 # "Wrapping model with multi_gpu_model on %d GPUs", "[INFO] creating multi-GPU model for {} GPUs...",
 # "multi_gpu_model: replicating on %d GPUs"
 _COUNT_ANNOUNCED: Final = re.compile(
-    r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<helper>(?:multi_gpu_model|make_parallel|ModelMGPU)\s*[:-]\s*)?"
+    r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<helper>(?:" + "|".join(HELPERS) + r")\s*[:-]\s*)?"
     r"(?P<verb>wrapping|converting|creating|making|building|replicating|training)\b[^%{]*?"
     r"\b(?:on|for|with|across|to|over)\s+(?P<count>%[dis]|\{[^{}]*\})\s+(?P<gpus>GPUs?|gpus?|cards|devices)"
     r"(?P<rest>[^%{]*)$",
@@ -91,7 +92,7 @@ _COUNT_ANNOUNCED: Final = re.compile(
 
 # "... with multi_gpu_model": the helper named as the tool, at the message's end
 _BY_HELPER: Final = re.compile(
-    r"\s+(?:with|via|using|through)\s+(?:the\s+)?`?(?:multi_gpu_model|make_parallel|ModelMGPU)`?"
+    r"\s+(?:with|via|using|through)\s+(?:the\s+)?`?(?:" + "|".join(HELPERS) + r")`?"
     r"(?:\s+(?:wrapper|helper))?(?=\s*[.!:]*\s*$)",
     re.IGNORECASE,
 )
