@@ -945,12 +945,40 @@ def _only_says(statement: cst.BaseStatement) -> bool:
     )
 
 
+def _choice_messages_first(body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """`body` with a messages-only `if` that says which device path runs (`if gpus > 1:
+    log.info('%d GPUs', gpus)` / `else: log.info('one device')`, left by a collapsed guard among
+    the statements the scope covers) moved to its front, so that it stays above the `with`, by
+    the strategy line: it creates nothing. Only when nothing before it binds or changes a name it
+    reads and no cell boundary lies between."""
+    if any(cell_boundary(s) for s in body):
+        return body
+    moved: list[int] = []
+    for index, statement in enumerate(body):
+        if index == 0 or not isinstance(statement, cst.If) or not _only_says(statement):
+            continue
+        if any(_CELL_MARK.match(line.comment.value) for s in body[1:index + 1] for line in _leading_lines(s)
+               if line.comment is not None):
+            break
+        parsed = _one_statement(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
+        earlier = [_one_statement(_MODULE.code_for_node(s.with_changes(leading_lines=[]))) for s in body[:index]]
+        if parsed is None or any(e is None for e in earlier):
+            continue
+        changed = set().union(*(_changed_in(e) for e in earlier))
+        if not _names_in(parsed) & changed:
+            moved.append(index)
+    if not moved:
+        return body
+    return [*(body[i] for i in moved), *(s for i, s in enumerate(body) if i not in moved)]
+
+
 def _scoped_parts(body: list[cst.BaseStatement]) -> list[tuple[bool, list[cst.BaseStatement]]]:
     """The scope's statements as (under a scope?, statements): one scope, unless the model is
     trained among them (`fit` before a second `compile` of a fine-tuning stage, or after the
     compile in a dissolved `with tf.device(...)` block). Then each stretch that builds or
     compiles gets a `with` of its own, and what lies between and after (the `fit`, the data it
     reads, `layer.trainable = True`) stays at the block's level, as written."""
+    body = _choice_messages_first(body)
     lead = next((i for i, s in enumerate(body) if not _only_says(s)), len(body))
     trail = next((i for i, s in enumerate(reversed(body)) if not _only_says(s)), len(body))
     if 0 < lead + trail < len(body):

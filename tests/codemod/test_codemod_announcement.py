@@ -55,8 +55,8 @@ SCOPE = "with strategy.scope():\n    model = build()\n"
         HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\nexcept Exception as e:\n"
         "    print('multi_gpu_model failed: %s' % e)\n    parallel = model\nelse:\n    print('on 2 GPUs')\n"
         "parallel.compile('adam', 'mse')\n",
-        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        + IF + "        print('on 2 GPUs')\n    model.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + TOP_IF + "    print('on 2 GPUs')\n" + SCOPE
+        + "    model.compile('adam', 'mse')\n",
         id="an-else-that-only-prints-said-what-the-body-would-have",
     ),
 ])
@@ -125,8 +125,8 @@ def test_a_guard_holding_only_such_a_try_chooses_the_strategy_and_says_it_there(
         HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('multi')\nexcept ValueError as err:\n"
         "    # multi_gpu_model raises ValueError with fewer GPUs\n    print('failed (%s), one device' % err)\n"
         "    parallel = model\nparallel.compile('adam', 'mse')\n",
-        "import tensorflow as tf\n\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        + IF + "        print('multi')\n    model.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + TOP_IF + "    print('multi')\n" + SCOPE
+        + "    model.compile('adam', 'mse')\n",
         id="a-comment-on-the-errors-message-about-the-error-goes-with-it",
     ),
 ])

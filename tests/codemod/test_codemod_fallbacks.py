@@ -299,8 +299,8 @@ def test_a_kept_if_that_only_prints_besides_what_both_branches_do_is_not_reporte
     result = transform_source(source)
     assert [f.code for f in result.findings] == []
     assert result.output.decode().endswith(
-        "        if gpus > 1:\n            print('parallel')\n        model.compile(optimizer='adam',\n"
-        "                      loss='mse')\n\n        return model.fit(x, y)\n"
+        "    if gpus > 1:\n        print('parallel')\n    with strategy.scope():\n        model = build()\n"
+        "        model.compile(optimizer='adam',\n                      loss='mse')\n\n        return model.fit(x, y)\n"
     )
 
 

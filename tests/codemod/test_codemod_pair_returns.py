@@ -77,8 +77,8 @@ def test_a_guard_kept_for_its_message_loses_its_else_alias_and_the_pair_goes():
     )
     after = transform_source(before.encode(), "train.py").output.decode()
     assert after.endswith(
-        "    with strategy.scope():\n        model = make()\n        if n_gpu > 1:\n"
-        "            print('Using %d GPUs' % n_gpu)\n        model.compile('adam', 'mse')\n    return model\n\n\n"
+        "    if n_gpu > 1:\n        print('Using %d GPUs' % n_gpu)\n    with strategy.scope():\n"
+        "        model = make()\n        model.compile('adam', 'mse')\n    return model\n\n\n"
         "if __name__ == '__main__':\n    model = build()\n    model.fit(x, y)\n"
     )
 

@@ -254,3 +254,38 @@ def test_a_callback_pointed_at_the_template_before_fit_is_left_to_fit():
     for kept in ("    callbacks[1].set_model(template)\n    parallel.fit(x, y, callbacks=callbacks[:1])\n",
                  "    callbacks[1].set_model(template)\n    template.fit(x, y, callbacks=callbacks)\n"):
         assert "set_model(" in transform_source((head + kept).encode(), "t.py").output.decode()
+
+
+def test_a_messages_only_if_left_by_the_guard_goes_above_the_scope_by_the_strategy_line():
+    # round 27, xb20: `if gpus > 1: logging.info(...)` / `else: logging.info(...)` sat inside the
+    # `with`, between the build and the compile; it creates nothing and reads only the count
+    # (counted after the build, so the strategy cannot be chosen in the guard's branches)
+    before = (
+        "import logging\nimport os\nfrom keras.utils import multi_gpu_model\n\n\nclass Trainer:\n"
+        "    def compile(self):\n        self.model_save = self.build()\n"
+        "        gpus = len(os.environ['CUDA_VISIBLE_DEVICES'].split(','))\n        if gpus > 1:\n"
+        "            self.model = multi_gpu_model(self.model_save, gpus=gpus)\n"
+        "            logging.info('Training using %d GPUs...', gpus)\n        else:\n"
+        "            self.model = self.model_save\n            logging.info('Training using one device...')\n"
+        "        self.model.compile(loss='mse', optimizer='adam')\n"
+    )
+    after = transform_source(before.encode(), "train.py").output.decode()
+    assert after.endswith(
+        "        if gpus > 1:\n            logging.info('Training using %d GPUs...', gpus)\n        else:\n"
+        "            logging.info('Training using one device...')\n        with strategy.scope():\n"
+        "            self.model_save = self.build()\n            self.model = self.model_save\n"
+        "            self.model.compile(loss='mse', optimizer='adam')\n"
+    )
+
+
+def test_a_messages_only_if_reading_what_the_scope_binds_stays_under_it():
+    # `n` is counted from the model the scope builds: the message must follow it
+    before = (
+        "from keras.utils import multi_gpu_model\n\ngpus = 2\nmodel = build()\nn = model.count_params()\n"
+        "if gpus > 1:\n    parallel = multi_gpu_model(model, gpus=gpus)\n"
+        "    print('%d weights on %d GPUs' % (n, gpus))\n"
+        "else:\n    parallel = model\n    print('one device')\nparallel.compile('sgd', 'mse')\n"
+    )
+    after = transform_source(before.encode(), "train.py").output.decode()
+    scope = after.index("with strategy.scope():")
+    assert scope < after.index("n = model.count_params()") < after.index("if gpus > 1:")

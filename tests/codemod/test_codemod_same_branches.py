@@ -20,8 +20,8 @@ PAIRS = [
         "    parallel = multi_gpu_model(model, gpus=gpus)\n    parallel.compile(optimizer='sgd',\n"
         "                     loss='mse')\n    parallel.fit(x, y)\nelse:\n"
         "    model.compile(optimizer='sgd', loss='mse')\n    model.fit(x, y)\n",
-        "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        "    if gpus > 1:\n        print('parallel')\n    model.compile(optimizer='sgd',\n"
+        "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "if gpus > 1:\n    print('parallel')\n"
+        "with strategy.scope():\n    model = build()\n    model.compile(optimizer='sgd',\n"
         "                  loss='mse')\nmodel.fit(x, y)\n",
         [],
         id="a-compile-laid-out-differently-in-each-branch-is-the-same-compile",
@@ -67,8 +67,8 @@ PAIRS = [
     pytest.param(
         HEAD + "gpus = 2\nmodel = build()\nif gpus > 1:\n    trainer = multi_gpu_model(model, gpus=gpus)\n"
         "elif gpus == 1:\n    trainer = model\n    print('one GPU')\n\ntrainer.compile('sgd', 'mse')\n",
-        "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
-        "    trainer = model\n    if gpus == 1:\n        print('one GPU')\n\n    trainer.compile('sgd', 'mse')\n",
+        "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "if gpus == 1:\n    print('one GPU')\n"
+        "with strategy.scope():\n    model = build()\n    trainer = model\n\n    trainer.compile('sgd', 'mse')\n",
         [],  # with no branch run, `trainer.compile` stopped on a NameError: the chain was every path
         id="elif-without-else-whose-no-branch-path-stops",
     ),
