@@ -26,6 +26,7 @@ import libcst as cst
 
 from ._tree import Tree, code_of, used_names, walk
 from .fallbacks import droppable, message
+from .replica_count import replicas_said
 from .same_branches import without_blank_lead
 
 __all__ = ["Announcement", "announcement"]
@@ -46,11 +47,12 @@ class Announcement:
 
 
 def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, strategy: str,
-                 target: str, template: str) -> Announcement | None:
+                 target: str, template: str, count: str | None = None) -> Announcement | None:
     """The `if <strategy>.num_replicas_in_sync > 1:` that replaces `kept` (after `target =
     template` when the `except` branch bound that too), or None when `kept` does more than
     announce: another statement besides the call, another handler, an `else` doing more than
-    printing, a `finally`, or a message reading `target` where the rewrite renames it away."""
+    printing, a `finally`, or a message reading `target` where the rewrite renames it away.
+    `count`: the most GPUs the strategy takes; a message printing it prints the replica count."""
     if kept.finalbody is not None or len(kept.handlers) != 1:
         return None
     # `else: print('running on 2 GPUs')`: it ran when the call did not raise, as the body's own
@@ -101,6 +103,8 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
         return Announcement([alias], alias)
     # (the call's own comments go above the strategy line: plan.py)
     said[0] = without_blank_lead(said[0])
+    if count is not None:
+        said = [replicas_said(s, count, strategy) for s in said]
     orelse = None
     if otherwise:
         otherwise[0] = without_blank_lead(otherwise[0])

@@ -19,6 +19,7 @@ from . import stale_comments
 from .same_branches import already_holds, merged
 from .stale_comments import CPU_PLACEMENT, MECHANICS
 from .fallbacks import ChainBranch, Said, message
+from .replica_count import replicas_said, sliced_count
 from .strategy_expression import StrategyCode, refine
 
 if TYPE_CHECKING:
@@ -1040,14 +1041,17 @@ def _with_said(
     GPU"), an `if <name>.num_replicas_in_sync > 1:` after the strategy line says them."""
     if said.chain is not None:
         return _chosen_in_chain(strategy, name, expression, said.chain), []
+    count = sliced_count(expression)
     if said.replicas is not None and said.replicas_for_both:
         several, one = ([_message_line(s) for s in group] for group in said.replicas)
-        return strategy, [_replicas_if(name, several, one)]
+        return strategy, [_replicas_if(name, several, one, count)]
     groups = (said.before, said.after, said.otherwise, said.otherwise_after)
     before, after, otherwise, otherwise_after = ([_message_line(s) for s in group] for group in groups)
+    if count is not None:  # said after the strategy line, on the GPUs it holds
+        after = [replicas_said(s, count, name) for s in after]
     if said.replicas is not None:
         several, one = ([_message_line(s) for s in group] for group in said.replicas)
-        after = [*after, _replicas_if(name, several, one)]
+        after = [*after, _replicas_if(name, several, one, count)]
     branch = expression.branch if isinstance(expression, StrategyCode) else None
     if isinstance(strategy, cst.If) and branch is not None:
         multi, single = (strategy.body, strategy.orelse) if branch.multi_when_true else (
@@ -1063,7 +1067,7 @@ def _with_said(
         return strategy.with_changes(body=new_single, orelse=orelse.with_changes(body=new_multi)), []
     if said.replicas is not None and not (before or otherwise or otherwise_after):
         return strategy, after  # only the `try`'s messages: its `if` on the replica count as it is
-    return strategy, [_replicas_if(name, [*before, *after], [*otherwise, *otherwise_after])]
+    return strategy, [_replicas_if(name, [*before, *after], [*otherwise, *otherwise_after], count)]
 
 
 def _chosen_in_chain(
@@ -1087,9 +1091,14 @@ def _chosen_in_chain(
     return chosen
 
 
-def _replicas_if(name: str, several: list[cst.BaseStatement], one: list[cst.BaseStatement]) -> cst.If:
+def _replicas_if(
+    name: str, several: list[cst.BaseStatement], one: list[cst.BaseStatement], count: str | None = None
+) -> cst.If:
     """`if <name>.num_replicas_in_sync > 1: several else: one` (no `else` when `one` is empty;
-    `if <name>.num_replicas_in_sync == 1: one` when `several` is)."""
+    `if <name>.num_replicas_in_sync == 1: one` when `several` is). `several` print the replica
+    count where they printed `count`, the most GPUs the strategy takes (replica_count.py)."""
+    if count is not None:
+        several = [replicas_said(s, count, name) for s in several]
     if not several:
         return cst.If(test=cst.parse_expression(f"{name}.num_replicas_in_sync == 1"), body=cst.IndentedBlock(body=one))
     return cst.If(

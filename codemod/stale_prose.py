@@ -814,7 +814,7 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
 _PRINTS: Final = frozenset({"print", "info", "debug", "warning", "warn", "write"})
 # a message's closing phrase: "... from the single-GPU template", "... with multi_gpu_model"
 _FAILED_LEAD: Final = re.compile(
-    r"^\s*(?:[\w.`]+|the\s+wrap)\s+(?:failed|raised(?:\s+an?\s+\w+)?|errored|is\s+unavailable)\s*[,:;-]\s*",
+    r"^\s*(?P<tag>\[\w+\]\s*)?(?:[\w.`]+|the\s+wrap)\s+(?:failed|raised(?:\s+an?\s+\w+)?|errored|is\s+unavailable)\s*[,:;-]\s*",
     re.IGNORECASE,
 )
 _CLOSING_PHRASE: Final = re.compile(r"\s+(?:from|of|on|to|into|with|via|using|through|for)\s+", re.IGNORECASE)
@@ -840,8 +840,8 @@ def _message_kept(literal: str, prose: Prose) -> str | None:
     if failed and prose.names_removed(failed[0]) and not prose.names_removed(inner[failed.end():]) and len(
         inner[failed.end():stop].split()
     ) >= 2:
-        rest = inner[failed.end():]
-        return opening + rest[0].upper() + rest[1:] + closing
+        rest = inner[failed.end():]  # (after its `[INFO] ` tag, kept)
+        return opening + (failed["tag"] or "") + rest[0].upper() + rest[1:] + closing
     for phrase in reversed(list(_CLOSING_PHRASE.finditer(inner[:stop]))):  # the shortest first
         head, tail = inner[:phrase.start()], inner[phrase.start():stop]
         if re.search(r"[%{}'\"\\]", tail) or not prose.names_removed(tail):

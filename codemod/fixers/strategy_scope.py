@@ -63,6 +63,7 @@ from ..preconditions import (
 from ..recognise import Site
 from ..stale_comments import CELL_MARKER
 from ..announcement import announcement
+from ..replica_count import sliced_count
 from ..same_branches import dissolves
 from ..strategy_expression import (
     KeptCondition, StrategyCode, compared_in_guards, refine, strategy_expression, surely_int,
@@ -1951,7 +1952,8 @@ def _replace_site(ctx: FixContext, item: _Planned) -> None:
     announced = None
     if isinstance(kept, cst.Try):
         # a `try` that only said which path ran: the replica count says it now (announcement.py)
-        announced = announcement(tree, kept, item.anchor, ctx.strategy_name(item.scope_node), target, template)
+        announced = announcement(tree, kept, item.anchor, ctx.strategy_name(item.scope_node), target, template,
+                                 sliced_count(refine(item.expression, tree)))
     if announced is not None and announced.alias is not None and isinstance(site.target, cst.Name):
         # `except ValueError: parallel = model` too: both bind the template, so every read of
         # `parallel` reads the template, when nothing else binds it

@@ -339,7 +339,8 @@ def test_a_cell_that_only_says_which_path_ran_gets_no_scope():
         "parallel.compile('adam', 'mse')\n",
     ])
     assert cells[1] == (
-        "if strategy.num_replicas_in_sync > 1:\n    print('{} GPUs'.format(2))\nelse:\n    print('one device')\n"
+        "if strategy.num_replicas_in_sync > 1:\n    print('{} GPUs'.format(strategy.num_replicas_in_sync))\nelse:\n"
+        "    print('one device')\n"
     )
     assert cells[2] == "with strategy.scope():\n    model.compile('adam', 'mse')\n"
 

@@ -958,3 +958,15 @@ def test_a_line_ending_in_a_colon_before_lower_case_text_is_one_sentence_not_a_l
     assert docstring_without_stale(text, prose, keep_first=True) == '"""Matrix-factorisation recommender."""'
     listed = '"""Train.\n\n    Args:\n        gpus: count for make_parallel.\n    """'
     assert docstring_without_stale(listed, prose) is None
+
+
+def test_a_tagged_message_opening_with_the_helpers_failure_keeps_its_tag():
+    # round 22, sa04: "[INFO] multi_gpu_model failed, training on a single device"
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\ntry:\n"
+        "    model = multi_gpu_model(model, gpus=2)\n    print('[INFO] training on 2 GPUs')\nexcept ValueError:\n"
+        "    print('[INFO] multi_gpu_model failed, training on a single device')\nmodel.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    assert "    print('[INFO] Training on a single device')\n" in result.output.decode()
+    assert [f.code for f in result.findings] == []
