@@ -137,7 +137,9 @@ _PARALLEL_MODEL: Final = re.compile(
 )
 # "Save the template model after each epoch.": one model now, "the model"
 _TEMPLATE_MODEL: Final = re.compile(
-    r"\b(?P<article>the\s+|our\s+|a\s+)(?:template|serial|single[- ](?:gpu|device))\s+model\b", re.IGNORECASE
+    r"\b(?P<article>the\s+|our\s+|a\s+)(?:(?:template|serial|single[- ](?:gpu|device))\s+model"
+    r"|(?:serial|single[- ](?:gpu|device)|cpu)\s+template)\b(?![-_(`'\"]|\.\w)",
+    re.IGNORECASE,
 )
 _SAVE_PURPOSE: Final = re.compile(
     r"(?P<strategy>`?" + re.escape(STRATEGY) + r"`?)\s*,?\s+(?:so(?:\s+that)?|in\s+order\s+to|because)\s+"
@@ -154,6 +156,16 @@ _TEMPLATE_NOUN: Final = re.compile(
     r"compiled|same)\s+)?template\b(?!\s*(?:model|file|string|matching|image|path|name|text|html)s?\b|[-_(`'\"]|\.\w)",
     re.IGNORECASE,
 )
+# "the template and the data-parallel model used for fit": the pair, one model now
+_SERIAL_HALF: Final = r"(?:template|serial|single[- ](?:gpu|device)|base|original|cpu)(?:\s+model)?"
+_PARALLEL_HALF: Final = r"(?:data[- ]parallel|parallel|multi[- ]?gpu|replicated)\s+(?:model|copy)"
+_BOTH_HALVES: Final = re.compile(
+    rf"(?<!\bboth\s)\b(?P<article>the\s+|our\s+)(?:{_SERIAL_HALF}\s+and\s+(?:the\s+|its\s+)?"
+    rf"(?:{_PARALLEL_HALF}|training\s+model)|{_PARALLEL_HALF}\s+and\s+(?:the\s+|its\s+)?{_SERIAL_HALF})\b(?!\s*\()",
+    re.IGNORECASE,
+)
+# "... for saving", "... instead": why one half of the pair was used
+_PURPOSE: Final = re.compile(r"\b(?:for|so|because|since|instead|rather)\b", re.IGNORECASE)
 _ANOTHER_MODEL: Final = re.compile(
     r"models?\b|\bshar(?:e|es|ed|ing)\b|\bparallel|\bgpu|\breplica|\bwrap", re.IGNORECASE
 )
@@ -310,6 +322,7 @@ class Prose:
             return f"{verb}{match['object'] or ''} under {match['tick']}{STRATEGY}{match['tick']}"
         def sentence(part: str, full: str) -> str:
             if self.mechanics_gone:
+                part = _BOTH_HALVES.sub(r"\g<article>model", part)
                 part = _THROUGH_WRAPPER.sub(rf"\g<verb> under {STRATEGY}", part)
                 part = _PAIR_ASIDE.sub("", part)
             alone = part
@@ -692,6 +705,10 @@ class _Pass(cst.CSTTransformer):
         if cleaned == "" and isinstance(node, cst.Module):
             # a module's docstring keeps its summary line (reported below), not the paragraphs after it
             cleaned = docstring_without_stale(text, self.prose, keep_first=True)
+        if cleaned == "" and not isinstance(node, cst.Module):
+            # its summary line may still say what the code does, once it is read alone ("Save the
+            # single-device template after every epoch." -> "Save the model after every epoch.")
+            cleaned = self._summary_alone(string.value) or ""
         rest = body[1] if len(body) > 1 else None
         if cleaned == "" and isinstance(rest, (cst.SimpleStatementLine, cst.BaseCompoundStatement)) and not isinstance(
             node, cst.Module
@@ -712,6 +729,25 @@ class _Pass(cst.CSTTransformer):
             return [new_first, *body[1:]]
         assert isinstance(node, (cst.ClassDef, cst.FunctionDef)) and isinstance(node.body, cst.IndentedBlock)
         return node.body.with_changes(body=[new_first, *body[1:]])
+
+
+    def _summary_alone(self, literal: str) -> str | None:
+        """A docstring of its one-line summary, renamed on its own, when it then names nothing
+        removed nor either half of the pair and says something (three words or more); None otherwise."""
+        parts = _string_parts(literal)
+        if parts is None:
+            return None
+        opening, inner, closing = parts
+        summary = _PARAGRAPH_BREAK.split(inner.strip())[0]
+        if "\n" in summary or len(summary.split()) < 3:
+            return None
+        rest = _TEMPLATE_MODEL.sub("", summary)
+        if self.prose.mechanics_gone and not (MECHANICS.search(rest) or _PAIR.search(rest) or _PURPOSE.search(rest)):
+            # ("the single-device template" is a phrase of the mechanics; the only one here)
+            summary = _TEMPLATE_MODEL.sub(r"\g<article>model", summary)
+        alone = self.prose.renamed(opening + summary + closing)
+        # (nothing left of the pair either: "Owns both the template.")
+        return None if self.prose.names_removed(alone) or _OTHER_HALF.search(alone) else alone
 
 
 _QUOTES: Final = re.compile(r'(?P<prefix>[rRuU]?)(?P<quote>"""|\'\'\'|"|\')')
@@ -878,7 +914,9 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
         return aside
     # "Build the forecaster and its multi-GPU copy.": the copy goes, the model it built stays
     alone = _PAIR_CONJUNCT.sub("", sentence)
-    if alone != sentence and len(alone.split()) >= 3 and not prose.names_removed(alone):
+    if alone != sentence and len(alone.split()) >= 3 and not prose.names_removed(alone) and not re.search(
+        r"\bboth\b", alone, re.IGNORECASE  # ("Owns both the template and the parallel model.")
+    ):
         return alone
     first, semicolon, second = sentence.partition(";")
     if semicolon and prose.names_removed(first) and second.strip() and not prose.names_removed(second):

@@ -970,3 +970,37 @@ def test_a_tagged_message_opening_with_the_helpers_failure_keeps_its_tag():
     result = transform_source(source.encode(), "train.py")
     assert "    print('[INFO] Training on a single device')\n" in result.output.decode()
     assert [f.code for f in result.findings] == []
+
+
+CLASS_HEAD = "from keras.utils import multi_gpu_model\n\n\nclass Trainer(object):\n"
+CLASS_BODY = (
+    "\n    def __init__(self, gpus=2):\n        self.model = build()\n"
+    "        self.parallel = multi_gpu_model(self.model, gpus=gpus)\n"
+    "        self.parallel.compile('adam', 'mse')\n"
+)
+
+
+@pytest.mark.parametrize("docstring,now", [
+    # round 26, wb19: the pair, named as such, is one model now
+    pytest.param('"""Owns the template and the data-parallel model used for fit."""',
+                 '"""Owns the model used for fit."""', id="both-halves-are-the-model"),
+    # round 27, xa10: every sentence named the pair, but the summary alone says what the code does
+    pytest.param('"""Save the single-device template after every epoch.\n\n    Keras would save the multi_gpu_model '
+                 'wrapper; this\n    callback saves the original model instead.\n    """',
+                 '"""Save the model after every epoch."""', id="the-summary-alone-stays"),
+])
+def test_a_docstring_about_the_pair_says_what_the_one_model_does(docstring, now):
+    source = CLASS_HEAD + f"    {docstring}\n" + CLASS_BODY
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert f"class Trainer(object):\n    {now}\n\n    def __init__" in out
+
+
+@pytest.mark.parametrize("docstring", [
+    pytest.param('"""Owns both the template and the parallel model."""', id="both-of-them-is-no-one-model"),
+    pytest.param('"""Uses the serial model for saving.\n\n    The multi_gpu_model copy trains.\n    """',
+                 id="a-summary-saying-why-the-half-was-used"),
+])
+def test_a_docstring_only_about_the_pair_that_no_one_model_makes_true_goes(docstring):
+    source = CLASS_HEAD + f"    {docstring}\n" + CLASS_BODY
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "class Trainer(object):\n    def __init__" in out
