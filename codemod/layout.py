@@ -11,7 +11,7 @@ from .continuations import CONTINUED
 
 from .strategy_expression import StrategyCode
 
-__all__ = ["fits", "realign_call", "renamed_in", "spans_lines", "strategy_statements"]
+__all__ = ["fits", "realign_call", "realign_value", "renamed_in", "spans_lines", "strategy_statements"]
 
 
 def _width(text: str) -> int:
@@ -76,6 +76,20 @@ def realign_call(
     column = opening - len(block_indent) + _width(block_indent) + len(old) + 1  # the first one inside `(`
     shift = _Shift(len(new) - len(old), column, block_indent, carry)
     return updated.with_changes(args=[cst.ensure_type(a.visit(shift), cst.Arg) for a in updated.args])
+
+
+def realign_value(
+    original: cst.Assign, updated: cst.Assign, value_column: int, block_indent: str, delta: int
+) -> cst.Assign:
+    """`template = Sequential([Dense(4),` / `Dense(1)])` aligned under the bracket, after
+    `template` became `model`: the value's continuation lines at or beyond the column where the
+    value started (`value_column`, 0-based) move by `delta`, as the value did."""
+    if delta == 0:
+        return updated
+    column = value_column - len(block_indent) + _width(block_indent)
+    value = updated.value.visit(_Shift(delta, column, block_indent))
+    assert isinstance(value, cst.BaseExpression)
+    return updated.with_changes(value=value)
 
 
 def spans_lines(call: cst.Call) -> bool:

@@ -30,7 +30,7 @@ from libcst.metadata import (
 )
 
 from ._tree import runs_as_script
-from .layout import realign_call
+from .layout import realign_call, realign_value
 from .stale_prose import MECHANICS
 
 __all__ = ["NameRenamer", "plain_names"]
@@ -75,7 +75,8 @@ def _renamed(module: cst.Module, original: cst.Module, old: str, new: str) -> cs
         return None
     wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
     scopes = {s for s in wrapper.resolve(ScopeProvider).values() if s is not None}
-    owners = [s for s in scopes if old in s.assignments]
+    # (a function taking a parameter of that name binds its own: `def __init__(self, template)`)
+    owners = [s for s in scopes if old in s.assignments and not _parameter_only(s, old)]
     if not owners or any(isinstance(owner, ClassScope) for owner in owners):
         return None
     if new in names_before and not _local_elsewhere(module, scopes, owners, new):
@@ -96,8 +97,32 @@ def _renamed(module: cst.Module, original: cst.Module, old: str, new: str) -> cs
                 names[id(access.node)] = new
     positions = wrapper.resolve(PositionProvider)
     out = module.visit(NameRenamer(names, positions, module.code.splitlines(), comments=(old, new)))
-    left = _bound_or_read(out.code)
-    return out if left is not None and old not in left else None  # a use the scopes did not see (`global`, `nonlocal`)
+    return out if _only_parameters_left(out, old) else None  # a use the scopes did not see (`global`, `nonlocal`)
+
+
+def _only_parameters_left(module: cst.Module, name: str) -> bool:
+    """`name` is bound nowhere in `module` but as a parameter, and read only there, as that
+    parameter; never in a `global`/`nonlocal`."""
+    left = _bound_or_read(module.code)
+    if left is None:
+        return False
+    if name not in left:
+        return True
+    if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(ast.parse(module.code))):
+        return False
+    scopes = {s for s in MetadataWrapper(module).resolve(ScopeProvider).values() if s is not None}
+    return all(
+        _parameter_only(scope, name) if name in scope.assignments else False
+        for scope in scopes if name in scope.assignments or scope.accesses[name]
+    ) and all(
+        isinstance(r, Assignment) and isinstance(r.node, cst.Param)
+        for scope in scopes for access in scope.accesses[name] for r in access.referents
+    )
+
+
+def _parameter_only(scope: Scope, name: str) -> bool:
+    """Every binding of `name` in `scope` is one of its function's parameters."""
+    return all(isinstance(a, Assignment) and isinstance(a.node, cst.Param) for a in scope.assignments[name])
 
 
 def _local_elsewhere(module: cst.Module, scopes: set[Scope], owners: list[Scope], name: str) -> bool:
@@ -177,6 +202,19 @@ class NameRenamer(cst.CSTTransformer):
         line = self.lines[start.line - 1]
         return realign_call(original, updated, start.column, line[:len(line) - len(line.lstrip())])
 
+    def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
+        if len(original.targets) != 1 or id(target := original.targets[0].target) not in self.names:
+            return updated
+        if original.value not in self.positions or any(
+            id(n) in self.names for n in _names_under(original.value)  # (a renamed call head realigns itself)
+        ):
+            return updated
+        assert isinstance(target, cst.Name)
+        start = self.positions[original.value].start
+        line = self.lines[start.line - 1]
+        delta = len(self.names[id(target)]) - len(target.value)
+        return realign_value(original, updated, start.column, line[:len(line) - len(line.lstrip())], delta)
+
     def leave_Name(self, original: cst.Name, updated: cst.Name) -> cst.Name:
         if id(original) in self.names:
             return updated.with_changes(value=self.names[id(original)])
@@ -192,6 +230,16 @@ class NameRenamer(cst.CSTTransformer):
             # stale_prose.py drops whole; renamed first, it would read as true)
             return updated
         return updated.with_changes(value=text)
+
+
+def _names_under(node: cst.CSTNode) -> list[cst.Name]:
+    stack, found = [node], []
+    while stack:
+        current = stack.pop()
+        if isinstance(current, cst.Name):
+            found.append(current)
+        stack.extend(current.children)
+    return found
 
 
 def _identifier_in_prose(name: str) -> re.Pattern[str]:

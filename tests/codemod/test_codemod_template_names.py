@@ -61,6 +61,27 @@ def test_where_neither_name_is_plain_the_one_model_is_model():
     assert "    net = build()\n" in transform_source(nets.encode(), "train.py").output.decode()
 
 
+def test_a_function_taking_a_parameter_of_the_templates_name_does_not_stop_the_rename():
+    """Round 27, xa10: `class TemplateCheckpoint(Callback): def __init__(self, template, path)` binds its own."""
+    before = HEAD + (
+        "class Saver(Callback):\n    def __init__(self, template):\n        self.template = template\n\n\n"
+        "template = build()\ngpu_model = multi_gpu_model(template, gpus=2)\ngpu_model.compile('adam', 'mse')\n"
+        "gpu_model.fit(x, y, callbacks=[Saver(template)])\n"
+    )
+    out = transform_source(before.encode(), "train.py").output.decode()
+    assert "def __init__(self, template):\n        self.template = template\n" in out
+    assert "    model = build()\n    model.compile('adam', 'mse')\nmodel.fit(x, y, callbacks=[Saver(model)])\n" in out
+
+
+def test_a_value_aligned_under_its_bracket_moves_with_the_renamed_name():
+    before = HEAD + (
+        "serial = Sequential([Dense(4, input_shape=(3,)),\n                     Dense(1)])\n"
+        "gpu_model = multi_gpu_model(serial, gpus=2)\ngpu_model.compile('adam', 'mse')\ngpu_model.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "train.py").output.decode()
+    assert "    model = Sequential([Dense(4, input_shape=(3,)),\n                        Dense(1)])\n" in out
+
+
 def test_a_builders_local_and_its_callers_name_under_main_are_renamed_together():
     """`template_model` bound in `build_models` and by its caller under `__main__` (importing the
     module binds neither): both become `model` (round 25, va07)."""
