@@ -123,7 +123,23 @@ class Tree:
         scope = self.scopes.get(node)
         if not scope:  # as QualifiedNameProvider does
             return set()
-        return {q.name for q in scope.get_qualified_names_for(node)}
+        names = {q.name for q in scope.get_qualified_names_for(node)}
+        if not names and self._unbound_tf(node):
+            # `tf.device(...)` in a notebook that never imports `tf` (a cell lost, or run in a kernel
+            # that had it): the conventional alias, as its author meant it
+            return {"tensorflow" + code_of(node)[2:]}
+        return names
+
+    def _unbound_tf(self, node: cst.CSTNode) -> bool:
+        """`node` is `tf` or `tf.<attr>...`, and no scope of the module binds `tf`."""
+        root = node
+        while isinstance(root, cst.Attribute):
+            root = root.value
+        if not (isinstance(root, cst.Name) and root.value == "tf"):
+            return False
+        if not hasattr(self, "_tf_bound"):
+            self._tf_bound = any("tf" in s.assignments for s in set(self.scopes.values()) if s is not None)
+        return not self._tf_bound
 
     def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
         """The statement directly inside a block that contains `node`."""

@@ -68,9 +68,14 @@ class FixContext:
             self._tf = _existing_tf_alias(self.tree.module)
             if self._tf is None:
                 in_use = self.names_in_use()
-                self._tf = "tf" if "tf" not in in_use else "tensorflow"
+                # (`tf` read but bound nowhere: a NameError as written, `tf` as its author meant it)
+                self._tf = "tf" if "tf" not in in_use or not self._binds("tf") else "tensorflow"
                 self.plan.add_imports.append(("tensorflow", None, "tf" if self._tf == "tf" else None))
         return self._tf
+
+    def _binds(self, name: str) -> bool:
+        """Some scope of the module binds `name`."""
+        return any(name in s.assignments for s in set(self.tree.scopes.values()) if s is not None)
 
     def strategy_name(self, scope_node: cst.CSTNode) -> str:
         """A free name for the strategy: `strategy` unless the module already uses it."""

@@ -459,3 +459,27 @@ def test_a_cell_reading_the_template_under_the_name_the_model_takes_keeps_its_ou
     assert "".join(after[2]["source"]) == "print(model.evaluate(x, y))\n"
     assert after[2]["outputs"] == printed and after[2]["execution_count"] == 3
     assert after[3]["outputs"] == [] and after[3]["execution_count"] is None
+
+
+def test_a_notebook_reading_tf_it_never_imports_gets_tf_and_its_cpu_block_goes():
+    # round 26, wb04: `with tf.device('/cpu:0'):` with no `import tensorflow as tf` in any cell
+    # (a NameError as written): `tf` is TensorFlow as its author meant, imported as `tf`, and the
+    # template's CPU block dissolves as it does where `tf` is imported
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\nfrom keras.models import Model\n",
+        "with tf.device('/cpu:0'):\n    model = build()\n",
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n",
+    ])
+    assert cells[0] == "from keras.models import Model\nimport tensorflow as tf\n"
+    assert cells[1] == STRATEGY_LINE + "with strategy.scope():\n    model = build()\n"
+    assert cells[2] == "with strategy.scope():\n    model.compile('adam', 'mse')\n"
+
+
+def test_a_notebook_binding_tf_itself_keeps_its_meaning():
+    # `tf = load_config()`: not TensorFlow; the strategy is written with the full module name
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\ntf = load_config()\n",
+        "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n",
+    ])
+    assert cells[0] == "import tensorflow\ntf = load_config()\n"
+    assert "strategy = tensorflow.distribute.MirroredStrategy(" in cells[1]
