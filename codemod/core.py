@@ -188,6 +188,8 @@ def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module,
         # (a notebook's own cells are kept by notebook.py: its joined module may quote markers)
         if output != source and text is not None and not path.endswith(".ipynb") and exported_cells.is_export(text):
             output = _export_cells_kept(source, output)
+        if output != source and text is not None:
+            findings = _prose_located(findings, text, output)
     except (RecursionError, MemoryError):
         raise
     except Exception as error:  # a bug in a fixer must not cost the user their file
@@ -200,6 +202,15 @@ def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module,
         except (SyntaxError, ValueError) as error:
             return TransformResult(source, source, [_internal(path, error)], failed=True)
     return TransformResult(source, output, findings, sites=sites, renamed=renamed)
+
+
+def _prose_located(findings: list[Finding], text: str, output: bytes) -> list[Finding]:
+    """MGPU305 findings also giving their text's line in the migrated file (UTF-8 files)."""
+    try:
+        written = output.decode("utf-8")
+    except UnicodeDecodeError:
+        return findings
+    return stale_prose.located_in_output(findings, text, written)
 
 
 def _export_cells_kept(source: bytes, output: bytes) -> bytes:

@@ -30,7 +30,7 @@ import ast
 import re
 import textwrap
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Final
 
 import libcst as cst
@@ -1090,6 +1090,28 @@ def findings(source: str, reported: Sequence[tuple[str, str, int]], path: str) -
         number = (start if start is not None else 0) + offset + 1
         shown = lines[min(number - 1, len(lines) - 1)] if start is not None else own[min(offset, len(own) - 1)]
         out.append(Finding(number, 1, "MGPU305", _message(shown, name), path))
+    return out
+
+
+def located_in_output(found: Sequence[Finding], source: str, output: str) -> list[Finding]:
+    """`found` with each MGPU305 also giving the line its text is on in the migrated file, where
+    that is another line (a reader of the written file looks there). The same line, written the
+    same, is looked for there: the k-th of its copies in `source` is the k-th in `output`."""
+    before, after = source.splitlines(), output.splitlines()
+    out: list[Finding] = []
+    for finding in found:
+        if finding.code != "MGPU305" or finding.cell is not None or not 0 < finding.line <= len(before):
+            out.append(finding)
+            continue
+        line = before[finding.line - 1]
+        nth = before[:finding.line - 1].count(line)
+        copies = [k for k, text in enumerate(after) if text == line]
+        now = copies[nth] + 1 if nth < len(copies) and line.strip() else None
+        if now is None or now == finding.line or "; reword it" not in finding.message:
+            out.append(finding)
+            continue
+        head, _, tail = finding.message.rpartition("; reword it")
+        out.append(replace(finding, message=f"{head} (line {now} of the migrated file); reword it{tail}"))
     return out
 
 

@@ -1004,3 +1004,20 @@ def test_a_docstring_only_about_the_pair_that_no_one_model_makes_true_goes(docst
     source = CLASS_HEAD + f"    {docstring}\n" + CLASS_BODY
     out = transform_source(source.encode(), "train.py").output.decode()
     assert "class Trainer(object):\n    def __init__" in out
+
+
+def test_a_stale_line_that_moved_is_also_given_at_its_line_in_the_migrated_file():
+    # round 27, xb20: the finding gave line 49 (the file as read); a reader of the written file
+    # found `def train(...)` there, the comment two lines further down
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nmodel = multi_gpu_model(model, gpus=2)\n"
+        "model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+        "parser.add_argument('--gpus', help='number of GPUs (multi_gpu_model needs >= 2)')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    lines = result.output.decode().splitlines()
+    (finding,) = [f for f in result.findings if f.code == "MGPU305"]
+    assert finding.line == 7
+    moved = int(finding.message.split("(line ")[1].split(" of the migrated file)")[0])
+    assert "multi_gpu_model needs >= 2" in lines[moved - 1] and moved != 7
+    assert finding.message.endswith("; reword it for tf.distribute.MirroredStrategy or delete it.")
