@@ -118,6 +118,15 @@ def uses_after(
     """The nodes after the site in its function, then, for `self.` receivers, every node of the
     class's other methods (`self.model.train_on_batch` in `step` runs on the migrated model too)."""
     nodes = [n for n in walk_same_scope(body) if tree.order(n) >= after]
+    if isinstance(scope, cst.Module):
+        # a module-level model trained in the module's functions (`def train(): disc.train_on_batch(...)`),
+        # where they read it as the global (no local of that name)
+        roots = {r.split(".")[0] for r in receivers}
+        for function in (n for n in walk(scope) if isinstance(n, cst.FunctionDef)):
+            statements = function.body.body if isinstance(function.body, cst.IndentedBlock) else []
+            inner = tree.scopes.get(statements[0]) if statements else None
+            if inner is not None and not any(root in inner.assignments for root in roots):
+                nodes += list(walk_same_scope(function.body))
     if any(r.startswith("self.") for r in receivers) and isinstance(scope, cst.FunctionDef):
         owner = tree.parent(tree.parent(scope) or scope)
         if isinstance(owner, cst.ClassDef):

@@ -518,3 +518,29 @@ def test_no_compile_names_a_method_that_receives_the_model_and_each_name_once():
     (finding,) = [f for f in transform_source(source).findings if f.code == "MGPU202"]
     assert finding.message.startswith("no `self.model.compile(...)` follows in this function")
     assert "`self.compile_net(...)` on line 8 receives the model and may compile it" in finding.message
+
+
+def test_on_batch_in_a_module_function_reading_the_global_model_is_reported():
+    # round 28, ya07: a module-level GAN trained by `def train(): disc_mgpu.train_on_batch(...)`
+    _, result = _run("""
+        disc = build()
+        disc_mgpu = multi_gpu_model(disc, gpus=2)
+        disc_mgpu.compile("adam", "mse")
+        def train(x, steps=10):
+            for step in range(steps):
+                disc_mgpu.train_on_batch(x, x)
+    """)
+    assert [(f.line, f.code) for f in result.findings] == [(6, "MGPU203")]
+    assert "`disc_mgpu.train_on_batch(...)` (line 10)" in result.findings[0].message
+
+
+def test_a_module_function_with_its_own_model_of_that_name_does_not_stop_the_rewrite():
+    out, result = _run("""
+        disc = build()
+        disc_mgpu = multi_gpu_model(disc, gpus=2)
+        disc_mgpu.compile("adam", "mse")
+        disc_mgpu.fit(x, y)
+        def evaluate(disc_mgpu, x):
+            return disc_mgpu.test_on_batch(x, x)
+    """)
+    assert [f.code for f in result.findings] == [] and b"strategy.scope()" in result.output
