@@ -35,6 +35,9 @@ def drop_empty_reopen(body: list[str], count: int, indent: int) -> list[str]:
 
 # Calls that create no TensorFlow variables: a cell holding only these (and imports, constants,
 # `x.shape`) needs no strategy scope.
+# built-ins called by name (not methods: `other.sum()` says nothing of what `other` is)
+_INERT_BUILTINS = frozenset({"int", "float", "bool", "set", "sorted", "zip", "enumerate", "min", "max", "sum", "abs",
+                             "round"})
 _INERT_CALLS = frozenset({"print", "len", "display", "repr", "str", "type", "range", "list", "dict", "tuple",
                           "summary", "count_params", "plot", "show", "head", "describe", "format",
                           "save", "save_weights", "get_weights", "set_weights", "to_json",
@@ -45,7 +48,8 @@ _INERT_CALLS = frozenset({"print", "len", "display", "repr", "str", "type", "ran
                           "to_categorical", "pad_sequences", "ImageDataGenerator", "flow_from_directory",
                           "flow_from_dataframe", "flow"})
 INERT_MODULES = frozenset({"np", "numpy", "pd", "pandas", "os", "sys", "math", "plt", "json", "time", "random",
-                            "logging", "logger", "log"})
+                            "logging", "logger", "log", "colorsys", "string", "re", "itertools", "collections",
+                            "glob", "csv", "pickle", "datetime"})
 
 
 def _inert_cell(statements: list[ast.stmt]) -> bool:
@@ -127,7 +131,9 @@ def _calls_inert(tree: ast.AST, values: Collection[str]) -> bool:
             while isinstance(root, (ast.Attribute, ast.Call, ast.Subscript)):  # `np.random.rand(4).astype(...)`
                 root = root.func if isinstance(root, ast.Call) else root.value
             module = root.id if isinstance(root, ast.Name) and root is not func else ""
-            inert = name in _INERT_CALLS or module in INERT_MODULES or module in values
+            inert = name in _INERT_CALLS or module in INERT_MODULES or module in values or (
+                isinstance(func, ast.Name) and name in _INERT_BUILTINS
+            )
             # a method of computed data: `(np.random.rand(4) > 0.5).astype(int)`
             inert = inert or (isinstance(root, (ast.BinOp, ast.Compare)) and data_value(root, values))
             inert = inert or name.startswith(PLACEHOLDER_PREFIX + "cell_boundary")  # a notebook's cell boundary

@@ -946,6 +946,16 @@ def _only_says(statement: cst.BaseStatement) -> bool:
     )
 
 
+def _after_the_model(statement: cst.BaseStatement) -> bool:
+    """A statement ending the covered range that builds nothing (`hsv = [...]`, `self.colors =
+    [...]` after a `load_model`): it stays below the `with`, as a person would write it."""
+    if cell_boundary(statement) or any(
+        line.comment is not None and _CELL_MARK.match(line.comment.value) for line in _leading_lines(statement)
+    ):
+        return False
+    return builds_nothing(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
+
+
 def _choice_messages_first(body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
     """`body` with a messages-only `if` that says which device path runs (`if gpus > 1:
     log.info('%d GPUs', gpus)` / `else: log.info('one device')`, left by a collapsed guard among
@@ -981,7 +991,7 @@ def _scoped_parts(body: list[cst.BaseStatement]) -> list[tuple[bool, list[cst.Ba
     reads, `layer.trainable = True`) stays at the block's level, as written."""
     body = _choice_messages_first(body)
     lead = next((i for i, s in enumerate(body) if not _only_says(s)), len(body))
-    trail = next((i for i, s in enumerate(reversed(body)) if not _only_says(s)), len(body))
+    trail = next((i for i, s in enumerate(reversed(body)) if not _only_says(s) and not _after_the_model(s)), len(body))
     if 0 < lead + trail < len(body):
         # messages before the construction or after the compile create nothing: left out, as written
         core = _scoped_parts(body[lead:len(body) - trail])

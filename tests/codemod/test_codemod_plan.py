@@ -289,3 +289,21 @@ def test_a_messages_only_if_reading_what_the_scope_binds_stays_under_it():
     after = transform_source(before.encode(), "train.py").output.decode()
     scope = after.index("with strategy.scope():")
     assert scope < after.index("n = model.count_params()") < after.index("if gpus > 1:")
+
+
+def test_what_ends_the_covered_range_and_builds_nothing_stays_below_the_with():
+    # round 28, ya14: `load_model` then a print and colour tables, then the wrap: only the load
+    # creates variables
+    before = (
+        "import colorsys\nfrom keras.models import load_model\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "class Detector:\n    def generate(self, path, n):\n        self.model = load_model(path, compile=False)\n"
+        "        print('{} loaded.'.format(path))\n        hsv = [(x / n, 1.0, 1.0) for x in range(n)]\n"
+        "        self.colors = [tuple(int(c * 255) for c in colorsys.hsv_to_rgb(*h)) for h in hsv]\n"
+        "        if self.gpus >= 2:\n            self.model = multi_gpu_model(self.model, gpus=self.gpus)\n"
+    )
+    after = transform_source(before.encode(), "detect.py").output.decode()
+    assert after.endswith(
+        "        with strategy.scope():\n            self.model = load_model(path, compile=False)\n"
+        "        print('{} loaded.'.format(path))\n        hsv = [(x / n, 1.0, 1.0) for x in range(n)]\n"
+        "        self.colors = [tuple(int(c * 255) for c in colorsys.hsv_to_rgb(*h)) for h in hsv]\n"
+    )
