@@ -107,8 +107,10 @@ def _transform_module_sites(
         prose = stale_prose.Prose.between(
             module.code, new.code, mechanics_gone=all(s.status == "rewritten" for s in statuses)
         )
-        new, reported = stale_prose.drop_stale(new, prose)
+        # (a `Returns:` section listing the pair says the one model first: the rest is then read alone)
         new = pair_returns.described(new, singles)
+        new, reported = stale_prose.drop_stale(new, prose)
+        new = pair_returns.described(new, singles)  # (a builder whose docstring went says what it returns)
         findings += stale_prose.findings(source if source is not None else module.code, reported, path)
     return new, sorted(set(findings)), statuses, renamed
 

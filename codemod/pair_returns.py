@@ -122,6 +122,14 @@ def _returns_section_single(function: cst.FunctionDef) -> cst.FunctionDef:
     while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > indent:
         end += 1
     items = [line for line in lines[heading + 1:end] if _ITEM.match(line)]
+    if end > heading + 1 and not items:
+        # Google style, `template_model: the single-GPU model` / `train_model: the compiled ...`,
+        # a description running on over lines indented further
+        opening = lines[heading + 1]
+        level = len(opening) - len(opening.lstrip())
+        items = [line for line in lines[heading + 1:end] if len(line) - len(line.lstrip()) == level]
+        if not all(_NAMED_ITEM.match(line) for line in items):
+            items = []
     if len(items) != 2 or end == len(lines) or (end == heading + 1):
         return function  # (not a list of the pair's two halves, or the section ends the quotes)
     item = lines[heading + 1]
@@ -133,6 +141,7 @@ def _returns_section_single(function: cst.FunctionDef) -> cst.FunctionDef:
 
 _RETURNS: Final = re.compile(r"^\s*Returns?:\s*$")
 _ITEM: Final = re.compile(r"^\s*(?:[-*]|\d+[.)])\s+\S")
+_NAMED_ITEM: Final = re.compile(r"^\s*\w+(?:\s*\([^()]*\))?:\s+\S")
 
 
 def importable(module: cst.Module) -> bool:

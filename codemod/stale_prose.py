@@ -83,7 +83,7 @@ _TRAIN_VERB: Final = {"wrap": "train", "wraps": "trains", "wrapped": "trained", 
 # The helper as the subject of what the strategy does too ("multi_gpu_model splits each batch").
 _SUBJECT: Final = re.compile(
     r"(?P<tick>`?)(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
-    r"(?P<verb>\s+(?:splits|divides|replicates|copies|distributes|shards)\b)",
+    r"(?P<verb>\s+(?:splits|divides|replicates|copies|distributes|shards|is\s+used|is\s+applied)\b)",
     re.IGNORECASE,
 )
 # The wrapper's mechanics: true only while a parallel model exists.

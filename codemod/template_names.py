@@ -42,7 +42,8 @@ _PAIR_HALF: Final = re.compile(
 )
 # words of a name for the parallel half: such a name is no better than the template's
 _PARALLEL_WORDS: Final = frozenset(
-    "gpu gpus mgpu multi parallel par replica replicas replicated train training trainable tower towers wrapped dp "
+    "gpu gpus mgpu multi parallel par replica replicas replicated train training trainable trainer tower towers "
+    "wrapped dp "
     "distributed data".split()
 )
 

@@ -119,3 +119,29 @@ def test_a_returns_section_listing_the_pair_lists_the_one_model():
     # one item (not the pair's two halves): left as written
     one = before.replace("        - the compiled model that can be trained with several GPUs\n", "")
     assert "        - the model, used for saving\n" in transform_source(one.encode(), "t.py").output.decode()
+
+
+def test_a_google_style_returns_section_naming_the_pair_lists_the_one_model_and_the_args_read_alone():
+    # round 28, ya10: `template_model: the single-GPU model, ...` / `train_model: the compiled model
+    # ... (the multi-GPU` / `replica when gpus > 1, ...)`, with the `gpus` argument's line naming the
+    # helper; the caller's `trainer` (a name for the training half) becomes `model`
+    before = (
+        "from keras.utils import multi_gpu_model\n\n\ndef get_models(gpus=1):\n"
+        '    """Build the classifier.\n\n    Arguments:\n'
+        "        gpus: how many GPUs to train on (multi_gpu_model is used when > 1)\n\n    Returns:\n"
+        "        template_model: the single-GPU model, use this one to save weights\n"
+        "        train_model: the compiled model to call fit on (the multi-GPU\n"
+        '            replica when gpus > 1, else the template itself)\n    """\n'
+        "    template_model = make()\n    if gpus > 1:\n"
+        "        train_model = multi_gpu_model(template_model, gpus=gpus)\n    else:\n"
+        "        train_model = template_model\n    train_model.compile('adam', 'mse')\n"
+        "    return template_model, train_model\n\n\n"
+        "if __name__ == '__main__':\n    template, trainer = get_models(2)\n    trainer.fit(x, y)\n"
+        "    template.save_weights('w.h5')\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert (
+        "        gpus: how many GPUs to train on (tf.distribute.MirroredStrategy is used when > 1)\n\n    Returns:\n"
+        '        The model, built and compiled under a tf.distribute.MirroredStrategy scope.\n    """\n'
+    ) in out
+    assert out.endswith("    model = get_models(2)\n    model.fit(x, y)\n    model.save_weights('w.h5')\n")
