@@ -92,6 +92,9 @@ MECHANICS: Final = re.compile(
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template|towers?)"
+    # "the weights are shared with `autoencoder`", "build on the CPU and copy the weights to every GPU"
+    r"|\bweights\s+(?:are|is)\s+shared\s+(?:with|between)\b|\bbuil[dt]\w*\s+on\s+(?:the\s+)?cpu\b"
+    r"|\bcop(?:y|ies|ied)\s+(?:the\s+)?weights\s+(?:on)?to\s+(?:every|each|all|both|the)\s+(?:\w+\s+)?gpus?\b"
     # "always persist the single-device copy", "saving the single model is enough": the old pair's half
     r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
@@ -422,6 +425,9 @@ class Prose:
         stale = [bool(self.names_removed(s)) for s in sentences]
         if self.mechanics_gone and any(MECHANICS.search(s) for s in sentences) and not all(stale):
             stale = [gone or bool(_TEMPLATE.search(s)) for s, gone in zip(sentences, stale)]
+        if self.mechanics_gone:  # "...; with one GPU just use the model as is": the contrast goes with it
+            for k in range(1, len(sentences)):
+                stale[k] = stale[k] or (stale[k - 1] and bool(_CONTRAST.search(sentences[k])))
         return bool(sentences) and all(stale)
 
 
@@ -941,7 +947,8 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
 
 
 # words that point back at what the clause before said, gone with it
-_CONTRAST: Final = re.compile(r"\b(?:instead|as\s+well|too|also|either|both|the\s+other|original)\b", re.IGNORECASE)
+_CONTRAST: Final = re.compile(r"\b(?:instead|as\s+well|too|also|either|both|the\s+other|original|as\s+is)\b",
+                              re.IGNORECASE)
 # where a phrase on how the file ran begins: "... using the ModelMGPU wrapper so that ...", ", with ..."
 _MECHANICS_PHRASE: Final = re.compile(
     r",?\s+(?:using|with|via|through|on\s+top\s+of)\s+"

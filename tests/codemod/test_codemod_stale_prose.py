@@ -1021,3 +1021,23 @@ def test_a_stale_line_that_moved_is_also_given_at_its_line_in_the_migrated_file(
     moved = int(finding.message.split("(line ")[1].split(" of the migrated file)")[0])
     assert "multi_gpu_model needs >= 2" in lines[moved - 1] and moved != 7
     assert finding.message.endswith("; reword it for tf.distribute.MirroredStrategy or delete it.")
+
+
+@pytest.mark.parametrize("comment,now", [
+    # round 28, yb09: the sharing was between the two models; one is left
+    pytest.param("# train on both GPUs; the weights are shared with `autoencoder`", "# train on both GPUs",
+                 id="a-clause-on-the-shared-weights-goes"),
+    # round 28, yb01: the old function's placement, and the contrast that only made sense beside it
+    pytest.param("# Build on the CPU and copy the weights to every GPU; with one GPU just use the model as is.",
+                 None, id="the-placement-and-its-contrast-go-whole"),
+])
+def test_the_old_pairs_weight_sharing_and_placement_are_stale(comment, now):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\n"
+        f"{comment}\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    out = result.output.decode()
+    assert comment not in out and [f.code for f in result.findings] == []
+    if now is not None:
+        assert f"{now}\n" in out
