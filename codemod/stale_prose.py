@@ -167,6 +167,7 @@ _BOTH_HALVES: Final = re.compile(
     rf"(?:{_PARALLEL_HALF}|training\s+model)|{_PARALLEL_HALF}\s+and\s+(?:the\s+|its\s+)?{_SERIAL_HALF})\b(?!\s*\()",
     re.IGNORECASE,
 )
+_SHARING: Final = re.compile(r"\bshar(?:e|es|ed|ing)\b", re.IGNORECASE)
 # "... for saving", "... instead": why one half of the pair was used
 _PURPOSE: Final = re.compile(r"\b(?:for|so|because|since|instead|rather)\b", re.IGNORECASE)
 _ANOTHER_MODEL: Final = re.compile(
@@ -349,7 +350,9 @@ class Prose:
             part = _SAVE_PURPOSE.sub(r"\g<strategy>", part)
             # "train the parallel model": one model now, "the model"; not where a clause of the
             # sentence names the other half ("save the template; the parallel model cannot ...")
-            if self.mechanics_gone and not _TEMPLATE.search(full):
+            # (not where it shares something with another model: "the parallel model shares the
+            # layers with `model`" is the pair, not made true by a name)
+            if self.mechanics_gone and not _TEMPLATE.search(full) and not _SHARING.search(full):
                 part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
                 part = _ON_PARALLEL_MODEL.sub(rf"\g<verb> under {STRATEGY}", part)
@@ -661,7 +664,9 @@ class _Pass(cst.CSTTransformer):
                 if not head or not tail or self.prose.names_removed(head) or not self.prose.wholly_stale(tail):
                     continue
                 cut = value[:start].rstrip()
-                cut = cut[:-1] + "." if cut.endswith(";") else cut  # "...; the wrap fails" -> "..."
+                # "...; the wrap fails." -> "...." ending as the comment did (no full stop where it had none)
+                ended = values[-1].rstrip()[-1:] if values[-1].rstrip()[-1:] in (".", "!", "?") else ""
+                cut = cut[:-1].rstrip() + ended if cut.endswith(";") else cut
                 if cut.strip("# "):
                     line = unit[index]
                     assert line.comment is not None
@@ -943,7 +948,7 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     if first.count("(") != first.count(")") or first.count("`") % 2:
         return ""  # (a `;` inside parentheses or code: no clause of the sentence ends there)
     end = sentence.rstrip()[-1:]
-    return first.rstrip() + (end if end in ".!?" else ".")
+    return first.rstrip() + (end if end in ".!?" else "")  # (ending as the sentence did)
 
 
 # words that point back at what the clause before said, gone with it

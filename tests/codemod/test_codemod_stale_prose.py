@@ -1041,3 +1041,17 @@ def test_the_old_pairs_weight_sharing_and_placement_are_stale(comment, now):
     assert comment not in out and [f.code for f in result.findings] == []
     if now is not None:
         assert f"{now}\n" in out
+
+
+def test_a_clause_on_what_the_parallel_model_shares_goes_and_the_rest_ends_as_written():
+    # round 28, ya20: "the parallel model shares the layers with `model`" was renamed into "the
+    # model shares the layers with `model`"; the stage's own clause stays, with no added full stop
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef main(gpus):\n    model = build()\n"
+        "    parallel = multi_gpu_model(model, gpus=gpus)\n    parallel.compile('adam', 'mse')\n"
+        "    parallel.fit(x, y)\n    # stage 2: unfreeze the last 30 layers; the parallel model shares the\n"
+        "    # layers with `model`, so recompiling it is enough\n    for layer in model.layers[-30:]:\n"
+        "        layer.trainable = True\n    parallel.compile('sgd', 'mse')\n    parallel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "    # stage 2: unfreeze the last 30 layers\n    for layer in model.layers[-30:]:\n" in out
