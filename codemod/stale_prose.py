@@ -140,7 +140,8 @@ _PARALLEL_MODEL: Final = re.compile(
 )
 # "Save the template model after each epoch.": one model now, "the model"
 _TEMPLATE_MODEL: Final = re.compile(
-    r"\b(?P<article>the\s+|our\s+|a\s+)(?:(?:template|serial|single[- ](?:gpu|device))\s+model"
+    # (also an item of a tuple: ":return: (template model, keras History)")
+    r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\()|(?<=,\s))(?:(?:template|serial|single[- ](?:gpu|device))\s+model"
     r"|(?:serial|single[- ](?:gpu|device)|cpu)\s+template)\b(?![-_(`'\"]|\.\w)",
     re.IGNORECASE,
 )

@@ -1055,3 +1055,15 @@ def test_a_clause_on_what_the_parallel_model_shares_goes_and_the_rest_ends_as_wr
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert "    # stage 2: unfreeze the last 30 layers\n    for layer in model.layers[-30:]:\n" in out
+
+
+def test_the_template_model_as_an_item_of_a_returned_tuple_is_the_model():
+    # round 28, ya17: ":return: (template model, keras History)"
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef train(x, y, gpus):\n"
+        '    """Train the RUL model.\n\n    :return: (template model, keras History)\n    """\n'
+        "    model = build()\n    parallel = multi_gpu_model(model, gpus=gpus)\n    parallel.compile('adam', 'mse')\n"
+        "    return model, parallel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "    :return: (model, keras History)\n" in out
