@@ -92,11 +92,13 @@ MECHANICS: Final = re.compile(
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template|towers?)"
+    # "with a multi-GPU checkpoint fix", "The template is what we save."
+    r"|\bmulti[- ]?gpu\s+checkpoint(?:ing)?\s+(?:fix|workaround|hack)\b|\btemplate\s+is\s+what\s+(?:we|you)\s+save\b"
     # "the weights are shared with `autoencoder`", "build on the CPU and copy the weights to every GPU"
     r"|\bweights\s+(?:are|is)\s+shared\s+(?:with|between)\b|\bbuil[dt]\w*\s+on\s+(?:the\s+)?cpu\b"
     r"|\bcop(?:y|ies|ied)\s+(?:the\s+)?weights\s+(?:on)?to\s+(?:every|each|all|both|the)\s+(?:\w+\s+)?gpus?\b"
     # "always persist the single-device copy", "saving the single model is enough": the old pair's half
-    r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
+    r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)s?\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
     # "This file imports the wrapper from utils": the multi-GPU wrapper, gone
     r"|\bimports?\s+the\s+wrapper\b|\bthe\s+wrapper\s+(?:from|class|module)\b"
@@ -141,7 +143,9 @@ _PARALLEL_MODEL: Final = re.compile(
 # "Save the template model after each epoch.": one model now, "the model"
 _TEMPLATE_MODEL: Final = re.compile(
     # (also an item of a tuple: ":return: (template model, keras History)")
-    r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\()|(?<=,\s))(?:(?:template|serial|single[- ](?:gpu|device))\s+model"
+    # (or a message's object: "saved template model")
+    r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\()|(?<=,\s)|(?<=\bsaved\s)|(?<=\bsaving\s)|(?<=\bloaded\s))"
+    r"(?:(?:template|serial|single[- ](?:gpu|device))\s+model"
     r"|(?:serial|single[- ](?:gpu|device)|cpu)\s+template)\b(?![-_(`'\"]|\.\w)",
     re.IGNORECASE,
 )
@@ -166,6 +170,11 @@ _PARALLEL_HALF: Final = r"(?:data[- ]parallel|parallel|multi[- ]?gpu|replicated)
 _BOTH_HALVES: Final = re.compile(
     rf"(?<!\bboth\s)\b(?P<article>the\s+|our\s+)(?:{_SERIAL_HALF}\s+and\s+(?:the\s+|its\s+)?"
     rf"(?:{_PARALLEL_HALF}|training\s+model)|{_PARALLEL_HALF}\s+and\s+(?:the\s+|its\s+)?{_SERIAL_HALF})\b(?!\s*\()",
+    re.IGNORECASE,
+)
+# "unfreeze ... and recompile the replica": the one model now
+_REPLICA_OBJECT: Final = re.compile(
+    r"\b(?P<verb>(?:re)?compil\w*|fit\w*|train\w*|sav\w*|evaluat\w*)\s+the\s+replica\b(?!s|\s+(?:on|of|per)\b)",
     re.IGNORECASE,
 )
 _SHARING: Final = re.compile(r"\bshar(?:e|es|ed|ing)\b", re.IGNORECASE)
@@ -330,6 +339,7 @@ class Prose:
                 part = _BOTH_HALVES.sub(r"\g<article>model", part)
                 part = _THROUGH_WRAPPER.sub(rf"\g<verb> under {STRATEGY}", part)
                 part = _PAIR_ASIDE.sub("", part)
+                part = _REPLICA_OBJECT.sub(r"\g<verb> the model", part)  # "recompile the replica"
             alone = part
             if self.mechanics_gone and _TEMPLATE_MODEL.search(part) and not MECHANICS.search(part):
                 alone = _AS_WELL.sub("", _TEMPLATE_MODEL.sub(r"\g<article>model", part))
@@ -552,8 +562,25 @@ class _Pass(cst.CSTTransformer):
                 cut = _message_kept(updated.value, self.prose)
                 if cut is not None:
                     return updated.with_changes(value=cut)
+                said = self._one_model_said(updated.value)
+                if said is not None:
+                    return updated.with_changes(value=said)
             self._report(updated.value, updated.value)
         return updated
+
+    def _one_model_said(self, literal: str) -> str | None:
+        """A printed message naming the template's half as a kind of model ("Saved the single-GPU
+        model", "saved template model") naming the one model, when it says nothing else of the pair
+        and holds no placeholder there."""
+        parts = _string_parts(literal)
+        if parts is None or not self.prose.mechanics_gone or "\n" in literal:
+            return None
+        opening, inner, closing = parts
+        found = _TEMPLATE_MODEL.search(inner)
+        rest = _TEMPLATE_MODEL.sub("", inner)
+        if found is None or _PAIR.search(rest) or MECHANICS.search(rest) or self.prose.names_removed(rest):
+            return None
+        return opening + _TEMPLATE_MODEL.sub(lambda m: f"{m['article'] or ''}model", inner) + closing
 
     def _report(self, written: str, current: str) -> bool:
         name = self.prose.names_removed(current)

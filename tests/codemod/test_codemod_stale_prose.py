@@ -1067,3 +1067,43 @@ def test_the_template_model_as_an_item_of_a_returned_tuple_is_the_model():
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert "    :return: (model, keras History)\n" in out
+
+
+@pytest.mark.parametrize("said,now", [
+    # round 29, za16 / zb04: a message naming the template's half as a kind of model
+    pytest.param('print("Saved the single-GPU model")', 'print("Saved the model")', id="the-single-gpu-model"),
+    pytest.param('print("saved template model")', 'print("saved model")', id="saved-template-model"),
+])
+def test_a_message_naming_the_templates_half_names_the_one_model(said, now):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
+        f"parallel.compile('adam', 'mse')\nparallel.fit(x, y)\nmodel.save('m.h5')\n{said}\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    assert result.output.decode().endswith(f"model.save('m.h5')\n{now}\n")
+    assert [f.code for f in result.findings] == []
+
+
+def test_a_message_saying_more_of_the_pair_is_left_and_reported():
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
+        "parallel.compile('adam', 'mse')\nparallel.fit(x, y)\n"
+        "print('saved template model; the parallel one cannot be loaded')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    assert "print('saved template model; the parallel one cannot be loaded')" in result.output.decode()
+    assert [f.code for f in result.findings] == ["MGPU305"]
+
+
+@pytest.mark.parametrize("comment,now", [
+    # round 29, za18
+    pytest.param("# ---- phase 2: unfreeze the last 30 layers and recompile the replica",
+                 "# ---- phase 2: unfreeze the last 30 layers and recompile the model", id="recompile-the-replica"),
+])
+def test_the_replica_as_what_is_compiled_or_trained_is_the_model(comment, now):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
+        f"parallel.compile('adam', 'mse')\nparallel.fit(x, y)\n{comment}\nparallel.compile('sgd', 'mse')\n"
+        "parallel.fit(x, y)\n"
+    )
+    assert f"{now}\n" in transform_source(source.encode(), "train.py").output.decode()
