@@ -545,6 +545,11 @@ class _Applier(cst.CSTTransformer):
             ):
                 # `if c: parallel = model` right after `parallel = model`: it changes nothing.
                 pieces, comments = [], [line for line in _comment_lines(pieces[0]) if line.comment is not None]
+            if len(pieces) == 1 and isinstance(pieces[0], cst.If) and self._touched(orig) and _emptied_if(
+                pieces[0], self.emptied
+            ):
+                # `if n_gpu > 1: pass`, all its branch held gone (the call, the `callback_model` hack)
+                pieces, comments = [], [line for line in _comment_lines(pieces[0]) if line.comment is not None]
             # the statement before, past prints and logging (they train nothing)
             # (and past a notebook's cell boundary: a compile repeated in the next cell is a repeat)
             skipped = (
@@ -785,6 +790,14 @@ def _own_comments_start(lines: Sequence[cst.EmptyLine]) -> int:
 # not the choice of devices the strategy line makes
 _STAGE_HEADING: Final = re.compile(r"^#+\s*(?:phase|stage|step|part|round)\s*\d", re.IGNORECASE)
 _CELL_MARK: Final = re.compile(r"^#\s*(?:In\[[ \d]*\]:|%%)")
+
+
+def _emptied_if(statement: cst.If, emptied: set[int]) -> bool:
+    """An `if` (no `elif`/`else`) left holding only the `pass` the plan put where all its
+    statements went, whose condition calls nothing: it does nothing."""
+    return statement.orelse is None and _only(statement.body, emptied) and not any(
+        isinstance(n, cst.Call) for n in walk(statement.test)
+    )
 
 
 def _only(block: cst.BaseSuite, emptied: set[int]) -> bool:

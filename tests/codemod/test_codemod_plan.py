@@ -307,3 +307,17 @@ def test_what_ends_the_covered_range_and_builds_nothing_stays_below_the_with():
         "        print('{} loaded.'.format(path))\n        hsv = [(x / n, 1.0, 1.0) for x in range(n)]\n"
         "        self.colors = [tuple(int(c * 255) for c in colorsys.hsv_to_rgb(*h)) for h in hsv]\n"
     )
+
+
+def test_an_if_left_with_nothing_to_do_goes():
+    # round 29, zb20: the call and the `callback_model` hack went, the `else` alias too; an
+    # `if n_gpu > 1: pass` was left inside the scope
+    before = (
+        "from keras.utils import multi_gpu_model\n\nn_gpu = 2\nmodel = build()\n\nif n_gpu > 1:\n"
+        "    parallel_model = multi_gpu_model(model, gpus=n_gpu)\n"
+        "    parallel_model.__setattr__('callback_model', model)\nelse:\n    parallel_model = model\n\n"
+        "parallel_model.compile('adam', 'mse')\n"
+    )
+    after = transform_source(before.encode(), "train.py").output.decode()
+    assert "pass" not in after and "if n_gpu > 1" not in after
+    assert after.endswith("with strategy.scope():\n    model = build()\n\n    model.compile('adam', 'mse')\n")
