@@ -94,10 +94,11 @@ def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
         )
         if not compiled:
             continue  # (the rewrite compiles it where it is built: another shape says nothing here)
+        scope = _scope_said(statement)
         if statement.get_docstring() is not None:
-            body[index] = _returns_section_single(statement)  # ("Returns:" over the pair's two items)
+            body[index] = _returns_section_single(statement, scope)  # ("Returns:" over the pair's two items)
             continue
-        text = '"""Returns the model, built and compiled under a tf.distribute.MirroredStrategy scope."""'
+        text = f'"""Return the model, built and compiled under {scope}."""'
         line = cst.SimpleStatementLine(body=[cst.Expr(cst.SimpleString(text))])
         first, *rest = statement.body.body
         # the comment lines above the first statement stay with it, below the docstring
@@ -106,7 +107,19 @@ def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
     return new.with_changes(body=body)
 
 
-def _returns_section_single(function: cst.FunctionDef) -> cst.FunctionDef:
+def _scope_said(function: cst.FunctionDef) -> str:
+    """How the docstring names the scope the model is built under: `strategy.scope()` (the
+    function's own `with <name>.scope():`: a MirroredStrategy or, where the script chose one
+    device, TensorFlow's default), else a MirroredStrategy's."""
+    for node in findall(function, cst.With):
+        item = node.items[0].item if node.items else None
+        if (isinstance(item, cst.Call) and isinstance(item.func, cst.Attribute) and item.func.attr.value == "scope"
+                and isinstance(item.func.value, cst.Name)):
+            return f"`{item.func.value.value}.scope()`"
+    return "a tf.distribute.MirroredStrategy scope"
+
+
+def _returns_section_single(function: cst.FunctionDef, scope: str) -> cst.FunctionDef:
     """`function` whose docstring's `Returns:` section listed the pair (`- the template model, used for
     saving` / `- the compiled model that trains on several GPUs`) saying the one model it returns."""
     first = cst.ensure_type(function.body, cst.IndentedBlock).body[0]
@@ -134,7 +147,7 @@ def _returns_section_single(function: cst.FunctionDef) -> cst.FunctionDef:
         return function  # (not a list of the pair's two halves, or the section ends the quotes)
     item = lines[heading + 1]
     lead = item[:len(item) - len(item.lstrip())]
-    said = f"{lead}The model, built and compiled under a tf.distribute.MirroredStrategy scope."
+    said = f"{lead}The model, built and compiled under {scope}."
     value = "\n".join([*lines[:heading + 1], said, *lines[end:]])
     return function.with_deep_changes(string, value=value)
 

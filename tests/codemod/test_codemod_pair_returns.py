@@ -94,8 +94,7 @@ def test_a_builder_docstring_only_about_the_pair_says_what_it_returns_now():
         "template, trainable = build(2)\ntrainable.fit(x, y)\n"
     )
     out = transform_source(before.encode(), "t.py").output.decode()
-    assert ('def build(n_gpus):\n    """Returns the model, built and compiled under a tf.distribute.MirroredStrategy '
-            'scope."""\n    strategy = ') in out
+    assert 'def build(n_gpus):\n    """Return the model, built and compiled under `strategy.scope()`."""\n    strategy = ' in out
     # a docstring that stays true stays as written
     kept = before.replace("Returns (template, trainable) - trainable is the multi-GPU copy when n_gpus > 1.",
                           "Build the keyword-spotting CNN.")
@@ -115,7 +114,7 @@ def test_a_returns_section_listing_the_pair_lists_the_one_model():
     )
     out = transform_source(before.encode(), "t.py").output.decode()
     assert ('    """Build the regression MLP.\n\n    Returns:\n'
-            '        The model, built and compiled under a tf.distribute.MirroredStrategy scope.\n    """\n') in out
+            '        The model, built and compiled under `strategy.scope()`.\n    """\n') in out
     # one item (not the pair's two halves): left as written
     one = before.replace("        - the compiled model that can be trained with several GPUs\n", "")
     assert "        - the model, used for saving\n" in transform_source(one.encode(), "t.py").output.decode()
@@ -142,6 +141,6 @@ def test_a_google_style_returns_section_naming_the_pair_lists_the_one_model_and_
     out = transform_source(before.encode(), "t.py").output.decode()
     assert (
         "        gpus: how many GPUs to train on (tf.distribute.MirroredStrategy is used when > 1)\n\n    Returns:\n"
-        '        The model, built and compiled under a tf.distribute.MirroredStrategy scope.\n    """\n'
+        '        The model, built and compiled under `strategy.scope()`.\n    """\n'
     ) in out
     assert out.endswith("    model = get_models(2)\n    model.fit(x, y)\n    model.save_weights('w.h5')\n")
