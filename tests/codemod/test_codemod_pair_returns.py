@@ -94,7 +94,8 @@ def test_a_builder_docstring_only_about_the_pair_says_what_it_returns_now():
         "template, trainable = build(2)\ntrainable.fit(x, y)\n"
     )
     out = transform_source(before.encode(), "t.py").output.decode()
-    assert 'def build(n_gpus):\n    """Return the model, built and compiled under `strategy.scope()`."""\n    strategy = ' in out
+    assert ('def build(n_gpus):\n    """Return the model, built and compiled under `strategy.scope()`."""\n'
+            '    strategy = ') in out
     # a docstring that stays true stays as written
     kept = before.replace("Returns (template, trainable) - trainable is the multi-GPU copy when n_gpus > 1.",
                           "Build the keyword-spotting CNN.")
