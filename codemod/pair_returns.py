@@ -96,6 +96,7 @@ def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
             continue  # (the rewrite compiles it where it is built: another shape says nothing here)
         scope = _scope_said(statement)
         if statement.get_docstring() is not None:
+            statement = _pair_summary_single(statement, scope)  # ("Return (template_model, training_model).")
             body[index] = _returns_section_single(statement, scope)  # ("Returns:" over the pair's two items)
             continue
         text = f'"""Return the model, built and compiled under {scope}."""'
@@ -117,6 +118,26 @@ def _scope_said(function: cst.FunctionDef) -> str:
                 and isinstance(item.func.value, cst.Name)):
             return f"`{item.func.value.value}.scope()`"
     return "a tf.distribute.MirroredStrategy scope"
+
+
+# a summary line naming the pair it returned: "Return (template_model, training_model)."
+_PAIR_SUMMARY: Final = re.compile(r"^(?P<lead>\s*)Returns?:?\s*\(?\s*`?\w+`?\s*,\s*`?\w+`?\s*\)?\.?\s*$")
+
+
+def _pair_summary_single(function: cst.FunctionDef, scope: str) -> cst.FunctionDef:
+    """`function` whose docstring's first line only named the pair it returned saying the one model."""
+    first = cst.ensure_type(function.body, cst.IndentedBlock).body[0]
+    string = cst.ensure_type(cst.ensure_type(first, cst.SimpleStatementLine).body[0], cst.Expr).value
+    if not isinstance(string, cst.SimpleString) or string.prefix.lower() not in ("", "r"):
+        return function
+    quote = string.quote
+    inner = string.value[len(string.prefix) + len(quote):len(string.value) - len(quote)]
+    summary, newline, rest = inner.partition("\n")
+    if not _PAIR_SUMMARY.match(summary):
+        return function
+    said = f"Return the model, built and compiled under {scope}."
+    value = f"{string.prefix}{quote}{said}{newline}{rest}{quote}"
+    return function.with_deep_changes(string, value=value)
 
 
 def _returns_section_single(function: cst.FunctionDef, scope: str) -> cst.FunctionDef:

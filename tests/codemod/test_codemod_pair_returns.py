@@ -145,3 +145,16 @@ def test_a_google_style_returns_section_naming_the_pair_lists_the_one_model_and_
         '        The model, built and compiled under `strategy.scope()`.\n    """\n'
     ) in out
     assert out.endswith("    model = get_models(2)\n    model.fit(x, y)\n    model.save_weights('w.h5')\n")
+
+
+def test_a_summary_naming_the_pair_it_returned_says_the_one_model():
+    # round 29, za09: """Return (template_model, training_model).""" over `return template, training`
+    before = (
+        "from keras.utils import multi_gpu_model\n\n\ndef build_models(gpus):\n"
+        '    """Return (template_model, training_model)."""\n'
+        "    template = make()\n    training = multi_gpu_model(template, gpus=gpus)\n"
+        "    training.compile('adam', 'mse')\n    return template, training\n\n\n"
+        "template, training = build_models(2)\ntraining.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert 'def build_models(gpus):\n    """Return the model, built and compiled under `strategy.scope()`."""\n' in out
