@@ -80,6 +80,8 @@ _VARIANT: Final = re.compile(
     re.IGNORECASE,
 )
 _TRAIN_VERB: Final = {"wrap": "train", "wraps": "trains", "wrapped": "trained", "wrapping": "training"}
+_RUN_VERB: Final = {"wrap": "run", "wraps": "runs", "wrapped": "run", "wrapping": "running"}
+_INFERENCE: Final = re.compile(r"\bpredict|\binferen|\binfer\b", re.IGNORECASE)
 # The helper as the subject of what the strategy does too ("multi_gpu_model splits each batch").
 _SUBJECT: Final = re.compile(
     r"(?P<tick>`?)(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
@@ -331,7 +333,9 @@ class Prose:
                 return match[0]
             if match["verb"].lower().startswith("train") and match["by"].lower() in _BY and not match["noun"]:
                 return match[0]  # "trained with multi_gpu_model": the tool, renamed as such below
-            verb = _TRAIN_VERB.get(match["verb"].lower(), match["verb"].lower())
+            # (a model wrapped to predict is run, not trained: "... so predict() splits the windows")
+            verbs = _RUN_VERB if _INFERENCE.search(match.string) else _TRAIN_VERB
+            verb = verbs.get(match["verb"].lower(), match["verb"].lower())
             verb = verb.capitalize() if match["verb"][0].isupper() else verb
             return f"{verb}{match['object'] or ''} under {match['tick']}{STRATEGY}{match['tick']}"
         def sentence(part: str, full: str) -> str:

@@ -955,6 +955,8 @@ def _derived_statements(
         calls = findall(value, cst.Call)
         if not calls or any(dotted_name(c.func).rsplit(".", 1)[-1] in _GRAPH_RUNNERS for c in calls):
             continue  # `K.function([m.input], [m.output])` runs the model; it builds none
+        if _runs_only(tree, calls):
+            continue  # `picks = pick(model, waves)`, where `def pick(m, w): return m.predict(w) ...`
         passed = set()  # what flows into a call as an argument: `Dense(2)(b.output)`, `Model(b.input, head)`
         for call in calls:
             for arg in call.args:
@@ -972,6 +974,29 @@ def _derived_statements(
             found.append(node)
             flowing |= _assigned(tree, node)
     return found
+
+
+def _runs_only(tree: Tree, calls: Sequence[cst.CSTNode]) -> bool:
+    """Each call runs a model or computes a plain value, or calls a function of the module whose
+    every call does (`def pick(model, w): probs = model.predict(w); return [np.where(...) ...]`)."""
+    functions = {s.name.value: s for s in tree.module.body if isinstance(s, cst.FunctionDef)}
+
+    def plain(call: cst.CSTNode) -> bool:
+        assert isinstance(call, cst.Call)
+        name = dotted_name(call.func)
+        return name.rsplit(".", 1)[-1] in _GRAPH_RUNNERS or not makes_layers(call.with_changes(args=[]))
+
+    for call in calls:
+        assert isinstance(call, cst.Call)
+        function = functions.get(dotted_name(call.func))
+        if function is not None:
+            if findall(function.body, (cst.FunctionDef, cst.ClassDef, cst.Lambda)) or not all(
+                plain(c) for c in findall(function.body, cst.Call)
+            ):
+                return False
+        elif not plain(call):
+            return False
+    return True
 
 
 def _view_of(tree: Tree, value: cst.BaseExpression, receivers: set[str]) -> bool:

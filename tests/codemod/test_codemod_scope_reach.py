@@ -246,3 +246,20 @@ def test_data_loading_that_also_returns_sizes_stays_above_the_scope():
     # a statement whose names feed no model is still followed: it may build what the layers use
     unfed = before.replace("parallel.fit(x, y)", "parallel.fit(a, b)")
     assert "    x, y, n_in, n_out = vectorize(raw)" in transform_source(unfed.encode(), "t.py").output.decode()
+
+
+def test_a_module_function_that_only_predicts_with_the_model_stays_below_the_scope():
+    # round 29, za11: `picks = pick(model, waves)` with `def pick(m, w): return m.predict(w)...`
+    # builds nothing: it stays where it was, after the `with`
+    source = (
+        "import numpy as np\nfrom keras.models import load_model\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "def pick(model, waves):\n    probs = model.predict(waves, batch_size=256)\n"
+        "    return [np.where(p > 0.5)[0] for p in probs]\n\n\n"
+        "def main(path, gpus):\n    model = load_model(path)\n    model = multi_gpu_model(model, gpus=gpus)\n"
+        "    waves = np.load('w.npy')\n    picks = pick(model, waves)\n    return picks\n"
+    )
+    out = transform_source(source.encode(), "infer.py").output.decode()
+    assert out.endswith(
+        "    with strategy.scope():\n        model = load_model(path)\n    waves = np.load('w.npy')\n"
+        "    picks = pick(model, waves)\n    return picks\n"
+    )

@@ -1107,3 +1107,15 @@ def test_the_replica_as_what_is_compiled_or_trained_is_the_model(comment, now):
         "parallel.fit(x, y)\n"
     )
     assert f"{now}\n" in transform_source(source.encode(), "train.py").output.decode()
+
+
+def test_a_model_wrapped_to_predict_is_run_under_the_strategy_not_trained():
+    # round 29, za11: "wraps it with multi_gpu_model so predict() splits the windows"
+    source = (
+        '"""Batch inference.\n\nLoads the picker and wraps it with multi_gpu_model so predict() splits the batch.\n'
+        '"""\n'
+        "from keras.models import load_model\nfrom keras.utils import multi_gpu_model\n\n"
+        "model = load_model('m.h5')\nmodel = multi_gpu_model(model, gpus=2)\nmodel.predict(x)\n"
+    )
+    out = transform_source(source.encode(), "infer.py").output.decode()
+    assert "Loads the picker and runs it under tf.distribute.MirroredStrategy so predict() splits" in out
