@@ -6,7 +6,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 import libcst as cst
-from libcst.metadata import Access, Assignment, BaseAssignment, ClassScope, GlobalScope
+from libcst.metadata import Access, Assignment, BaseAssignment, ClassScope, GlobalScope, ImportAssignment
 
 from ._tree import Tree, code_of, walk_same_scope
 from .findings import Finding
@@ -69,9 +69,28 @@ class FixContext:
             if self._tf is None:
                 in_use = self.names_in_use()
                 # (`tf` read but bound nowhere: a NameError as written, `tf` as its author meant it)
-                self._tf = "tf" if "tf" not in in_use or not self._binds("tf") else "tensorflow"
+                # (`tf` bound only by a module-level `import tensorflow as tf` in a branch: the same
+                # module, imported at the top)
+                self._tf = "tf" if "tf" not in in_use or not self._binds("tf") or self._imports_tensorflow_only(
+                    "tf"
+                ) else "tensorflow"
                 self.plan.add_imports.append(("tensorflow", None, "tf" if self._tf == "tf" else None))
         return self._tf
+
+    def _imports_tensorflow_only(self, name: str) -> bool:
+        """Every binding of `name` in the module is `import tensorflow as <name>` at module level
+        (inside a function it would make `<name>` a local, unbound where the strategy line reads it)."""
+        scopes = [s for s in set(self.tree.scopes.values()) if s is not None]
+        if any(name in s.assignments for s in scopes if not isinstance(s, GlobalScope)):
+            return False
+        bindings = [a for s in scopes for a in s.assignments[name]]
+        return bool(bindings) and all(
+            isinstance(a, ImportAssignment) and isinstance(a.node, cst.Import) and any(
+                code_of(alias.name) == "tensorflow" and alias.asname is not None
+                and code_of(alias.asname.name) == name for alias in a.node.names
+            )
+            for a in bindings
+        )
 
     def _binds(self, name: str) -> bool:
         """Some scope of the module binds `name`."""

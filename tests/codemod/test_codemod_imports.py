@@ -90,3 +90,27 @@ def test_the_added_import_joins_the_group_that_imports_keras(imports, expected):
     source = imports.replace("\n\n", "\nfrom keras.utils import multi_gpu_model\n\n", 1) + calls
     out = transform_source(source.encode(), "t.py").output.decode()
     assert out.startswith(expected + "\nstrategy = ")
+
+
+def test_tf_imported_as_tensorflow_in_a_module_level_branch_is_reused_as_tf():
+    # round 29, za07's neighbour: `if USE_TF: import tensorflow as tf` binds the same module; the
+    # added top-level import makes it bound on every path
+    source = (
+        "from keras.utils import multi_gpu_model\n\nif USE_TF:\n    import tensorflow as tf\n"
+        "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert out.startswith("import tensorflow as tf\n\nif USE_TF:\n    import tensorflow as tf\n")
+    assert "strategy = tf.distribute.MirroredStrategy(" in out
+
+
+def test_tf_imported_inside_the_function_keeps_the_full_name():
+    # round 29, za07: `import tensorflow as tf` in a branch of `main()` makes `tf` a local of
+    # `main`, unbound where the strategy line would read it: the module's full name instead
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef main(G):\n    if G > 1:\n        import tensorflow as tf\n"
+        "        print(tf.__version__)\n    model = build()\n    parallel = multi_gpu_model(model, gpus=2)\n"
+        "    parallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert out.startswith("import tensorflow\n") and "strategy = tensorflow.distribute.MirroredStrategy(" in out
