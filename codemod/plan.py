@@ -931,7 +931,19 @@ _RUNS = frozenset({"fit", "fit_generator", "evaluate", "evaluate_generator", "pr
 
 
 def _runs_model(statement: cst.BaseStatement) -> bool:
-    """`model.fit(...)`, `history = model.fit_generator(...)`: trains or runs, creates nothing."""
+    """`model.fit(...)`, `history = model.fit_generator(...)`: trains or runs, creates nothing; or an
+    `if` whose every branch only does that (`if gpus > 1: h = model.fit(x, y, batch_size=64)` /
+    `else: h = model.fit(x, y, batch_size=32)`), with a condition that calls nothing."""
+    if isinstance(statement, cst.If):
+        tests: list[cst.BaseExpression] = []
+        current: cst.CSTNode | None = statement
+        while isinstance(current, cst.If):
+            tests.append(current.test)
+            current = current.orelse
+        return not any(isinstance(n, cst.Call) for t in tests for n in walk(t)) and all(
+            isinstance(suite, cst.IndentedBlock) and all(_runs_model(s) for s in suite.body)
+            for suite in branch_suites(statement)
+        )
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return False
     small = statement.body[0]

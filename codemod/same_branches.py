@@ -224,10 +224,13 @@ def _merged_if(statement: cst.If, no_branch_stops: bool) -> list[cst.BaseStateme
     if rebuilt is None:
         return None
     if before:
+        # the blank lines go above what is written first; the comment lines stay on the `if` they
+        # head ("# multi gpu acceleration" over `if gpus > 1:`), now holding less
+        start = next((k for k, line in enumerate(lines) if line.comment is not None), len(lines))
         first = before[0]
         assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
-        before[0] = first.with_changes(leading_lines=[*lines, *(x for x in first.leading_lines if x.comment)])
-        rebuilt = rebuilt.with_changes(leading_lines=[])
+        before[0] = first.with_changes(leading_lines=[*lines[:start], *(x for x in first.leading_lines if x.comment)])
+        rebuilt = rebuilt.with_changes(leading_lines=lines[start:])
     return [*before, rebuilt, *after]
 
 

@@ -264,3 +264,19 @@ def test_a_comment_on_the_device_choice_above_a_guard_written_once_goes_above_th
     # a comment on what the branches did stays with it
     kept = transform_source(before.replace("# multi gpu acceleration", "# train it").encode(), "t.py").output.decode()
     assert "# train it\n" in kept and "# train it\n    strategy" not in kept
+
+
+def test_a_kept_if_of_fits_keeps_its_comment_and_goes_below_the_scope():
+    # round 29, zb11: both branches compiled the same and fit with their own batch size; the
+    # compile is written once under the scope, the `if` of fits runs after it, under its comment
+    source = (
+        HEAD + "gpus = 2\nmodel = build()\n# multi gpu acceleration\nif gpus > 1:\n"
+        "    parallel = multi_gpu_model(model, gpus=gpus)\n    parallel.compile('sgd', 'mse')\n"
+        "    h = parallel.fit(x, y, batch_size=64)\nelse:\n    model.compile('sgd', 'mse')\n"
+        "    h = model.fit(x, y, batch_size=32)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert out.endswith(
+        "with strategy.scope():\n    model = build()\n    model.compile('sgd', 'mse')\n# multi gpu acceleration\n"
+        "if gpus > 1:\n    h = model.fit(x, y, batch_size=64)\nelse:\n    h = model.fit(x, y, batch_size=32)\n"
+    )
