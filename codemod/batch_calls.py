@@ -60,6 +60,50 @@ def on_batch_calls(tree: Tree, call: cst.CSTNode, receivers: set[str]) -> list[O
             if isinstance(parent, cst.Call) and parent.func is node:
                 found.append(OnBatchCall(parent, tree.code(node.value), node.attr.value))
     found += _through_functions(tree, receivers, body, after)
+    found += _through_returns(tree, scope, receivers)
+    return found
+
+
+def _through_returns(tree: Tree, scope: cst.CSTNode, receivers: set[str]) -> list[OnBatchCall]:
+    """`model, parallel = build(2)` then `parallel.predict_on_batch(x)` in a caller, where `build`
+    (the site's function) returns the model (`return model, parallel`): the caller's name holds
+    the migrated model too. The first such call in each caller, naming the call it came through."""
+    if not isinstance(scope, cst.FunctionDef):
+        return []
+    returned: list[set[int] | None] = []  # per `return`: the positions holding a receiver (None: the whole value)
+    for node in walk_same_scope(scope.body):
+        if isinstance(node, cst.Return) and node.value is not None:
+            value = node.value
+            if isinstance(value, cst.Tuple):
+                returned.append({i for i, e in enumerate(value.elements) if tree.code(e.value) in receivers})
+            elif tree.code(value) in receivers:
+                returned.append(None)
+    if not returned:
+        return []
+    found: list[OnBatchCall] = []
+    for call in tree.all(cst.Call):
+        if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Name) and call.func.value == scope.name.value):
+            continue
+        assign = tree.parent(call)
+        if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1 and assign.value is call):
+            continue
+        target = assign.targets[0].target
+        names: set[str] = set()
+        for positions in returned:
+            if positions is None and isinstance(target, cst.Name):
+                names.add(target.value)
+            elif positions is not None and isinstance(target, (cst.Tuple, cst.List)):
+                names |= {tree.code(e.value) for i, e in enumerate(target.elements) if i in positions}
+        if not names:
+            continue
+        caller = tree.enclosing_scope_node(call)
+        body = caller.body if isinstance(caller, cst.FunctionDef) else caller
+        for node in walk_same_scope(body):
+            if (isinstance(node, cst.Attribute) and node.attr.value in ON_BATCH and tree.code(node.value) in names
+                    and tree.order(node) > tree.order(call)):
+                parent = tree.parent(node)
+                if isinstance(parent, cst.Call) and parent.func is node:
+                    found.append(OnBatchCall(parent, tree.code(node.value), node.attr.value, call))
     return found
 
 

@@ -99,7 +99,8 @@ PRECONDITIONS: tuple[Precondition, ...] = (
     Precondition(NO_BATCH_CALLS, "neither the model nor another model built in the statements the scope covers "
                  "is used with `train_on_batch`, `test_on_batch` or `predict_on_batch` after the call, nor, for a "
                  "model built at module level, in a function of the module that reads it as the global (`def "
-                 "train(): disc.train_on_batch(...)`) (under "
+                 "train(): disc.train_on_batch(...)`), nor in a caller of the site's function that it returned "
+                 "the model to (`model, parallel = build(2)`, then `parallel.predict_on_batch(...)`) (under "
                  "MirroredStrategy Keras 3 gives every replica the whole batch passed to them: 8 inputs predict 16 "
                  "rows)", "use `fit` / `evaluate` / `predict` with `batch_size=len(x)` instead (or build the other "
                  "model outside those statements), then rerun"),

@@ -544,3 +544,21 @@ def test_a_module_function_with_its_own_model_of_that_name_does_not_stop_the_rew
             return disc_mgpu.test_on_batch(x, x)
     """)
     assert [f.code for f in result.findings] == [] and b"strategy.scope()" in result.output
+
+
+def test_on_batch_in_a_caller_of_the_builder_that_returned_the_model_is_reported():
+    # round 29, za06: `gen, disc, disc_train, combined = build_gan(cfg)` then
+    # `disc_train.train_on_batch(...)`; and `predict_on_batch` on 8 inputs would return 16 rows
+    _, result = _run("""
+        def build(gpus):
+            model = make()
+            parallel = multi_gpu_model(model, gpus=gpus)
+            parallel.compile("adam", "mse")
+            return model, parallel
+        def main():
+            model, parallel = build(2)
+            parallel.fit(x, y)
+            return parallel.predict_on_batch(x[:8])
+    """)
+    assert [(f.line, f.code) for f in result.findings] == [(7, "MGPU203")]
+    assert "`parallel.predict_on_batch(...)` (line 13, given the model on line 11)" in result.findings[0].message
