@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 import ast
 import re
@@ -935,15 +935,7 @@ def _runs_model(statement: cst.BaseStatement) -> bool:
     `if` whose every branch only does that (`if gpus > 1: h = model.fit(x, y, batch_size=64)` /
     `else: h = model.fit(x, y, batch_size=32)`), with a condition that calls nothing."""
     if isinstance(statement, cst.If):
-        tests: list[cst.BaseExpression] = []
-        current: cst.CSTNode | None = statement
-        while isinstance(current, cst.If):
-            tests.append(current.test)
-            current = current.orelse
-        return not any(isinstance(n, cst.Call) for t in tests for n in walk(t)) and all(
-            isinstance(suite, cst.IndentedBlock) and all(_runs_model(s) for s in suite.body)
-            for suite in branch_suites(statement)
-        )
+        return _every_branch(statement, _runs_model)
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return False
     small = statement.body[0]
@@ -958,15 +950,18 @@ def _only_says(statement: cst.BaseStatement) -> bool:
     conditions call nothing and whose every branch only prints (`if G <= 1: print("1 GPU")` / `else: print(...)`)."""
     if message(statement) or _summary(statement):
         return True
-    if not isinstance(statement, cst.If):
-        return False
+    return isinstance(statement, cst.If) and _every_branch(statement, message)
+
+
+def _every_branch(statement: cst.If, does: Callable[[cst.BaseStatement], bool]) -> bool:
+    """The `if`/`elif`/`else` chain's conditions call nothing and every statement of every branch `does`."""
     tests: list[cst.BaseExpression] = []
     current: cst.CSTNode | None = statement
     while isinstance(current, cst.If):
         tests.append(current.test)
         current = current.orelse
     return not any(isinstance(n, cst.Call) for t in tests for n in walk(t)) and all(
-        isinstance(suite, cst.IndentedBlock) and all(message(s) for s in suite.body)
+        isinstance(suite, cst.IndentedBlock) and all(does(s) for s in suite.body)
         for suite in branch_suites(statement)
     )
 
