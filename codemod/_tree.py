@@ -138,8 +138,12 @@ class Tree:
         if not (isinstance(root, cst.Name) and root.value == "tf"):
             return False
         if not hasattr(self, "_tf_bound"):
-            self._tf_bound = any("tf" in s.assignments for s in set(self.scopes.values()) if s is not None)
+            self._tf_bound = self.binds("tf")  # (asked once per `tf.` name: answered once)
         return not self._tf_bound
+
+    def binds(self, name: str) -> bool:
+        """Some scope of the (analysed) module binds `name`."""
+        return any(name in s.assignments for s in set(self.scopes.values()) if s is not None)
 
     def statement_of(self, node: cst.CSTNode) -> cst.BaseStatement | None:
         """The statement directly inside a block that contains `node`."""

@@ -71,7 +71,7 @@ class FixContext:
                 # (`tf` read but bound nowhere: a NameError as written, `tf` as its author meant it)
                 # (`tf` bound only by a module-level `import tensorflow as tf` in a branch: the same
                 # module, imported at the top)
-                self._tf = "tf" if "tf" not in in_use or not self._binds("tf") or self._imports_tensorflow_only(
+                self._tf = "tf" if "tf" not in in_use or not self.tree.binds("tf") or self._imports_tensorflow_only(
                     "tf"
                 ) else "tensorflow"
                 self.plan.add_imports.append(("tensorflow", None, "tf" if self._tf == "tf" else None))
@@ -91,10 +91,6 @@ class FixContext:
             )
             for a in bindings
         )
-
-    def _binds(self, name: str) -> bool:
-        """Some scope of the module binds `name`."""
-        return any(name in s.assignments for s in set(self.tree.scopes.values()) if s is not None)
 
     def strategy_name(self, scope_node: cst.CSTNode) -> str:
         """A free name for the strategy: `strategy` unless the module already uses it."""
