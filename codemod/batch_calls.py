@@ -67,7 +67,7 @@ def on_batch_calls(tree: Tree, call: cst.CSTNode, receivers: set[str]) -> list[O
 def _through_returns(tree: Tree, scope: cst.CSTNode, receivers: set[str]) -> list[OnBatchCall]:
     """`model, parallel = build(2)` then `parallel.predict_on_batch(x)` in a caller, where `build`
     (the site's function) returns the model (`return model, parallel`): the caller's name holds
-    the migrated model too. The first such call in each caller, naming the call it came through."""
+    the migrated model too. Each such call, naming the call the model came through."""
     if not isinstance(scope, cst.FunctionDef):
         return []
     returned: list[set[int] | None] = []  # per `return`: the positions holding a receiver (None: the whole value)

@@ -121,7 +121,7 @@ def _scope_said(function: cst.FunctionDef) -> str:
 
 
 # a summary line naming the pair it returned: "Return (template_model, training_model)."
-_PAIR_SUMMARY: Final = re.compile(r"^(?P<lead>\s*)Returns?:?\s*\(?\s*`?\w+`?\s*,\s*`?\w+`?\s*\)?\.?\s*$")
+_PAIR_SUMMARY: Final = re.compile(r"^\s*Returns?:?\s*\(?\s*`?\w+`?\s*,\s*`?\w+`?\s*\)?\.?\s*$")
 
 
 def _pair_summary_single(function: cst.FunctionDef, scope: str) -> cst.FunctionDef:

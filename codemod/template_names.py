@@ -29,7 +29,7 @@ from libcst.metadata import (
     Scope, ScopeProvider,
 )
 
-from ._tree import runs_as_script
+from ._tree import runs_as_script, walk
 from .layout import realign_call, realign_value
 from .stale_prose import MECHANICS
 
@@ -112,12 +112,10 @@ def _only_parameters_left(module: cst.Module, name: str) -> bool:
     if any(isinstance(n, (ast.Global, ast.Nonlocal)) and name in n.names for n in ast.walk(ast.parse(module.code))):
         return False
     scopes = {s for s in MetadataWrapper(module).resolve(ScopeProvider).values() if s is not None}
-    return all(
-        _parameter_only(scope, name) if name in scope.assignments else False
-        for scope in scopes if name in scope.assignments or scope.accesses[name]
-    ) and all(
-        isinstance(r, Assignment) and isinstance(r.node, cst.Param)
-        for scope in scopes for access in scope.accesses[name] for r in access.referents
+    # (a read with no binding at all is one the scopes did not see: not a parameter's)
+    return all(_parameter_only(scope, name) for scope in scopes if name in scope.assignments) and all(
+        access.referents and all(isinstance(r, Assignment) and isinstance(r.node, cst.Param) for r in access.referents)
+        for scope in scopes for access in scope.accesses[name]
     )
 
 
@@ -206,8 +204,9 @@ class NameRenamer(cst.CSTTransformer):
     def leave_Assign(self, original: cst.Assign, updated: cst.Assign) -> cst.Assign:
         if len(original.targets) != 1 or id(target := original.targets[0].target) not in self.names:
             return updated
+        # (a value holding a renamed name, a call's head, realigns itself: leave_Call)
         if original.value not in self.positions or any(
-            id(n) in self.names for n in _names_under(original.value)  # (a renamed call head realigns itself)
+            id(n) in self.names for n in walk(original.value) if isinstance(n, cst.Name)
         ):
             return updated
         assert isinstance(target, cst.Name)
@@ -231,16 +230,6 @@ class NameRenamer(cst.CSTTransformer):
             # stale_prose.py drops whole; renamed first, it would read as true)
             return updated
         return updated.with_changes(value=text)
-
-
-def _names_under(node: cst.CSTNode) -> list[cst.Name]:
-    stack, found = [node], []
-    while stack:
-        current = stack.pop()
-        if isinstance(current, cst.Name):
-            found.append(current)
-        stack.extend(current.children)
-    return found
 
 
 def _identifier_in_prose(name: str) -> re.Pattern[str]:
