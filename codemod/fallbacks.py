@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from ._tree import Tree, findall, used_names
+from ._tree import Tree, used_names
 from .wrapper_messages import MESSAGE_FUNCTIONS, announces_wrapper, reworded
 
 __all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message"]
@@ -139,7 +139,7 @@ def _without_error_messages(handler: cst.ExceptHandler) -> cst.BaseSuite:
         return body
     error = used_names(handler.name.name)
     return body.with_changes(body=[
-        s for s in body.body if not (message(s) and used_names(s) & error and not findall(s, cst.Comment))
+        s for s in body.body if not (message(s) and used_names(s) & error)
     ])
 
 
@@ -227,7 +227,7 @@ def _announced(tree: Tree, owner: cst.Try, anchor: cst.BaseStatement, target: st
     if handler.name is not None:  # `print(e)`: about the call's error, which is gone with the call
         error = used_names(handler.name.name)
         about = [s for s in otherwise if used_names(s) & error]
-        if not all(message(s) for s in about) or any(findall(s, cst.Comment) for s in about):
+        if not all(message(s) for s in about):
             return None
         otherwise = [s for s in otherwise if not used_names(s) & error]
     aliases = [i for i, s in enumerate(otherwise) if is_fallback_alias(s, target, template, tree)]

@@ -274,6 +274,25 @@ def test_kept_try_says_its_except_branch_no_longer_catches_the_calls_error():
     assert "keep the code of" not in finding.message  # never: keep the branch that exits
 
 
+def test_a_handler_whose_commented_message_reports_the_calls_error_collapses_keeping_the_comment():
+    # the message about the call's error goes with the call; the comment above it is kept, above the
+    # strategy line, never dropped and never a reason to keep a `try` that can no longer catch anything
+    source = (
+        b"import tensorflow as tf\nfrom keras.utils import multi_gpu_model\nfrom nets import build\n\n\n"
+        b"def train():\n    net = build()\n    try:\n        net_gpu = multi_gpu_model(net, gpus=2)\n"
+        b"    except ValueError as err:\n        # fewer GPUs than asked: use what there is\n"
+        b"        print('multi_gpu_model failed (%s), single model' % err)\n        net_gpu = net\n"
+        b"    net_gpu.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source)
+    assert [f.code for f in result.findings] == []
+    assert result.output.decode().endswith(
+        "def train():\n    # fewer GPUs than asked: use what there is\n"
+        "    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices(\"GPU\")[:2])\n"
+        "    with strategy.scope():\n        net = build()\n        net.compile('adam', 'mse')\n"
+    )
+
+
 def test_an_if_whose_call_branch_held_only_the_local_import_is_not_reported():
     source = (
         b"from nets import build\n\n\ndef train(gpus=2):\n    net = build()\n    if gpus >= 2:\n"
