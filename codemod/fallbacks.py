@@ -14,11 +14,13 @@ in a branch (any other user statement) keeps the whole try/if: only the call is 
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
+from typing import Final
 
 import libcst as cst
 
-from ._tree import Tree, used_names
+from ._tree import Tree, findall, used_names
 from .wrapper_messages import MESSAGE_FUNCTIONS, announces_wrapper, reworded
 
 __all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message"]
@@ -139,8 +141,20 @@ def _without_error_messages(handler: cst.ExceptHandler) -> cst.BaseSuite:
         return body
     error = used_names(handler.name.name)
     return body.with_changes(body=[
-        s for s in body.body if not (message(s) and used_names(s) & error)
+        s for s in body.body if not (message(s) and used_names(s) & error and _comments_about_devices(s))
     ])
+
+
+# What a comment on a handler's message about the call's error says when it describes the fallback
+# ("# fewer GPUs than requested: train on whatever device we have"), which the strategy line now
+# makes: it goes above that line. A comment on anything else ("# tell the on-call engineer") says
+# the message matters to someone, and keeps the `try`.
+_DEVICE_WORDS: Final = re.compile(r"\b(?:gpus?|cards?|devices?|cpus?|fall\s*back|single|fewer|multi)", re.IGNORECASE)
+
+
+def _comments_about_devices(statement: cst.CSTNode) -> bool:
+    """Every comment on `statement` (none at all, too) speaks of GPUs, devices or the fallback."""
+    return all(_DEVICE_WORDS.search(c.value) for c in findall(statement, cst.Comment))
 
 
 def _handler_ok(handler: cst.ExceptHandler, tree: Tree) -> bool:
@@ -227,7 +241,7 @@ def _announced(tree: Tree, owner: cst.Try, anchor: cst.BaseStatement, target: st
     if handler.name is not None:  # `print(e)`: about the call's error, which is gone with the call
         error = used_names(handler.name.name)
         about = [s for s in otherwise if used_names(s) & error]
-        if not all(message(s) for s in about):
+        if not all(message(s) and _comments_about_devices(s) for s in about):
             return None
         otherwise = [s for s in otherwise if not used_names(s) & error]
     aliases = [i for i, s in enumerate(otherwise) if is_fallback_alias(s, target, template, tree)]

@@ -25,6 +25,7 @@ from . import (
     multi_worker,
     strategy_scope,
     template_recovery,
+    weight_copies,
 )
 
 __all__ = ["FIXERS", "STAGES", "STRATEGIES", "Stage"]
@@ -54,6 +55,9 @@ STAGES: tuple[Stage, ...] = (
           backend_gpus.CODES),
     Stage("template_recovery", template_recovery.fix, "rewritten, references",
           "plan.nodes (`parallel.layers[-2]` -> the template)", template_recovery.CODES),
+    Stage("weight_copies", weight_copies.fix, "rewritten, plan.nodes (the renames planned above)",
+          "plan.deleted (`model.set_weights(parallel.get_weights())`, now a copy onto itself)",
+          weight_copies.CODES),
     Stage("behaviour", behaviour.fix, "rewritten", "findings only (*_on_batch, TF1-session inference)",
           behaviour.CODES),
     Stage("checkpoints", checkpoints.fix, "rewritten, sites, helpers",

@@ -8,14 +8,14 @@ template where scope analysis proves it safe, else kept as an alias of it.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
 
 import libcst as cst
 import libcst.matchers as m
 
-from .. import fallbacks
+from .. import fallbacks, self_copies
 from ..batch_calls import EFFECT, ON_BATCH, on_batch_calls
 from .._tree import (
     TF_DEVICE,
@@ -2113,6 +2113,11 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         for s in _branch_statements(kept) if not any(a is branch for a in tree.ancestors(s))
     }
     others = [s for s in others if code_tokens(tree.code(s), {target: template}) not in everywhere]
+    # `model.set_weights(parallel.get_weights())`: a copy onto itself now, which fixers/weight_copies.py removes
+    copied = {id(c) for k, s in enumerate(branch.body)
+              for c in self_copies.copies(s, branch.body[k + 1] if k + 1 < len(branch.body) else None,
+                                          _one_model(tree, target, template))}
+    others = [s for s in others if id(s) not in copied]
     head = f"kept this `{kind}` around `{site.name}`: it is not a plain fallback"
     if any(binds(s, template, tree) for s in besides):
         return None  # its branch builds the model too: both branches stay as they are, nothing to change
@@ -2151,6 +2156,19 @@ def _kept_fallback_message(tree: Tree, kept: cst.CSTNode, site: Site, template: 
         f"wanted with the strategy (scaling the batch size or learning rate by the GPU count is), leave the "
         f"`{kind}` as it is."
     )
+
+
+def _one_model(tree: Tree, target: str, template: str) -> Callable[[cst.BaseExpression, cst.BaseExpression], bool]:
+    """Whether two ends of a weight copy both become the template: its name, the parallel model's
+    name or the template looked up in it (`parallel.layers[-2]`), written differently."""
+    def final(node: cst.BaseExpression) -> str:
+        if isinstance(node, cst.Subscript) and m.matches(node.value, m.Attribute(attr=m.Name("layers"))):
+            node = cst.ensure_type(node.value, cst.Attribute).value
+        elif isinstance(node, cst.Call) and m.matches(node.func, m.Attribute(attr=m.Name("get_layer"))):
+            node = cst.ensure_type(node.func, cst.Attribute).value
+        code = tree.code(node)
+        return template if code == target else code
+    return lambda one, other: final(one) == final(other) == template and tree.code(one) != tree.code(other)
 
 
 def _scales_by_count(statement: cst.CSTNode, site: Site) -> bool:

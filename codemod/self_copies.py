@@ -1,0 +1,53 @@
+"""A weight copy between two names of one model: `a.set_weights(b.get_weights())`, or
+`a.save_weights(path)` then `b.load_weights(path)`. Read-only: which lines copy, given what
+makes two expressions the same model (fixers/weight_copies.py removes them after the renames;
+strategy_scope.py does not count them as work a kept fallback branch still does)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import libcst as cst
+
+from ._tree import code_of
+
+__all__ = ["copies"]
+
+
+def copies(
+    statement: cst.BaseStatement,
+    after: cst.BaseStatement | None,
+    same: Callable[[cst.BaseExpression, cst.BaseExpression], bool],
+) -> list[cst.BaseStatement]:
+    """[statement] for `a.set_weights(b.get_weights())`, [statement, after] for `a.save_weights(f)`
+    then `b.load_weights(f)` (the same `f`), when `same(a, b)`; else []."""
+    call = _method_call(statement)
+    if call is None:
+        return []
+    receiver, method, args = call
+    if method == "set_weights" and len(args) == 1:
+        inner = args[0].value
+        if (isinstance(inner, cst.Call) and not inner.args and isinstance(inner.func, cst.Attribute)
+                and inner.func.attr.value == "get_weights" and same(receiver, inner.func.value)):
+            return [statement]
+    if method == "save_weights" and len(args) == 1 and after is not None:
+        loaded = _method_call(after)
+        if (loaded is not None and loaded[1] == "load_weights" and len(loaded[2]) == 1
+                and code_of(loaded[2][0].value) == code_of(args[0].value) and same(receiver, loaded[0])):
+            return [statement, after]
+    return []
+
+
+def _method_call(
+    statement: cst.BaseStatement,
+) -> tuple[cst.BaseExpression, str, tuple[cst.Arg, ...]] | None:
+    """(receiver, method, positional arguments) of a line holding only `receiver.method(args)`."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Expr)):
+        return None
+    call = statement.body[0].value
+    if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)):
+        return None
+    if any(arg.keyword is not None or arg.star for arg in call.args):
+        return None
+    return call.func.value, call.func.attr.value, tuple(call.args)
