@@ -462,14 +462,9 @@ def _template_construction(
     tree = ctx.tree
     bindings = list(itertools.islice(_template_bindings(tree, anchor, template), 1))
     if not bindings:
-        decided = strategy_expression(ctx.tf_name(), site.gpus, list(guards))
-        create = f"`strategy = {decided}`"
-        branch = decided.branch if isinstance(decided, StrategyCode) else None
-        if branch is not None:  # `if self.n_gpus > 1:` around the call: the strategy keeps that choice
-            multi, single = (decided, branch.single) if branch.multi_when_true else (branch.single, decided)
-            create = f"`strategy = {multi}` if `{branch.condition}`, else `strategy = {single}`,"
         ctx.report(site.call, TEMPLATE_BUILT_HERE, (
-            f"{_origin_of(tree, site, template)}{_built_in_method(tree, site, template)}; create {create} "
+            f"{_origin_of(tree, site, template)}{_built_in_method(tree, site, template)}; "
+            f"create {_strategy_to_create(ctx, site, guards)} "
             f"where it is built{_parameters_passed(tree, site)}, build and compile it under "
             f"`with strategy.scope():`, and use `{template}` instead of the `{site.name}` result."
         ))
@@ -508,6 +503,17 @@ def _template_construction(
         ))
         return None
     return block0, j, partial
+
+
+def _strategy_to_create(ctx: FixContext, site: Site, guards: Sequence[str]) -> str:
+    """The strategy line an MGPU101 finding asks for, in backquotes; with the script's own
+    condition (`if self.n_gpus > 1:` around the call) as the choice between two."""
+    decided = strategy_expression(ctx.tf_name(), site.gpus, list(guards))
+    branch = decided.branch if isinstance(decided, StrategyCode) else None
+    if branch is None:
+        return f"`strategy = {decided}`"
+    multi, single = (decided, branch.single) if branch.multi_when_true else (branch.single, decided)
+    return f"`strategy = {multi}` if `{branch.condition}`, else `strategy = {single}`,"
 
 
 def _kind(statement: cst.CSTNode) -> str:
@@ -1155,7 +1161,7 @@ def _reported_caller_object(
                 binds(node, code, tree) for node in walk_same_scope(scope_node.body)
                 if isinstance(node, cst.SimpleStatementLine) and tree.order(node) < tree.order(statement)
             ):
-                built = _built_in_other_method(tree, owner, scope_node, code)
+                built = _built_in_other_method(tree, owner, scope_node, code, named=True)
                 if built is not None:
                     found = (code, value, f"built in another method (line {tree.position(built)[0]})")
         bound_here |= bound_names(statement)
@@ -1213,8 +1219,12 @@ def _binds_in(tree: Tree, function: cst.FunctionDef, site: Site, target: str) ->
     )
 
 
-def _built_in_other_method(tree: Tree, owner: cst.ClassDef, here: cst.FunctionDef, target: str) -> cst.CSTNode | None:
-    """The statement of another method of `owner` that assigns `target` (`self.enc`) a layer or model."""
+def _built_in_other_method(
+    tree: Tree, owner: cst.ClassDef, here: cst.FunctionDef, target: str, *, named: bool = False
+) -> cst.CSTNode | None:
+    """The statement of another method of `owner` that assigns `target` (`self.enc`) a layer or model;
+    `named`: also one that assigns it a local name (`m = Sequential()` ... `self.model = m`), as a
+    model is handed over when read as one (`self._original_model = self.model` before the call)."""
     methods = [f for f in owner.body.body if isinstance(f, cst.FunctionDef)]
     if any(f.name.value == target.split(".", 1)[1] for f in methods):
         return None  # `self.head(x)` is a method call
@@ -1222,9 +1232,19 @@ def _built_in_other_method(tree: Tree, owner: cst.ClassDef, here: cst.FunctionDe
         if method is here:
             continue
         for node in walk_same_scope(method.body):
-            if isinstance(node, cst.SimpleStatementLine) and binds(node, target, tree) and makes_layers(node):
+            if isinstance(node, cst.SimpleStatementLine) and binds(node, target, tree) and (
+                makes_layers(node) or (named and _assigns_a_name(node))
+            ):
                 return node
     return None
+
+
+def _assigns_a_name(statement: cst.SimpleStatementLine) -> bool:
+    """`self.model = m`: the value is a local name (not `None`, `True` or `False`)."""
+    small = statement.body[0] if len(statement.body) == 1 else None
+    return isinstance(small, cst.Assign) and isinstance(small.value, cst.Name) and small.value.value not in (
+        "None", "True", "False"
+    )
 
 
 def _cpu_blocks_to_unwrap(tree: Tree, built_by: cst.CSTNode, region: Sequence[cst.BaseStatement]) -> list[cst.CSTNode]:

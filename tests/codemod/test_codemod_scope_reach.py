@@ -193,6 +193,24 @@ def test_a_template_passed_on_from_an_attribute_another_method_built_is_reported
     assert "`self.model` is built in another method (line 6)" in result.findings[0].message
 
 
+def test_a_template_another_method_built_in_a_local_then_stored_is_reported():
+    """`m = Sequential(); m.add(...); self.model = m` in `build`: the model is built there all the
+    same (round 30, ka20: the scope in `compile` covered only the alias, and `fit` failed with
+    `Need to be inside strategy.scope()` on two GPUs)."""
+    source = (
+        "import keras\n\n\nclass Forecast:\n    def build(self):\n        m = keras.Sequential()\n"
+        "        m.add(keras.layers.Dense(1))\n        self.model = m\n\n"
+        "    def compile(self, n_gpu):\n        if n_gpu > 1:\n"
+        "            self._original_model = self.model\n"
+        "            self.model = keras.utils.multi_gpu_model(self._original_model, gpus=n_gpu)\n"
+        "            self.model.compile(loss='mae', optimizer='adam')\n"
+    )
+    result = transform_source(source.encode(), "t.py")
+    assert result.output == source.encode()
+    assert [(f.line, f.code) for f in result.findings] == [(12, "MGPU113")]
+    assert "`self.model` is built in another method (line 8)" in result.findings[0].message
+
+
 def test_a_view_of_the_model_made_after_fit_needs_no_scope_of_its_own():
     """`encoder = Model(ae.input, ae.get_layer("code").output)` creates no variables (round 21, ra07);
     compiled, it would need one (its optimizer)."""
