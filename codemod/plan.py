@@ -427,6 +427,8 @@ class _Applier(cst.CSTTransformer):
         if key in self.plan.deleted:
             lines = list(_leading_lines(updated))
             while lines and lines[-1].comment is not None:  # its own paragraph, right above it
+                if _CELL_MARK.match(lines[-1].comment.value):
+                    break  # ... but a notebook export's `# %%` starts the cell, whatever goes from it
                 lines.pop()
             return [], lines
         if key in self.plan.statements:

@@ -174,3 +174,23 @@ def test_the_calls_note_on_the_devices_under_a_cell_marker_goes_up_with_the_choi
     # a title of the cell that says what it does stays under its marker
     titled = transform_source(source.replace("Replicate on 2 GPUs", "Compile").encode(), "train.py").output.decode()
     assert titled.endswith("\n\n# %%\n# Compile\nwith strategy.scope():\n    model.compile('adam', 'mse')\n")
+
+
+def test_a_deleted_helper_cell_keeps_the_other_cells_markers_in_place():
+    # the helper's cell goes with its marker, and the markers after it still match the original's
+    # cells one for one: the compile cell is reopened at column 0 (round 30, kb14, kb18)
+    source = (
+        "# %%\nfrom keras.models import Model\nfrom keras.utils import multi_gpu_model\n\n"
+        "# %%\nclass ModelMGPU(Model):\n    def __init__(self, ser_model, gpus):\n"
+        "        pmodel = multi_gpu_model(ser_model, gpus)\n        self.__dict__.update(pmodel.__dict__)\n"
+        "        self._smodel = ser_model\n\n"
+        "# %%\nmodel = build()\n\n# %%\nparallel = ModelMGPU(model, 2)\nparallel.compile('adam', 'mse')\n\n"
+        "# %%\nparallel.fit(x, y)\n"
+    )
+    output = transform_source(source.encode(), "train.py").output.decode()
+    assert output == (
+        "# %%\nimport tensorflow as tf\n\n"  # (only the helper read `Model`)
+        "# %%\nstrategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices(\"GPU\")[:2])\n"
+        "with strategy.scope():\n    model = build()\n\n"
+        "# %%\nwith strategy.scope():\n    model.compile('adam', 'mse')\n\n# %%\nmodel.fit(x, y)\n"
+    )
