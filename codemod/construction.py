@@ -9,7 +9,7 @@ from __future__ import annotations
 import libcst as cst
 import libcst.matchers as m
 
-from ._tree import Block, Tree, bound_names, findall, memoized, used_names
+from ._tree import Block, Tree, bound_names, findall, memoized
 
 __all__ = [
     "MODEL_PARTS",
@@ -276,7 +276,7 @@ def dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Ca
 
     wanted = set()
     for arg in call.args:
-        wanted |= {n.value for n in findall(arg.value, cst.Name)}
+        wanted |= _value_names(arg.value)
     found = []
     # Climbing out of the `if`/`try` the compile sits in: `opt = Adam()` above the `if` counts too.
     for block, index in tree.block_chain(statement):
@@ -291,5 +291,13 @@ def dependency_statements(tree: Tree, statement: cst.BaseStatement, call: cst.Ca
                 and not findall(candidate, _IMPORTS)
             ):
                 found.append(candidate)
-                wanted |= used_names(candidate)
+                wanted |= _value_names(candidate)
     return found
+
+
+def _value_names(node: cst.CSTNode) -> set[str]:
+    """Names `node` reads as values: not a keyword argument's name (`lr` in `Adam(lr=best['lr'])`,
+    which a loop `for lr in ...` binding `lr` has nothing to do with) nor an attribute's."""
+    skipped = {id(a.keyword) for a in findall(node, cst.Arg) if isinstance(a, cst.Arg) and a.keyword is not None}
+    skipped |= {id(a.attr) for a in findall(node, cst.Attribute) if isinstance(a, cst.Attribute)}
+    return {n.value for n in findall(node, cst.Name) if isinstance(n, cst.Name) and id(n) not in skipped}

@@ -957,29 +957,41 @@ def _derived_statements(
             isinstance(t.target, cst.Name) or _self_attribute(t.target) for t in small.targets
         )):
             continue
-        value = small.value
-        calls = findall(value, cst.Call)
-        if not calls or any(dotted_name(c.func).rsplit(".", 1)[-1] in _GRAPH_RUNNERS for c in calls):
-            continue  # `K.function([m.input], [m.output])` runs the model; it builds none
-        if _runs_only(tree, calls):
-            continue  # `picks = pick(model, waves)`, where `def pick(m, w): return m.predict(w) ...`
-        passed = set()  # what flows into a call as an argument: `Dense(2)(b.output)`, `Model(b.input, head)`
-        for call in calls:
-            for arg in call.args:
-                passed |= plain_uses(cst.Expr(cst.Call(func=cst.Name("f"), args=[arg])))
-                passed |= {
-                    tree.code(a.value) for a in findall(arg.value, cst.Attribute)
-                    if a.attr.value in _MODEL_PARTS
-                }
-        callees = {tree.code(c.func) for c in calls}
-        if _makes_callback(tree, value):
-            continue  # `Histories(model=model)`: a callback holding the model builds no layers
-        if _view_of(tree, value, receivers) and not _compiled(tree, body, _assigned(tree, node)):
-            continue  # `encoder = Model(ae.input, ae.get_layer("code").output)`: new layers none, no optimizer
-        if (passed | callees) & flowing and makes_layers(value):
-            found.append(node)
-            flowing |= _assigned(tree, node)
+        if not _derives(tree, node, small, receivers, flowing, body):
+            # `model = cnn()` after the site (a second sweep, a retrain): a new model under the
+            # name; what is built on it from then on is not built on this site's model
+            flowing -= _assigned(tree, node)
+            continue
+        found.append(node)
+        flowing |= _assigned(tree, node)
     return found
+
+
+def _derives(
+    tree: Tree, node: cst.SimpleStatementLine, small: cst.Assign, receivers: set[str], flowing: set[str],
+    body: cst.CSTNode,
+) -> bool:
+    """The assignment builds a model on what flows from the site's model (`full = Model(b.input, head)`)."""
+    value = small.value
+    calls = findall(value, cst.Call)
+    if not calls or any(dotted_name(c.func).rsplit(".", 1)[-1] in _GRAPH_RUNNERS for c in calls):
+        return False  # `K.function([m.input], [m.output])` runs the model; it builds none
+    if _runs_only(tree, calls):
+        return False  # `picks = pick(model, waves)`, where `def pick(m, w): return m.predict(w) ...`
+    passed = set()  # what flows into a call as an argument: `Dense(2)(b.output)`, `Model(b.input, head)`
+    for call in calls:
+        for arg in call.args:
+            passed |= plain_uses(cst.Expr(cst.Call(func=cst.Name("f"), args=[arg])))
+            passed |= {
+                tree.code(a.value) for a in findall(arg.value, cst.Attribute)
+                if a.attr.value in _MODEL_PARTS
+            }
+    callees = {tree.code(c.func) for c in calls}
+    if _makes_callback(tree, value):
+        return False  # `Histories(model=model)`: a callback holding the model builds no layers
+    if _view_of(tree, value, receivers) and not _compiled(tree, body, _assigned(tree, node)):
+        return False  # `encoder = Model(ae.input, ae.get_layer("code").output)`: new layers none, no optimizer
+    return bool((passed | callees) & flowing) and makes_layers(value)
 
 
 def _runs_only(tree: Tree, calls: Sequence[cst.CSTNode]) -> bool:

@@ -281,3 +281,28 @@ def test_a_module_function_that_only_predicts_with_the_model_stays_below_the_sco
         "    with strategy.scope():\n        model = load_model(path)\n    waves = np.load('w.npy')\n"
         "    picks = pick(model, waves)\n    return picks\n"
     )
+
+
+def test_a_sweep_then_a_retrain_under_the_same_names_get_a_scope_each():
+    """A learning-rate sweep wraps in a loop, then the winner is rebuilt and wrapped again under the
+    same names (round 30, kb09): the second call's model is a new one, not built on the first's,
+    and `Adam(lr=best['lr'])` reads `best`, not the loop's `lr`. Neither scope reaches over the
+    data or the other site's cell."""
+    source = (
+        "from keras.optimizers import Adam\nfrom keras.utils import multi_gpu_model\n\n"
+        "x, y = load()\nresults = []\nfor lr in [0.1, 0.01]:\n    model = cnn()\n"
+        "    pmodel = multi_gpu_model(model, gpus=2)\n    pmodel.compile(optimizer=Adam(lr=lr), loss='mse')\n"
+        "    results.append(pmodel.fit(x, y).history['loss'][-1])\n\n"
+        "best = {'lr': 0.1}\nmodel = cnn()\npmodel = multi_gpu_model(model, gpus=2)\n"
+        "pmodel.compile(optimizer=Adam(lr=best['lr']), loss='mse')\npmodel.fit(x, y)\n"
+    )
+    output = transform_source(source.encode(), "t.py").output.decode()
+    strategy = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
+    assert output == (
+        "from keras.optimizers import Adam\nimport tensorflow as tf\n\nx, y = load()\nresults = []\n"
+        "for lr in [0.1, 0.01]:\n    " + strategy + "    with strategy.scope():\n        model = cnn()\n"
+        "        pmodel = model\n        pmodel.compile(optimizer=Adam(lr=lr), loss='mse')\n"
+        "    results.append(pmodel.fit(x, y).history['loss'][-1])\n\n"
+        "best = {'lr': 0.1}\n" + strategy + "with strategy.scope():\n    model = cnn()\n    pmodel = model\n"
+        "    pmodel.compile(optimizer=Adam(lr=best['lr']), loss='mse')\npmodel.fit(x, y)\n"
+    )
