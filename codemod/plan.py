@@ -839,7 +839,7 @@ def _data_after(
     for statement in parsed:
         is_data = (
             isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
-            and inert(statement, values) and data_value(statement.value, values)
+            and inert(statement, values) and (data_value(statement.value, values) or _arithmetic(statement.value))
         )
         data.append(is_data or _callback(statement))
         if is_data:
@@ -873,6 +873,23 @@ def _data_after(
         moved[0] = moved[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *lines])
     kept = [*statements[:start], *statements[end:]]
     return kept, moved
+
+
+def _arithmetic(value: ast.expr) -> bool:
+    """`args.batch_size * gpus`, `n // 2 + 1`: arithmetic on names, attributes and constants, with
+    no call anywhere (nothing it evaluates can create a variable)."""
+    if isinstance(value, ast.BinOp):
+        return all(_arithmetic(v) or _operand(v) for v in (value.left, value.right))
+    return isinstance(value, ast.UnaryOp) and (_arithmetic(value.operand) or _operand(value.operand))
+
+
+def _operand(value: ast.expr) -> bool:
+    """A constant, a name, or an attribute/item of a name (`args.batch_size`, `cfg['bs']`)."""
+    while isinstance(value, (ast.Attribute, ast.Subscript)):
+        if isinstance(value, ast.Subscript) and not isinstance(value.slice, (ast.Constant, ast.Name)):
+            return False
+        value = value.value
+    return isinstance(value, (ast.Constant, ast.Name))
 
 
 # Keras callbacks: constructing one creates no variables (`early = EarlyStopping(patience=3)`)

@@ -172,6 +172,17 @@ def test_data_made_between_the_model_and_its_compile_goes_after_the_scope():
     )
 
 
+def test_arithmetic_between_the_model_and_its_compile_goes_after_the_scope():
+    # `batch_size = args.batch_size * gpus` calls nothing: it creates no variable (round 30, ka16)
+    out = _scoped("batch = cfg.batch * 2 + 1\nsteps = -(n // batch)\n")
+    assert out.endswith(
+        "with strategy.scope():\n    model = build()\n\n    model.compile('adam', 'mse')\n\n"
+        "batch = cfg.batch * 2 + 1\nsteps = -(n // batch)\nmodel.fit(x, y)\n"
+    )
+    called = _scoped("batch = int(cfg.batch) * 2\n")  # a call: whatever it does stays under the scope
+    assert "    batch = int(cfg.batch) * 2\n" in called
+
+
 def test_data_a_later_statement_or_a_function_reads_stays_in_the_scope():
     read_by_compile = _scoped("w = np.ones(3)\n", compile_args="'adam', 'mse', loss_weights=w")
     assert "    w = np.ones(3)\n" in read_by_compile
