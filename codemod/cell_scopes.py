@@ -57,11 +57,26 @@ def _inert_cell(statements: list[ast.stmt]) -> bool:
     is a NumPy/pandas value after it, whose methods (`X.sum(axis=1)`) create no variables either."""
     values: set[str] = set()
     for statement in statements:
+        if isinstance(statement, ast.FunctionDef) and _inert_function(statement, values):
+            values.add(statement.name)  # `describe(CFG)` below runs only what it says: inert too
+            continue
         if not inert(statement, values):
             return False
         if isinstance(statement, ast.Assign) and data_value(statement.value, values):
             values |= {n.id for t in statement.targets for n in ast.walk(t) if isinstance(n, ast.Name)}
     return True
+
+
+def _inert_function(statement: ast.FunctionDef, values: Collection[str]) -> bool:
+    """`def describe(cfg): for k in sorted(cfg): print(k, cfg[k])`: undecorated, with constant
+    defaults, a body of inert statements (its parameters count as data)."""
+    if statement.decorator_list:
+        return False
+    arguments = statement.args
+    if not all(isinstance(d, ast.Constant) for d in [*arguments.defaults, *arguments.kw_defaults] if d is not None):
+        return False
+    local = {*values, *(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])}
+    return all(inert(s, local) for s in statement.body)
 
 
 def data_value(value: ast.expr, values: Collection[str]) -> bool:
@@ -132,7 +147,7 @@ def _calls_inert(tree: ast.AST, values: Collection[str]) -> bool:
                 root = root.func if isinstance(root, ast.Call) else root.value
             module = root.id if isinstance(root, ast.Name) and root is not func else ""
             inert = name in _INERT_CALLS or module in INERT_MODULES or module in values or (
-                isinstance(func, ast.Name) and name in _INERT_BUILTINS
+                isinstance(func, ast.Name) and (name in _INERT_BUILTINS or name in values)
             )
             # a method of computed data: `(np.random.rand(4) > 0.5).astype(int)`
             inert = inert or (isinstance(root, (ast.BinOp, ast.Compare)) and data_value(root, values))

@@ -1302,8 +1302,10 @@ def _movable_definitions(
     for other in region:
         for name in bound_names(other):
             binders[name] = binders.get(name, 0) + 1
+    crossed = False  # past a notebook cell's start: a definition there stays in its own cell
     for statement in region:
-        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)):
+        crossed = crossed or (statement is not region[0] and _starts_cell(statement))
+        if isinstance(statement, (cst.FunctionDef, cst.ClassDef)) and not crossed:
             header: list[cst.CSTNode] = [d.decorator for d in statement.decorators]
             if isinstance(statement, cst.FunctionDef):
                 header += [p.default for p in statement.params.params if p.default is not None]
@@ -1318,6 +1320,14 @@ def _movable_definitions(
         if statement not in hoisted:
             bound_before |= bound_names(statement)
     return chosen
+
+
+def _starts_cell(statement: cst.BaseStatement) -> bool:
+    """A notebook's cell boundary, or a statement under an export's `# In[5]:` / `# %%` marker."""
+    return cell_boundary(statement) or any(
+        line.comment is not None and CELL_MARKER.match(line.comment.value)
+        for line in getattr(statement, "leading_lines", ())
+    )
 
 
 def _binding_line(tree: Tree, statements: Sequence[cst.BaseStatement], name: str) -> int:

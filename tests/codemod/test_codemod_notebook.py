@@ -293,6 +293,22 @@ def test_a_data_cell_using_the_arrays_it_made_gets_no_scope():
     assert cells[2].startswith("with strategy.scope():\n")
 
 
+def test_a_helper_defined_in_a_cell_between_the_model_and_its_compile_stays_in_its_cell():
+    # the `def` is not moved above the strategy line into the model's cell, and the cell that
+    # defines and calls a function that only prints gets no scope (round 30, kb04); a function
+    # that builds keeps its cell's scope
+    describe = "def describe(cfg):\n    for k in sorted(cfg):\n        print(k, cfg[k])\n\ndescribe(CFG)\n"
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\nmodel = build()\n",
+        describe,
+        "def head():\n    return Dense(1)\n",
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n",
+    ])
+    assert cells[0].endswith(STRATEGY_LINE + "with strategy.scope():\n    model = build()\n")
+    assert cells[1] == describe
+    assert cells[2].startswith("with strategy.scope():\n    def head():")
+
+
 def test_the_added_import_follows_the_notebooks_imports_past_a_pip_cell():
     cells = _migrated_cells([
         "!pip install -q keras==2.2.4\n",
