@@ -75,6 +75,7 @@ def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
     `Returns:` section lists the pair: what it returns now, which its callers rely on (`model =
     build(...)`)."""
     wanted = {s.function.name.value for s in singles if s.function.get_docstring() is not None}
+    pairs = {s.function.name.value: {s.kept, s.dropped} for s in singles}
     if not wanted:
         return new
     body = list(new.body)
@@ -97,7 +98,9 @@ def described(new: cst.Module, singles: Sequence[SingleReturn]) -> cst.Module:
         scope = _scope_said(statement)
         if statement.get_docstring() is not None:
             statement = _pair_summary_single(statement, scope)  # ("Return (template_model, training_model).")
-            body[index] = _returns_section_single(statement, scope)  # ("Returns:" over the pair's two items)
+            statement = _returns_section_single(statement, scope)  # ("Returns:" over the pair's two items)
+            # ("Returns:" whose one entry starts with the pair: "(template, parallel): the template ...")
+            body[index] = _returns_entry_single(statement, scope, pairs[statement.name.value])
             continue
         text = f'"""Return the model, built and compiled under {scope}."""'
         line = cst.SimpleStatementLine(body=[cst.Expr(cst.SimpleString(text))])
@@ -166,6 +169,38 @@ def _returns_section_single(function: cst.FunctionDef, scope: str) -> cst.Functi
             items = []
     if len(items) != 2 or end == len(lines) or (end == heading + 1):
         return function  # (not a list of the pair's two halves, or the section ends the quotes)
+    item = lines[heading + 1]
+    lead = item[:len(item) - len(item.lstrip())]
+    said = f"{lead}The model, built and compiled under {scope}."
+    value = "\n".join([*lines[:heading + 1], said, *lines[end:]])
+    return function.with_deep_changes(string, value=value)
+
+
+# a `Returns:` entry that opens with the pair: "(template_model, parallel_model): the template ...",
+# "tuple: (template, parallel) ...", "template, parallel -- ..."
+_PAIR_ENTRY: Final = re.compile(
+    r"^\s*(?:tuple\s*(?:\(|:)?\s*)?\(?`?(\w+)`?\s*,\s*`?(\w+)`?\s*\)?\s*(?:[:,]|-{1,2}|\u2013|\u2014|$)"
+)
+
+
+def _returns_entry_single(function: cst.FunctionDef, scope: str, pair: set[str]) -> cst.FunctionDef:
+    """`function` whose docstring's `Returns:` section is one entry about the pair it returned,
+    opening with its two names: the entry, all its lines, says the one model instead."""
+    first = cst.ensure_type(function.body, cst.IndentedBlock).body[0]
+    string = cst.ensure_type(cst.ensure_type(first, cst.SimpleStatementLine).body[0], cst.Expr).value
+    if not isinstance(string, cst.SimpleString):
+        return function
+    lines = string.value.split("\n")
+    heading = next((k for k, line in enumerate(lines) if _RETURNS.match(line)), None)
+    if heading is None or heading + 1 >= len(lines):
+        return function
+    indent = len(lines[heading]) - len(lines[heading].lstrip())
+    end = heading + 1
+    while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > indent:
+        end += 1
+    opening = _PAIR_ENTRY.match(lines[heading + 1])
+    if opening is None or {opening.group(1), opening.group(2)} != pair or end == len(lines):
+        return function  # (not the pair's names, or the section ends the quotes)
     item = lines[heading + 1]
     lead = item[:len(item) - len(item.lstrip())]
     said = f"{lead}The model, built and compiled under {scope}."

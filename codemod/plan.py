@@ -964,6 +964,14 @@ def _runs_model(statement: cst.BaseStatement) -> bool:
     )
 
 
+def trains_or_builds_nothing(statement: cst.BaseStatement) -> bool:
+    """`model.fit(x, y)`, a print, plain data: a statement that needs no scope (a notebook's cell
+    boundary does not count: a scope does not run on across it)."""
+    if cell_boundary(statement):
+        return False
+    return _runs_model(statement) or builds_nothing(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
+
+
 def _only_says(statement: cst.BaseStatement) -> bool:
     """`print(...)` / `logger.info(...)` / `model.summary()`, or an `if`/`elif`/`else` whose
     conditions call nothing and whose every branch only prints (`if G <= 1: print("1 GPU")` / `else: print(...)`)."""

@@ -223,8 +223,9 @@ _ON_PARALLEL_MODEL: Final = re.compile(
     re.IGNORECASE,
 )
 _PAIR: Final = re.compile(
-    r"\btemplate|\bserial\b|\bsingle\b|\bwrap|(?<!class )\bweights\b|\blayers\[|\bmerge|\breplicas?\b|\bcopy\b|\bcpu\b"
-    r"|\boriginal\b|\bbase model\b|\binner\b",
+    # ("weights" in a file name, `churn.weights.h5`, is no word of the pair's)
+    r"\btemplate|\bserial\b|\bsingle\b|\bwrap|(?<!class )(?<!\.)\bweights\b(?!\.\w)|\blayers\[|\bmerge"
+    r"|\breplicas?\b|\bcopy\b|\bcpu\b|\boriginal\b|\bbase model\b|\binner\b",
     re.IGNORECASE,
 )
 _TEMPLATE: Final = re.compile(r"\btemplate\b", re.IGNORECASE)

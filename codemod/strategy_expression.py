@@ -462,7 +462,7 @@ def _guessed(tf: str, text: str, kind: str) -> str:
     )
 
 
-_LISTED_COMMENT = "# Only listed GPUs this machine has: MirroredStrategy hangs in fit() on a missing one."
+_LISTED_COMMENT = "# Keep only the listed GPUs this machine has: MirroredStrategy hangs on a missing one."
 
 
 def _listed(tf: str, ids: str) -> str:

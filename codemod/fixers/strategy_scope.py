@@ -38,7 +38,7 @@ from ..construction import (
 )
 from ..fix_context import FixContext, contains, subtree
 from ..devices import creates_no_variables, device_setting, only_device_work
-from ..plan import Region, cell_boundary
+from ..plan import Region, cell_boundary, trains_or_builds_nothing
 from ..preconditions import (
     NO_BATCH_CALLS,
     CALLER_OBJECTS,
@@ -1904,7 +1904,10 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
     for item in planned:
         clash: _Planned | str | None = None
         for other in kept:
-            if other.block is item.block and not (item.start > other.end or item.end < other.start):
+            if other.block is item.block and (
+                not (item.start > other.end or item.end < other.start)
+                or (other.expression == item.expression and _only_runs_between(other, item))
+            ):
                 if other.expression != item.expression and not _complementary(ctx, other, item):
                     clash = other
                     break
@@ -1942,6 +1945,15 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
             continue
         kept.append(item)
     return [item for item in kept if id(item) not in dropped]
+
+
+def _only_runs_between(one: _Planned, other: _Planned) -> bool:
+    """Every statement between two ranges of one block trains, prints or handles plain data (the
+    first model's `fit` before the second is built): one strategy line serves both, each range
+    keeping its own `with` (plan.py opens one per stretch that builds)."""
+    first, second = (one, other) if one.start < other.start else (other, one)
+    between = first.block.body[first.end + 1:second.start]
+    return all(trains_or_builds_nothing(s) and not _starts_cell(s) for s in between)
 
 
 def _complementary(ctx: FixContext, one: _Planned, other: _Planned) -> bool:

@@ -275,7 +275,7 @@ def test_a_guard_and_a_list_of_ids_take_their_house_forms_in_a_notebook():
     assert len(sources) == len(_code_sources(before)) - 1
     assert sources[2] == "with strategy.scope():\n    model.compile('adam', 'mse')"
     # `GPU_IDS = [0, 1]`: the ids, with the one comment line saying why they are filtered.
-    assert sources[3].startswith("# Only listed GPUs this machine has")
+    assert sources[3].startswith("# Keep only the listed GPUs this machine has")
     assert all(len(line) <= 100 for source in sources for line in source.splitlines())
 
 

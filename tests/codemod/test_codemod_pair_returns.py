@@ -121,6 +121,29 @@ def test_a_returns_section_listing_the_pair_lists_the_one_model():
     assert "        - the model, used for saving\n" in transform_source(one.encode(), "t.py").output.decode()
 
 
+@pytest.mark.parametrize("entry", [
+    "(template, trainable): the template shares its weights with\n        the trainable copy; save it.\n",
+    "tuple: (template, trainable), the second one for fit().\n",
+    "template, trainable -- the pair to save and to fit\n",
+])
+def test_a_returns_entry_opening_with_the_pair_says_the_one_model(entry: str) -> None:
+    # round 30, ka12: "(template_model, parallel_model): the template shares its weights with / the
+    # parallel model and is the one to save to disk." stayed under "Returns:", unflagged
+    before = (
+        "from keras.utils import multi_gpu_model\n\n\ndef build(n_gpus):\n"
+        '    """Build the regression MLP.\n\n    Returns:\n        ' + entry + '    """\n'
+        "    template = make()\n    trainable = multi_gpu_model(template, gpus=n_gpus)\n"
+        "    trainable.compile('adam', 'mse')\n    return template, trainable\n\n\n"
+        "template, trainable = build(2)\ntrainable.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert ('    """Build the regression MLP.\n\n    Returns:\n'
+            '        The model, built and compiled under `strategy.scope()`.\n    """\n') in out
+    # other names first: not about the pair, left as written (renamed)
+    other = before.replace("(template, trainable)", "(history, score)").replace("template, trainable --", "a, b --")
+    assert "The model, built and compiled" not in transform_source(other.encode(), "t.py").output.decode()
+
+
 def test_a_google_style_returns_section_naming_the_pair_lists_the_one_model_and_the_args_read_alone():
     # round 28, ya10: `template_model: the single-GPU model, ...` / `train_model: the compiled model
     # ... (the multi-GPU` / `replica when gpus > 1, ...)`, with the `gpus` argument's line naming the

@@ -306,3 +306,17 @@ def test_a_sweep_then_a_retrain_under_the_same_names_get_a_scope_each():
         "best = {'lr': 0.1}\n" + strategy + "with strategy.scope():\n    model = cnn()\n    pmodel = model\n"
         "    pmodel.compile(optimizer=Adam(lr=best['lr']), loss='mse')\npmodel.fit(x, y)\n"
     )
+
+
+def test_two_sites_share_one_strategy_line_only_over_code_that_needs_no_scope():
+    """Between two wrapped models of one block, a `fit` and plain data: one strategy line, a
+    `with` for each; a call there that may build (`extra = make_other()`) keeps them apart, each
+    with its own strategy line, as before."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\na = make()\npa = multi_gpu_model(a, 2)\npa.compile('adam', 'mse')\n"
+        "pa.fit(x, y)\nn = 3\n{between}b = make()\npb = multi_gpu_model(b, 2)\npb.compile('adam', 'mse')\npb.fit(x, y)\n"
+    )
+    shared = transform_source(source.format(between="").encode(), "t.py").output.decode()
+    assert shared.count("strategy = tf.distribute") == 1 and shared.count("with strategy.scope():") == 2
+    apart = transform_source(source.format(between="extra = make_other()\n").encode(), "t.py").output.decode()
+    assert apart.count("strategy = tf.distribute") == 2

@@ -1073,6 +1073,9 @@ def test_the_template_model_as_an_item_of_a_returned_tuple_is_the_model():
     # round 29, za16 / zb04: a message naming the template's half as a kind of model
     pytest.param('print("Saved the single-GPU model")', 'print("Saved the model")', id="the-single-gpu-model"),
     pytest.param('print("saved template model")', 'print("saved model")', id="saved-template-model"),
+    # round 30, ka12: "weights" in a file name is no word of the pair's mechanics
+    pytest.param('print("saved m.weights.h5 from the template model")', 'print("saved m.weights.h5 from the model")',
+                 id="weights-file-name"),
 ])
 def test_a_message_naming_the_templates_half_names_the_one_model(said, now):
     source = (

@@ -195,7 +195,7 @@ LAYOUT_PAIRS = {
         "model = multi_gpu_model(model, gpus=[0, 1])\n"
         "model.compile('sgd', 'mse')\n",
         "import tensorflow as tf\n\n"
-        "# Only listed GPUs this machine has: MirroredStrategy hangs in fit() on a missing one.\n"
+        "# Keep only the listed GPUs this machine has: MirroredStrategy hangs on a missing one.\n"
         "strategy = tf.distribute.MirroredStrategy(\n"
         f'    [f"/gpu:{{i}}" for i in [0, 1] if i < len({LOGICAL})]\n'
         ")\n"
