@@ -50,10 +50,11 @@ _TOOL: Final = re.compile(
     r"(?!\s+(?:wrapper|helper|class|trick|function|call|gist|layer)s?\b)",  # "with the ModelMGPU wrapper"
     re.IGNORECASE,
 )
-# "via the classic make_parallel helper": the tool named with its noun, the strategy now
+# "via the classic make_parallel helper", "CNN with the ModelMGPU wrapper": the tool named with its
+# noun at the end of a clause, the strategy now
 _TOOL_HELPER: Final = re.compile(
     r"\b(?P<by>with|using|via|through)(?P<space>\s+)(?:the\s+|a\s+|our\s+)?(?:[\w-]+\s+)?(?P<tick>`?)" + _DOTTED
-    + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\s+(?:helper|function)\b(?=\s*(?:[.,;:)]|$))",
+    + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\s+(?:helper|function|wrapper|class)\b(?=\s*(?:[.,;:)]|$))",
     re.IGNORECASE,
 )
 _HELPER_NAMES: Final = re.compile(r"(?<!\w)(?:" + "|".join(HELPERS) + r")\b")
@@ -357,8 +358,10 @@ class Prose:
                 alone = _AS_WELL.sub("", _TEMPLATE_NOUN.sub(r"\g<article>\g<adjective>model", part))
             if alone is not part:
                 part = part if _OTHER_HALF.search(_TRAINED.sub("", alone)) else alone
-            if _PAIR.search(_TRAINED.sub("", part)):
-                return part  # it says more about the old pair (template, copy, CPU): not made true by a name
+            if _PAIR.search(_TRAINED.sub("", _TOOL_HELPER.sub("", part))):
+                # it says more about the old pair (template, copy, CPU): not made true by a name
+                # ("the ModelMGPU wrapper" ending a clause is the tool's name: renamed below)
+                return part
             part = _TRAINED.sub(trained, part)
             part = _SUBJECT.sub(named("{strategy}{verb}"), _TOOL.sub(swap, _TOOL_HELPER.sub(swap, part)))
             part = _ASIDE.sub(named("({strategy})"), _VARIANT.sub(named("{strategy}{noun}"), part))
@@ -385,7 +388,7 @@ class Prose:
         def whole(full: str) -> str:
             # "The template lives on the CPU; multi_gpu_model copies it to each GPU.": a clause of a
             # sentence about the old pair is no more made true by a name than the sentence is
-            if _PAIR.search(_TRAINED.sub("", full)) and _HELPER_NAMES.search(full):
+            if _PAIR.search(_TRAINED.sub("", _TOOL_HELPER.sub("", full))) and _HELPER_NAMES.search(full):
                 return full
             return "".join(
                 sentence(part, full) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(full))
