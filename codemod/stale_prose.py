@@ -54,7 +54,8 @@ _TOOL: Final = re.compile(
 # noun at the end of a clause, the strategy now
 _TOOL_HELPER: Final = re.compile(
     r"\b(?P<by>with|using|via|through)(?P<space>\s+)(?:the\s+|a\s+|our\s+)?(?:[\w-]+\s+)?(?P<tick>`?)" + _DOTTED
-    + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\s+(?:helper|function|wrapper|class)\b(?=\s*(?:[.,;:)]|$))",
+    + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\s+(?:helper|function|wrapper|class)\b"
+    r"(?=\s*(?:[.,;:)]|$))",
     re.IGNORECASE,
 )
 _HELPER_NAMES: Final = re.compile(r"(?<!\w)(?:" + "|".join(HELPERS) + r")\b")
@@ -141,7 +142,9 @@ MECHANICS: Final = re.compile(
     re.IGNORECASE,
 )
 _PARALLEL_MODEL: Final = re.compile(
-    r"\b(?P<article>the\s+|our\s+|a\s+)(?:parallel|multi-gpu|multi\s+gpu)\s+model\b", re.IGNORECASE
+    # (also emphasised: "recompile the *parallel* model")
+    r"\b(?P<article>the\s+|our\s+|a\s+)(?P<em>[*_]{0,2})(?:parallel|multi-gpu|multi\s+gpu)(?P=em)\s+model\b",
+    re.IGNORECASE,
 )
 # "Save the template model after each epoch.": one model now, "the model"
 _TEMPLATE_MODEL: Final = re.compile(
@@ -205,7 +208,9 @@ _PAIR_ASIDE: Final = re.compile(
     # "model used for training (may be multi-gpu)"
     r"|\s*\((?:may\s+be|maybe|possibly|if)\s+(?:multi[- ]?gpu|parallel|wrapped)\)"
     # "the (parallel) model"
-    r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel)\)(?=\s+(?:model|network|net)\b)",
+    r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel)\)(?=\s+(?:model|network|net)\b)"
+    # "(recompiling the template has no effect on it)": an aside on the template, one model now
+    r"|\s*\([^()]*\bthe\s+template\b(?![._-]\w)[^()]*\)",
     re.IGNORECASE,
 )
 # "the parallel model splits every batch between the GPUs": what the strategy does now
@@ -371,7 +376,8 @@ class Prose:
             # sentence names the other half ("save the template; the parallel model cannot ...")
             # (not where it shares something with another model: "the parallel model shares the
             # layers with `model`" is the pair, not made true by a name)
-            if self.mechanics_gone and not _TEMPLATE.search(full) and not _SHARING.search(full):
+            unpaired = _PAIR_ASIDE.sub("", full)  # ("(recompiling the template has no effect)" goes)
+            if self.mechanics_gone and not _TEMPLATE.search(unpaired) and not _SHARING.search(full):
                 part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
                 part = _ON_PARALLEL_MODEL.sub(rf"\g<verb> under {STRATEGY}", part)
@@ -536,6 +542,7 @@ class _Pass(cst.CSTTransformer):
         self.reported: list[tuple[str, str, int]] = []  # (text as written, what it names, its line), in order
         self.docstrings: set[int] = set()
         self.calls: list[str] = []  # the names of the calls the visit is inside, innermost last
+        self._written: dict[int, str] = {}  # comment lines being read as paragraphs -> their text as written
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -631,7 +638,14 @@ class _Pass(cst.CSTTransformer):
         for attr in ("leading_lines", "lines_after_decorators", "header", "footer", "empty_lines"):
             value = getattr(result, attr, None)
             if isinstance(value, Sequence) and value and all(isinstance(x, cst.EmptyLine) for x in value):
+                before = getattr(original, attr, None)
+                if isinstance(before, Sequence) and len(before) == len(value):
+                    # each line's text as written, before its own renames: a sentence across lines is
+                    # renamed again as a whole (`_across_lines`)
+                    self._written = {id(new): old.comment.value for new, old in zip(value, before)
+                                     if isinstance(old, cst.EmptyLine) and old.comment is not None}
                 kept = self._paragraphs(list(value), top=isinstance(result, cst.Module) and attr == "header")
+                self._written = {}
                 if len(kept) != len(value) or any(a is not b for a, b in zip(kept, value)):
                     changes[attr] = kept
         docstring = self._docstring(result)
@@ -647,7 +661,7 @@ class _Pass(cst.CSTTransformer):
         def close() -> None:
             nonlocal dropped_last
             left = [
-                line for unit in _units(paragraph) if not self._stale(unit)
+                line for unit in map(self._across_lines, _units(paragraph)) if not self._stale(unit)
                 for line in (
                     [self._trimmed(unit[0])] if len(unit) == 1 else self._stale_head_cut(self._stale_tail_cut(unit))
                 )
@@ -675,6 +689,33 @@ class _Pass(cst.CSTTransformer):
                 paragraph.append(line)
         close()
         return kept
+
+    def _across_lines(self, unit: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+        """A sentence wrapped over comment lines, renamed as one text where a phrase runs across
+        them ("recompile the" / "# *parallel* model (recompiling the template ...)"), and filled
+        again within its widest line; `unit` as it was otherwise (and for anything but plain
+        comment lines of one prefix)."""
+        values = [self._written.get(id(line), line.comment.value) if line.comment is not None else "" for line in unit]
+        if len(unit) < 2 or not all(values) or any(
+            _PRAGMA.search(v) or _SEPARATOR.match(v) or _commented_code(v) for v in values
+        ):
+            return unit
+        prefix = re.match(r"#+\s*", values[0])
+        lead = prefix[0] if prefix else "# "
+        if not all(v.startswith(lead.rstrip()) for v in values) or any(line.indent != unit[0].indent for line in unit):
+            return unit
+        joined = " ".join(_words(v) for v in values)
+        text = self.prose.renamed(lead + joined)
+        if text == lead + joined:
+            return unit
+        # (within its widest line, or 79 columns where that is narrower: a sentence shortened by
+        # the rename is not left with one word on a line of its own)
+        width = max(79, *(len(v) for v in values))
+        filled = textwrap.fill(text[len(lead):], width=width, initial_indent=lead, subsequent_indent=lead,
+                               break_long_words=False, break_on_hyphens=False).split("\n")
+        if any(len(line) > max(width, 100) for line in filled):
+            return unit
+        return [unit[min(k, len(unit) - 1)].with_changes(comment=cst.Comment(line)) for k, line in enumerate(filled)]
 
     def _trimmed(self, line: cst.EmptyLine) -> cst.EmptyLine:
         """A one-line comment less its sentences that name something removed, when others stay."""

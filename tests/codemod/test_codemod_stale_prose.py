@@ -1130,3 +1130,27 @@ def test_a_model_wrapped_to_predict_is_run_under_the_strategy_not_trained():
     )
     out = transform_source(source.encode(), "infer.py").output.decode()
     assert "Loads the picker and runs it under tf.distribute.MirroredStrategy so predict() splits" in out
+
+
+@pytest.mark.parametrize("written,now", [
+    # round 30, ka17: a phrase across two lines, emphasised, with an aside on the template
+    ("# stage 2: unfreeze the top of the backbone and recompile the\n"
+     "# *parallel* model (recompiling the template has no effect on it)\n",
+     "# stage 2: unfreeze the top of the backbone and recompile the model\n"),
+    # the tool named across lines (vb20's shape): renamed as one sentence, filled again
+    ("# The model is loaded once and, when several GPUs are present, wrapped with\n"
+     "# multi_gpu_model so predict() spreads each batch over them.\n",
+     "# The model is loaded once and, when several GPUs are present, run under\n"
+     "# tf.distribute.MirroredStrategy so predict() spreads each batch over them.\n"),
+])
+def test_a_sentence_across_comment_lines_is_renamed_as_one(written, now):
+    out, findings = migrate(IMPORTS + "x = load()\n\n" + written + "y = x.mean()\n\n" + SITE)
+    assert "\n" + now + "y = x.mean()\n" in out
+    assert [f for f in findings if f[1] == "MGPU305"] == []
+
+
+def test_comment_lines_nothing_runs_across_keep_their_breaks():
+    # each line renamed on its own reads the same as the sentence renamed whole: the lines stay
+    written = "# Trains on two GPUs with multi_gpu_model.\n# Saves every epoch.\n"
+    out, _ = migrate(IMPORTS + written + "y = 1\n\n" + SITE)
+    assert "# Trains on two GPUs with tf.distribute.MirroredStrategy.\n# Saves every epoch.\ny = 1\n" in out
