@@ -314,7 +314,8 @@ def test_two_sites_share_one_strategy_line_only_over_code_that_needs_no_scope():
     with its own strategy line, as before."""
     source = (
         "from keras.utils import multi_gpu_model\n\na = make()\npa = multi_gpu_model(a, 2)\npa.compile('adam', 'mse')\n"
-        "pa.fit(x, y)\nn = 3\n{between}b = make()\npb = multi_gpu_model(b, 2)\npb.compile('adam', 'mse')\npb.fit(x, y)\n"
+        "pa.fit(x, y)\nn = 3\n{between}b = make()\npb = multi_gpu_model(b, 2)\npb.compile('adam', 'mse')\n"
+        "pb.fit(x, y)\n"
     )
     shared = transform_source(source.format(between="").encode(), "t.py").output.decode()
     assert shared.count("strategy = tf.distribute") == 1 and shared.count("with strategy.scope():") == 2

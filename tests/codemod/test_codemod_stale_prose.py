@@ -518,7 +518,8 @@ def test_a_comment_on_wrapping_for_several_gpus_goes():
     ("Multi-GPU via the classic make_parallel helper.", "Multi-GPU via tf.distribute.MirroredStrategy."),
     ("Built with our `make_parallel` function.", "Built with `tf.distribute.MirroredStrategy`."),
     # round 30, kb14: an exported notebook's title; "wrapper" is the tool's noun, no word of the pair
-    ("# # Fashion-MNIST CNN with the make_parallel wrapper", "# # Fashion-MNIST CNN with tf.distribute.MirroredStrategy"),
+    ("# # Fashion-MNIST CNN with the make_parallel wrapper",
+     "# # Fashion-MNIST CNN with tf.distribute.MirroredStrategy"),
 ])
 def test_the_helper_named_with_its_noun_as_the_tool_is_the_strategy(text, expected):
     assert Prose(frozenset({"make_parallel"}), True).renamed(text) == expected
