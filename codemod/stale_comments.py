@@ -35,7 +35,7 @@ __all__ = [
 CPU_PLACEMENT: Final = re.compile(r"\bcpus?\b|\bhost\b", re.IGNORECASE)
 WRAPPER: Final = re.compile(
     r"\bwrapper\b|\bmerge layers?\b|\btemplate\b|\bparallel[ _]model\b|\bserial[ _]model\b|\bmulti[- _]?gpu[ _]model\b"
-    r"|\bsingle[- ](?:device|gpu) model\b",
+    r"|\bsingle[- ](?:device|gpu) model\b|\bserial\s+and\s+parallel\s+models\b",
     re.IGNORECASE,
 )
 # The old call's own mechanics, in a comment on the call: the helper it went through, the

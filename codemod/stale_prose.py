@@ -178,6 +178,16 @@ _BOTH_HALVES: Final = re.compile(
     rf"(?:{_PARALLEL_HALF}|training\s+model)|{_PARALLEL_HALF}\s+and\s+(?:the\s+|its\s+)?{_SERIAL_HALF})\b(?!\s*\()",
     re.IGNORECASE,
 )
+# "helper that returns serial and parallel models": the one model now
+_BOTH_PLURAL: Final = re.compile(
+    r"\b(?:both\s+)?(?:the\s+)?(?:serial|template|single[- ](?:gpu|device)|cpu)\s+and\s+(?:the\s+)?"
+    r"(?:parallel|multi[- ]?gpu|data[- ]parallel)\s+models\b",
+    re.IGNORECASE,
+)
+# "check that the file loads without the GPU wrapper": there is no wrapper to do without
+_WITHOUT_WRAPPER: Final = re.compile(
+    r"\s+without\s+(?:the|a|any)\s+(?:multi[- ]?gpu\s+|gpu\s+|parallel\s+)?wrapper\b", re.IGNORECASE
+)
 # "unfreeze ... and recompile the replica": the one model now
 _REPLICA_OBJECT: Final = re.compile(
     r"\b(?P<verb>(?:re)?compil\w*|fit\w*|train\w*|sav\w*|evaluat\w*)\s+the\s+replica\b(?!s|\s+(?:on|of|per)\b)",
@@ -348,6 +358,7 @@ class Prose:
         def sentence(part: str, full: str) -> str:
             if self.mechanics_gone:
                 part = _BOTH_HALVES.sub(r"\g<article>model", part)
+                part = _BOTH_PLURAL.sub("the model", part)
                 part = _THROUGH_WRAPPER.sub(rf"\g<verb> under {STRATEGY}", part)
                 part = _PAIR_ASIDE.sub("", part)
                 part = _REPLICA_OBJECT.sub(r"\g<verb> the model", part)  # "recompile the replica"
@@ -363,10 +374,12 @@ class Prose:
                 alone = _AS_WELL.sub("", _TEMPLATE_NOUN.sub(r"\g<article>\g<adjective>model", part))
             if alone is not part:
                 part = part if _OTHER_HALF.search(_TRAINED.sub("", alone)) else alone
-            if _PAIR.search(_TRAINED.sub("", _TOOL_HELPER.sub("", part))):
+            if _PAIR.search(_TRAINED.sub("", _TOOL_HELPER.sub("", _WITHOUT_WRAPPER.sub("", part)))):
                 # it says more about the old pair (template, copy, CPU): not made true by a name
                 # ("the ModelMGPU wrapper" ending a clause is the tool's name: renamed below)
                 return part
+            if self.mechanics_gone:
+                part = _WITHOUT_WRAPPER.sub("", part)  # ("loads without the GPU wrapper": there is none)
             part = _TRAINED.sub(trained, part)
             part = _SUBJECT.sub(named("{strategy}{verb}"), _TOOL.sub(swap, _TOOL_HELPER.sub(swap, part)))
             part = _ASIDE.sub(named("({strategy})"), _VARIANT.sub(named("{strategy}{noun}"), part))

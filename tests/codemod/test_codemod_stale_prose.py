@@ -1155,3 +1155,22 @@ def test_comment_lines_nothing_runs_across_keep_their_breaks():
     written = "# Trains on two GPUs with multi_gpu_model.\n# Saves every epoch.\n"
     out, _ = migrate(IMPORTS + written + "y = 1\n\n" + SITE)
     assert "# Trains on two GPUs with tf.distribute.MirroredStrategy.\n# Saves every epoch.\ny = 1\n" in out
+
+
+@pytest.mark.parametrize("written,now", [
+    # round 30, kb06 / kb11
+    ("# Tabular churn model - helper that returns serial and parallel models\n",
+     "# Tabular churn model - helper that returns the model\n"),
+    ("# quick sanity check that the saved file loads without the GPU wrapper\n",
+     "# quick sanity check that the saved file loads\n"),
+])
+def test_the_pair_as_two_models_and_doing_without_the_wrapper_read_as_one_model(written, now):
+    out, _ = migrate(IMPORTS + SITE + "model.save('m.h5')\n" + written + "m2 = load('m.h5')\n")
+    assert now + "m2 = load('m.h5')\n" in out
+
+
+def test_doing_without_the_wrapper_in_a_sentence_on_the_template_is_left_to_the_pair_rules():
+    # the sentence says more of the pair: not cut into "checkpoint the template so ... can be loaded"
+    written = "# checkpoint the template so the weights can be loaded without the wrapper\n"
+    out, _ = migrate(IMPORTS + SITE + written + "ckpt = make_checkpoint()\n")
+    assert "can be loaded\n" not in out
