@@ -95,7 +95,7 @@ MECHANICS: Final = re.compile(
     r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu)[\s_]+model\b"
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
-    r"|\bshares?\s+(?:its\s+|the\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template|towers?)"
+    r"|\bshares?\s+(?:its\s+|the\s+|their\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template|towers?)"
     # "with a multi-GPU checkpoint fix", "The template is what we save."
     r"|\bmulti[- ]?gpu\s+checkpoint(?:ing)?\s+(?:fix|workaround|hack)\b|\btemplate\s+is\s+what\s+(?:we|you)\s+save\b"
     # "the weights are shared with `autoencoder`", "build on the CPU and copy the weights to every GPU"
@@ -882,6 +882,22 @@ def _sentence_spans(paragraph: str) -> list[tuple[int, int]]:
     return spans
 
 
+def _refilled(paragraph: str, written: str) -> str:
+    """`paragraph` (`written` less a sentence) filled again within `written`'s widest line when a
+    line of it but the last is left under half that width ("The" / "replicas share ..."), at its
+    lines' indentation."""
+    lines = paragraph.split("\n")
+    old = written.split("\n")
+    width = max(len(line) for line in old)
+    if len(lines) < 2 or len(old) < 2 or all(len(line) > width // 2 for line in lines[:-1]):
+        return paragraph
+    indent = old[1][: len(old[1]) - len(old[1].lstrip())]
+    first = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+    filled = textwrap.fill(" ".join(line.strip() for line in lines), width=width, initial_indent=first,
+                           subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
+    return filled if all(len(line) <= max(width, 100) for line in filled.split("\n")) else paragraph
+
+
 def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = False) -> str | None:
     """A docstring literal less each sentence that names something removed (its lines, when it had
     them to itself; a paragraph left with none goes with its blank line); "" when every sentence
@@ -906,6 +922,12 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
         paragraph = parts[k]
         spans = _sentence_spans(paragraph)
         stale = [(a, b) for a, b in spans if prose.names_removed(paragraph[a:b])]
+        if stale and len(stale) < len(spans) and not _structured(paragraph) and prose.wholly_stale(
+            " ".join(paragraph[a:b] for a, b in spans)
+        ):
+            # "... replicated by multi_gpu_model. The replicas share their weights with the template
+            # model, ...": the sentences around the removed name speak of the old pair too
+            stale = list(spans)
         # an `Args:` list is no run of sentences: left, reported
         if keep_first and k == 0 and len(spans) == 1 and stale and not _structured(paragraph):
             # the module's one-sentence summary stays, less a phrase about the old mechanics
@@ -935,7 +957,7 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
             lead = before.rpartition("\n")[2]
             paragraph = before.rstrip(" \t") + paragraph[b:] if before.strip() else lead + paragraph[b:].lstrip()
         lines = [line.rstrip() for line in paragraph.split("\n")]
-        paragraph = "\n".join(line for line in lines if line.strip())
+        paragraph = _refilled("\n".join(line for line in lines if line.strip()), parts[k])
         kept += [parts[k - 1], paragraph] if k and kept else [paragraph]
     if not changed:
         return None

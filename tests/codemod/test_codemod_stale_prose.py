@@ -1174,3 +1174,30 @@ def test_doing_without_the_wrapper_in_a_sentence_on_the_template_is_left_to_the_
     written = "# checkpoint the template so the weights can be loaded without the wrapper\n"
     out, _ = migrate(IMPORTS + SITE + written + "ckpt = make_checkpoint()\n")
     assert "can be loaded\n" not in out
+
+
+def test_a_docstring_paragraph_on_the_pair_goes_whole_not_leaving_a_fragment():
+    # round 31, ma09: "replicated by multi_gpu_model. The" / "replicas share their weights with the
+    # template model, ..." kept "The" alone on its line and the false sentence after it
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    paragraph = (
+        "With num_gpus > 1 the network is replicated by multi_gpu_model. The\n"
+        "replicas share their weights with the template model, which is why the\n"
+        "checkpoint callback below is attached to the template model."
+    )
+    assert docstring_without_stale('"""Title.\n\n' + paragraph + '\n"""', prose) == '"""Title."""'
+
+
+def test_a_paragraph_cut_mid_line_is_filled_again():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    paragraph = (
+        "Reads the config. Wraps it with multi_gpu_model. Then\n"
+        "the data pipeline streams the shards from the bucket and\n"
+        "the loss is logged every epoch."
+    )
+    cleaned = docstring_without_stale('"""Title.\n\n' + paragraph + '\n"""', prose)
+    # within the paragraph's widest line (57 columns), no line left with "Then" alone
+    assert cleaned == (
+        '"""Title.\n\nReads the config. Then the data pipeline streams the\n'
+        'shards from the bucket and the loss is logged every\nepoch.\n"""'
+    )
