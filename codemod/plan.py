@@ -837,14 +837,11 @@ def _data_after(
     values: set[str] = set()
     data = []
     for statement in parsed:
-        is_data = (
-            isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
-            and inert(statement, values) and (data_value(statement.value, values) or _arithmetic(statement.value))
-        )
+        is_data = statement is not None and _data_assignment(statement, values)
         data.append(is_data or _callback(statement))
         if is_data:
-            assert isinstance(statement, ast.Assign)
-            values |= {t.id for t in statement.targets if isinstance(t, ast.Name)}
+            assert statement is not None
+            values |= _assigned_names(statement)
     start = next((i for i, d in enumerate(data) if d), None)
     if start is None or start == 0:
         return statements, []
@@ -856,8 +853,7 @@ def _data_after(
     if any(_CELL_MARK.match(line.comment.value) for s in statements[start:] for line in _leading_lines(s)
            if line.comment is not None):
         return statements, []  # (an exported notebook's cells: `# In[3]:`)
-    bound = {t.id for i in range(start, end) if isinstance(parsed[i], ast.Assign)
-             for t in _cast_assign(parsed[i]).targets if isinstance(t, ast.Name)}
+    bound = set().union(*(_assigned_names(parsed[i]) for i in range(start, end)))
     moved_reads = set().union(*(_names_in(parsed[i]) for i in range(start, end))) - bound
     later_names = set().union(*(_names_in(parsed[i]) for i in range(end, len(parsed))))
     if not any("random" in codes[i] or "seed" in codes[i] for i in range(end, len(codes))):
@@ -875,11 +871,36 @@ def _data_after(
     return kept, moved
 
 
+def _data_assignment(statement: ast.stmt, values: set[str]) -> bool:
+    """`x = np.random.rand(8)`, `batch = args.batch * gpus`; or an `if` whose condition calls
+    nothing and whose branches hold only such assignments (`if G > 1: bs = 64 * G` / `else: bs = 64`)."""
+    if isinstance(statement, ast.If):
+        branches = [*statement.body, *statement.orelse]
+        return not any(isinstance(n, ast.Call) for n in ast.walk(statement.test)) and all(
+            _data_assignment(s, values) for s in branches
+        )
+    return (
+        isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
+        and inert(statement, values) and (data_value(statement.value, values) or _arithmetic(statement.value))
+    )
+
+
+def _assigned_names(statement: ast.stmt | None) -> set[str]:
+    """The names a data assignment (or the branches of a data `if`) binds."""
+    if isinstance(statement, ast.If):
+        return set().union(*(_assigned_names(s) for s in [*statement.body, *statement.orelse]))
+    if isinstance(statement, ast.Assign):
+        return {t.id for t in statement.targets if isinstance(t, ast.Name)}
+    return set()
+
+
 def _arithmetic(value: ast.expr) -> bool:
-    """`args.batch_size * gpus`, `n // 2 + 1`: arithmetic on names, attributes and constants, with
-    no call anywhere (nothing it evaluates can create a variable)."""
+    """`args.batch_size * gpus`, `n // 2 + 1`, `64`, `BASE_BATCH`: arithmetic on names, attributes
+    and constants, with no call anywhere (nothing it evaluates can create a variable)."""
     if isinstance(value, ast.BinOp):
         return all(_arithmetic(v) or _operand(v) for v in (value.left, value.right))
+    if isinstance(value, ast.Constant) or (isinstance(value, ast.Name) and value.id.isupper()):
+        return True  # `bs = 64`, `bs = BASE_BATCH` (a constant's name: no model is named so)
     return isinstance(value, ast.UnaryOp) and (_arithmetic(value.operand) or _operand(value.operand))
 
 

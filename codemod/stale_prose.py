@@ -92,7 +92,7 @@ _SUBJECT: Final = re.compile(
 )
 # The wrapper's mechanics: true only while a parallel model exists.
 MECHANICS: Final = re.compile(
-    r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu)[\s_]+model\b"
+    r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu|replicated)[\s_]+model\b"
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+|their\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template|towers?)"

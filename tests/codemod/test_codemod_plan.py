@@ -183,6 +183,18 @@ def test_arithmetic_between_the_model_and_its_compile_goes_after_the_scope():
     assert "    batch = int(cfg.batch) * 2\n" in called
 
 
+def test_an_if_choosing_a_batch_size_between_the_model_and_its_compile_goes_after_the_scope():
+    # round 31, ma05: what was left of the guard once the call went, `if G >= 2: bs = BASE * G` /
+    # `else: bs = BASE`, calls nothing and creates nothing
+    out = _scoped("if n >= 2:\n    batch = BASE * n\nelse:\n    batch = BASE\n")
+    assert out.endswith(
+        "with strategy.scope():\n    model = build()\n\n    model.compile('adam', 'mse')\n\n"
+        "if n >= 2:\n    batch = BASE * n\nelse:\n    batch = BASE\nmodel.fit(x, y)\n"
+    )
+    aliased = _scoped("if n >= 2:\n    batch = BASE * n\nelse:\n    batch = other\n")  # a lower-case name
+    assert "    if n >= 2:\n" in aliased  # may name a model: stays under the scope
+
+
 def test_data_a_later_statement_or_a_function_reads_stays_in_the_scope():
     read_by_compile = _scoped("w = np.ones(3)\n", compile_args="'adam', 'mse', loss_weights=w")
     assert "    w = np.ones(3)\n" in read_by_compile

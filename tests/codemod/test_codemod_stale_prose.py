@@ -1201,3 +1201,9 @@ def test_a_paragraph_cut_mid_line_is_filled_again():
         '"""Title.\n\nReads the config. Then the data pipeline streams the\n'
         'shards from the bucket and the loss is logged every\nepoch.\n"""'
     )
+
+
+def test_the_replicated_model_is_the_pairs_mechanics():
+    written = "# the replicated model cannot be reloaded on a CPU box, save the original\n"
+    out, _ = migrate(IMPORTS + SITE + written + "model.save('m.h5')\n")
+    assert "replicated model" not in out
