@@ -124,7 +124,12 @@ MECHANICS: Final = re.compile(
     # "The network is loaded on the CPU and replicated across GPUs"
     r"|\b(?:model|template|network|net|weights)\s+(?:is|are|gets|get)\s+(?:built|loaded|created|placed|kept|"
     r"instantiated)\s+on\s+(?:the\s+)?cpu\b"
-    r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi-?gpus?|gpus)\b"
+    r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi[- ]?gpus?|gpus)\b"
+    # "batch must be divisible by GPU_COUNT": the old slicing's limit, not the strategy's
+    r"|\bdivisible\s+by\s+(?:the\s+)?(?:number\s+of\s+(?:gpus|cards|devices)|(?:\w*_)?gpus?(?:_\w*)?\b|gpu\s+count)"
+    # "train the replicated copy", "its multi-GPU twin", "compile the copy", "save/load calls go to base_model"
+    r"|\breplicated\s+cop(?:y|ies)\b|\b(?:multi[- ]?gpu|gpu|parallel)\s+twins?\b|\bcompil\w*\s+the\s+copy\b"
+    r"|\b(?:save|load)(?:\s*/\s*(?:save|load))?\s+calls?\s+(?:go|are\s+sent|are\s+forwarded)\s+to\b"
     # "save the template model, not the parallel one": the other half of the old pair
     r"|\b(?:parallel|multi-?gpu|wrapped)\s+one\b|\bpossibly\s+(?:parallel|multi-?gpu|replicated|wrapped)\b"
     # "the parallel ones are only used for training", "the serial generator/discriminator"
@@ -178,6 +183,9 @@ _BOTH_HALVES: Final = re.compile(
     rf"(?:{_PARALLEL_HALF}|training\s+model)|{_PARALLEL_HALF}\s+and\s+(?:the\s+|its\s+)?{_SERIAL_HALF})\b(?!\s*\()",
     re.IGNORECASE,
 )
+# a printed message's "saved template" and "(template)": the template named alone
+_SAVED_TEMPLATE: Final = re.compile(r"(?<=\bsaved\s)template\b(?=\s*(?:[.!:]|$))", re.IGNORECASE)
+_TEMPLATE_ASIDE: Final = re.compile(r"\s+\((?:the\s+)?(?:template|serial|single[- ](?:gpu|device))\)", re.IGNORECASE)
 # "helper that returns serial and parallel models": the one model now
 _BOTH_PLURAL: Final = re.compile(
     r"\b(?:both\s+)?(?:the\s+)?(?:serial|template|single[- ](?:gpu|device)|cpu)\s+and\s+(?:the\s+)?"
@@ -603,10 +611,13 @@ class _Pass(cst.CSTTransformer):
         parts = _string_parts(literal)
         if parts is None or not self.prose.mechanics_gone or "\n" in literal:
             return None
-        opening, inner, closing = parts
-        found = _TEMPLATE_MODEL.search(inner)
+        opening, written, closing = parts
+        # "saved template", "test mae (template):": the template named alone, one model now
+        inner = _SAVED_TEMPLATE.sub("model", _TEMPLATE_ASIDE.sub("", written))
+        if inner == written and _TEMPLATE_MODEL.search(inner) is None:
+            return None
         rest = _TEMPLATE_MODEL.sub("", inner)
-        if found is None or _PAIR.search(rest) or MECHANICS.search(rest) or self.prose.names_removed(rest):
+        if _PAIR.search(rest) or MECHANICS.search(rest) or self.prose.names_removed(rest):
             return None
         return opening + _TEMPLATE_MODEL.sub(lambda m: f"{m['article'] or ''}model", inner) + closing
 

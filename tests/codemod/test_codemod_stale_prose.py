@@ -789,8 +789,13 @@ def test_a_markdown_sentence_over_two_lines_is_read_whole_before_any_rename():
         "Data-parallel training with the `make_parallel` helper (slices each batch across GPUs\n"
         "and concatenates the outputs on the CPU). Batches must be divisible by the GPU count."
     )
+    # once the slicing's limit counts as the old mechanics (round 31), every sentence is stale: the
+    # paragraph goes whole, still never renamed into "training with tf.distribute... (slices ...)"
+    text = text.replace(" Batches must be divisible by the GPU count.", " Batches are shuffled.")
     new, reported = markdown(text, Prose(frozenset({"make_parallel"}), True))
     assert new == text and [line for line, _, _ in reported] == [1, 2]
+    whole = text.replace(" Batches are shuffled.", " Batches must be divisible by the GPU count.")
+    assert markdown(whole, Prose(frozenset({"make_parallel"}), True)) == ("", [])
 
 
 def test_a_later_paragraph_losing_its_first_sentence_keeps_its_indentation():
@@ -1207,3 +1212,26 @@ def test_the_replicated_model_is_the_pairs_mechanics():
     written = "# the replicated model cannot be reloaded on a CPU box, save the original\n"
     out, _ = migrate(IMPORTS + SITE + written + "model.save('m.h5')\n")
     assert "replicated model" not in out
+
+
+@pytest.mark.parametrize("written,now", [
+    # rounds 30-31: the old slicing's limit, the copy, the twin, the save redirection
+    ("# batch size must be divisible by the number of GPUs\n", ""),
+    ("# split every batch over the cards; batch must be divisible by GPU_COUNT\n",
+     "# split every batch over the cards\n"),
+    ("# train the replicated copy, keep base_model for saving\n", ""),
+    ("# wrap for multi gpu; save/load calls go to base_model\n", ""),
+    ("# data parallelism: replicate the compiled model and compile the copy\n", ""),
+])
+def test_what_the_old_wrapper_required_or_did_goes(written, now):
+    out, _ = migrate(IMPORTS + "BATCH = 64\n" + written + "EPOCHS = 2\n\n" + SITE)
+    assert "BATCH = 64\n" + now + "EPOCHS = 2\n" in out
+
+
+@pytest.mark.parametrize("said,now", [
+    ("print('saved template')", "print('saved model')"),
+    ('print("test mae (template):", mae)', 'print("test mae:", mae)'),
+])
+def test_a_message_naming_the_template_alone_names_the_model(said, now):
+    out, _ = migrate(IMPORTS + SITE + "model.save('m.h5')\n" + said + "\n")
+    assert out.endswith(now + "\n")
