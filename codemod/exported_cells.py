@@ -44,8 +44,19 @@ def cells_kept(original: str, output: str) -> str:
             return output
         if had_code[k] and not any(line.strip() for line in cell[1:]):
             continue  # the cell held only the call: it goes, marker and all
-        out += cell
+        out += _lead_as_written(cell, before[originals[k]:originals[k + 1]])
     return newline.join(out)
+
+
+def _lead_as_written(cell: list[str], written: list[str]) -> list[str]:
+    """`cell` with no more blank lines under its marker than the original cell had (`# %%` right
+    above its code; nbconvert's two): the blank lines of statements that went stay behind."""
+    def lead(lines: list[str]) -> int:
+        return next((i for i, line in enumerate(lines[1:]) if line.strip()), len(lines) - 1)
+    extra = lead(cell) - lead(written)
+    if extra <= 0 or lead(cell) == len(cell) - 1:
+        return cell
+    return [cell[0], *cell[1 + extra:]]
 
 
 def _cells_with_code(lines: list[str]) -> list[bool]:

@@ -194,3 +194,14 @@ def test_a_deleted_helper_cell_keeps_the_other_cells_markers_in_place():
         "with strategy.scope():\n    model = build()\n\n"
         "# %%\nwith strategy.scope():\n    model.compile('adam', 'mse')\n\n# %%\nmodel.fit(x, y)\n"
     )
+
+
+def test_a_reopened_cell_keeps_the_blank_lines_its_marker_had_above_its_code():
+    # round 31, mb16: the guard went from the compile's cell, and its blank line stayed under `# %%`
+    source = (
+        "from keras.utils import multi_gpu_model\n\n# %%\nmodel = build()\n\n"
+        "# %%\nif G > 1:\n    parallel = multi_gpu_model(model, gpus=G)\nelse:\n    parallel = model\n\n"
+        "parallel.compile('adam', 'mse')\n\n# %%\nparallel.fit(x, y)\n"
+    )
+    output = transform_source(source.encode(), "train.py").output.decode()
+    assert "# %%\nwith strategy.scope():\n    model.compile('adam', 'mse')\n\n# %%\nmodel.fit(x, y)\n" in output
