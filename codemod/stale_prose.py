@@ -789,6 +789,17 @@ class _Pass(cst.CSTTransformer):
             tail = " ".join(_words(v) for v in values[index:]).strip()
             if tail and self.prose.wholly_stale(head) and not self.prose.names_removed(tail):
                 return list(unit[index:])
+        # ... or a sentence ending inside a later line ("... replicate it on G GPUs with" /
+        # "# multi_gpu_model. Batch size is the *global* batch size." keeps the second sentence)
+        for index in range(1, len(values)):
+            prefix = re.match(r"#+\s*", values[index])
+            lead = prefix[0] if prefix else "# "
+            for stop in _FULL_STOP.finditer(values[index]):
+                head = " ".join([*(_words(v) for v in values[:index]), _words(values[index][:stop.start()])]).strip()
+                tail = " ".join([values[index][stop.end():], *(_words(v) for v in values[index + 1:])]).strip()
+                if tail and self.prose.wholly_stale(head) and not self.prose.names_removed(tail):
+                    first = unit[index].with_changes(comment=cst.Comment(lead + values[index][stop.end():]))
+                    return [first, *unit[index + 1:]]
         return unit
 
     def _stale(self, unit: list[cst.EmptyLine]) -> bool:

@@ -1235,3 +1235,15 @@ def test_what_the_old_wrapper_required_or_did_goes(written, now):
 def test_a_message_naming_the_template_alone_names_the_model(said, now):
     out, _ = migrate(IMPORTS + SITE + "model.save('m.h5')\n" + said + "\n")
     assert out.endswith(now + "\n")
+
+
+def test_a_stale_opening_sentence_ending_inside_a_line_goes_and_the_rest_of_the_line_stays():
+    # round 31, ma13: the release-notes recipe over three lines, then a sentence still true
+    written = (
+        "# Following the Keras 2.0.9 release notes: build the template model\n"
+        "# under the CPU device scope, then replicate it on G GPUs with\n"
+        "# multi_gpu_model. Batch size is the *global* batch size.\n"
+    )
+    out, findings = migrate(IMPORTS + "x = load()\n\n" + written + "BATCH = 64\n\n" + SITE)
+    assert "\n# Batch size is the *global* batch size.\nBATCH = 64\n" in out
+    assert [f for f in findings if f[1] == "MGPU305"] == []
