@@ -1165,6 +1165,11 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
         if (lines[unit[-1]].rstrip().endswith(":") and not stale[index]
                 and _introduces_stale_list(lines, units, stale, index)):
             stale[index] = True
+    for index, unit in enumerate(units):  # "### Multi-GPU notes" over notes that all went
+        if lines[unit[0]].lstrip().startswith("#") and not stale[index] and _heading_of_stale(
+            lines, units, stale, index
+        ):
+            stale[index] = True
     for unit, renamed, gone in zip(units, renamed_units, stale):
         if gone:
             if kept and not kept[-1].strip() and unit[-1] + 1 < len(lines) and not lines[unit[-1] + 1].strip():
@@ -1185,6 +1190,30 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
     if new.strip() and text != text.rstrip("\r\n"):
         new += text[len(text.rstrip("\r\n")):]
     return (new if new.strip() else ""), reported
+
+
+# a heading about the old multi-GPU set-up: "### Multi-GPU notes", "## Data-parallel helper"
+_DEVICE_HEADING: Final = re.compile(
+    r"\b(?:multi[- ]?gpus?|gpus?|data[- ]parallel(?:ism)?|parallel(?:ism)?|replicas?|wrapper|helper)\b", re.IGNORECASE
+)
+
+
+def _heading_of_stale(lines: list[str], units: list[list[int]], stale: list[bool], index: int) -> bool:
+    """The heading at `units[index]` speaks of the multi-GPU set-up, and what follows it up to the
+    next heading (or the cell's end) is text that all went: left alone, it would head nothing."""
+    heading = lines[units[index][0]].strip()
+    level = len(heading) - len(heading.lstrip("#"))
+    # a section's own heading ("### Multi-GPU notes"), not a title ("# Xception on the 8-GPU DGX")
+    rest = _DEVICE_HEADING.sub("", heading.lstrip("#")).replace("-", " ").split()
+    if level < 2 or not _DEVICE_HEADING.search(heading) or len(rest) > 2:
+        return False
+    following: list[bool] = []
+    for unit, gone in zip(units[index + 1:], stale[index + 1:]):
+        if lines[unit[0]].lstrip().startswith("#"):
+            break
+        if any(lines[k].strip() for k in unit):
+            following.append(gone)
+    return bool(following) and all(following)
 
 
 def _renamed_unit(lines: list[str], prose: Prose) -> list[str]:

@@ -1247,3 +1247,15 @@ def test_a_stale_opening_sentence_ending_inside_a_line_goes_and_the_rest_of_the_
     out, findings = migrate(IMPORTS + "x = load()\n\n" + written + "BATCH = 64\n\n" + SITE)
     assert "\n# Batch size is the *global* batch size.\nBATCH = 64\n" in out
     assert [f for f in findings if f[1] == "MGPU305"] == []
+
+
+@pytest.mark.parametrize("heading,goes", [
+    ("### Multi-GPU notes", True),  # round 31, mb11: left heading nothing
+    ("## Data parallelism helper", True),
+    ("# Xception baseline on the 8-GPU DGX", False),  # a title stays
+    ("### Fine tune MobileNet on 3 GPUs", False),  # says more than the set-up
+])
+def test_a_section_heading_over_notes_that_all_went_goes_with_them(heading, goes):
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = heading + "\n\nThe template lives on the CPU and multi_gpu_model makes one replica per GPU.\n"
+    assert markdown(text, prose)[0] == ("" if goes else heading + "\n")
