@@ -183,6 +183,12 @@ _BOTH_HALVES: Final = re.compile(
     rf"(?:{_PARALLEL_HALF}|training\s+model)|{_PARALLEL_HALF}\s+and\s+(?:the\s+|its\s+)?{_SERIAL_HALF})\b(?!\s*\()",
     re.IGNORECASE,
 )
+# "falls back to a single device when `multi_gpu_model` refuses": the case the strategy takes in stride
+_HELPER_REFUSES: Final = re.compile(
+    r"\bwhen\s+(?:the\s+)?(?P<tick>`?)(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?:\s+call)?\s+"
+    r"(?:refuses|fails|raises(?:\s+an?\s+(?:error|exception))?|errors(?:\s+out)?|complains|throws)\b",
+    re.IGNORECASE,
+)
 # a printed message's "saved template" and "(template)": the template named alone
 _SAVED_TEMPLATE: Final = re.compile(r"(?<=\bsaved\s)template\b(?=\s*(?:[.!:]|$))", re.IGNORECASE)
 _TEMPLATE_ASIDE: Final = re.compile(r"\s+\((?:the\s+)?(?:template|serial|single[- ](?:gpu|device))\)", re.IGNORECASE)
@@ -412,6 +418,10 @@ class Prose:
                 if not pair and not (self.mechanics_gone and MECHANICS.search(part)):
                     part = re.sub(rf"(?<![\w.]){re.escape(parallel)}\b", template, part)
             return part
+        if self.mechanics_gone:  # ("when `multi_gpu_model` refuses": before the pair's words are read)
+            text = _HELPER_REFUSES.sub(
+                lambda m: "when fewer GPUs are visible" if m["name"] in self.removed else m[0], text
+            )
         def whole(full: str) -> str:
             # "The template lives on the CPU; multi_gpu_model copies it to each GPU.": a clause of a
             # sentence about the old pair is no more made true by a name than the sentence is

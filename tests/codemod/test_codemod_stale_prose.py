@@ -1259,3 +1259,11 @@ def test_a_section_heading_over_notes_that_all_went_goes_with_them(heading, goes
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     text = heading + "\n\nThe template lives on the CPU and multi_gpu_model makes one replica per GPU.\n"
     assert markdown(text, prose)[0] == ("" if goes else heading + "\n")
+
+
+def test_the_helper_refusing_is_fewer_gpus_being_visible():
+    # round 31, mb03: the fallback still happens, for the reason the strategy has
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    said = "Falls back to a single device when `multi_gpu_model` refuses."
+    assert prose.renamed(said) == "Falls back to a single device when fewer GPUs are visible."
+    assert Prose(frozenset({"multi_gpu_model"}), False).renamed(said) == said  # (a site is left: it still may)
