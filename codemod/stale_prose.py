@@ -45,7 +45,7 @@ HELPERS: Final = ("multi_gpu_model", "make_parallel", "ModelMGPU", "to_multi_gpu
 STRATEGY: Final = "tf.distribute.MirroredStrategy"
 _DOTTED: Final = r"(?:[A-Za-z_]\w*\.)*"  # `keras.utils.multi_gpu_model`, as Keras's docs wrote it
 _TOOL: Final = re.compile(
-    r"\b(?P<by>with|using|uses|use|via|through)(?P<space>\s+)(?P<tick>`?)" + _DOTTED + r"(?P<name>"
+    r"\b(?P<by>with|using|uses|use|via|through)(?P<space>\s+)(?P<tick>`{0,2})" + _DOTTED + r"(?P<name>"
     + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?![\w(])"
     r"(?!\s+(?:wrapper|helper|class|trick|function|call|gist|layer)s?\b)",  # "with the ModelMGPU wrapper"
     re.IGNORECASE,
@@ -53,7 +53,7 @@ _TOOL: Final = re.compile(
 # "via the classic make_parallel helper", "CNN with the ModelMGPU wrapper": the tool named with its
 # noun at the end of a clause, the strategy now
 _TOOL_HELPER: Final = re.compile(
-    r"\b(?P<by>with|using|via|through)(?P<space>\s+)(?:the\s+|a\s+|our\s+)?(?:[\w-]+\s+)?(?P<tick>`?)" + _DOTTED
+    r"\b(?P<by>with|using|via|through)(?P<space>\s+)(?:the\s+|a\s+|our\s+)?(?:[\w-]+\s+)?(?P<tick>`{0,2})" + _DOTTED
     + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\s+(?:helper|function|wrapper|class)\b"
     r"(?=\s*(?:[.,;:)]|$))",
     re.IGNORECASE,
@@ -65,7 +65,7 @@ _WRAPPED: Final = re.compile(r"\bwrap\w*\s+$", re.IGNORECASE)
 # a ModelMGPU wrapper"): the model is trained under the strategy now
 _TRAINED: Final = re.compile(
     r"\b(?P<verb>wrap(?:s|ped|ping)?|train(?:s|ed|ing)?)(?P<object>\s+(?:it|them|(?:the|our|this)\s+(?:[\w-]+\s+){0,2}?(?:model|network|net|classifier)))?"
-    r"\s+(?P<by>in|into|with|through|via|using|by)\s+(?:an?\s+|the\s+)?(?P<tick>`?)" + _DOTTED
+    r"\s+(?P<by>in|into|with|through|via|using|by)\s+(?:an?\s+|the\s+)?(?P<tick>`{0,2})" + _DOTTED
     + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?P<noun>\s+(?:wrapper|helper|class|function|call))?"
     r"(?![\w(])",
     re.IGNORECASE,
@@ -73,11 +73,11 @@ _TRAINED: Final = re.compile(
 _BY: Final = frozenset({"with", "using", "via"})
 # "2 GPUs (`multi_gpu_model`)": the helper named alone in parentheses, as the tool
 _ASIDE: Final = re.compile(
-    r"\((?P<tick>`?)" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\)"
+    r"\((?P<tick>`{0,2})" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\)"
 )
 # "the make_parallel variant" of a script: the strategy's now
 _VARIANT: Final = re.compile(
-    r"(?P<tick>`?)(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
+    r"(?P<tick>`{0,2})(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
     r"(?P<noun>\s+(?:variant|version|edition)s?\b)(?!\s+(?:that|which)\b)",  # not "... variant that tolerates"
     re.IGNORECASE,
 )
@@ -86,7 +86,7 @@ _RUN_VERB: Final = {"wrap": "run", "wraps": "runs", "wrapped": "run", "wrapping"
 _INFERENCE: Final = re.compile(r"\bpredict|\binferen|\binfer\b", re.IGNORECASE)
 # The helper as the subject of what the strategy does too ("multi_gpu_model splits each batch").
 _SUBJECT: Final = re.compile(
-    r"(?P<tick>`?)(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
+    r"(?P<tick>`{0,2})(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
     r"(?P<verb>\s+(?:splits|divides|replicates|copies|distributes|shards|is\s+used|is\s+applied)\b)",
     re.IGNORECASE,
 )
@@ -129,6 +129,8 @@ MECHANICS: Final = re.compile(
     r"|\bdivisible\s+by\s+(?:the\s+)?(?:number\s+of\s+(?:gpus|cards|devices)|(?:\w*_)?gpus?(?:_\w*)?\b|gpu\s+count)"
     # "train the replicated copy", "its multi-GPU twin", "compile the copy", "save/load calls go to base_model"
     r"|\breplicated\s+cop(?:y|ies)\b|\b(?:multi[- ]?gpu|gpu|parallel)\s+twins?\b|\bcompil\w*\s+the\s+copy\b"
+    # "then replicated and compiled again for training": one compile, under the scope
+    r"|\breplicated\s+and\s+(?:re-?)?compiled\b|\bcompiled\s+again\s+for\s+training\b"
     r"|\b(?:save|load)(?:\s*/\s*(?:save|load))?\s+calls?\s+(?:go|are\s+sent|are\s+forwarded)\s+to\b"
     # "save the template model, not the parallel one": the other half of the old pair
     r"|\b(?:parallel|multi-?gpu|wrapped)\s+one\b|\bpossibly\s+(?:parallel|multi-?gpu|replicated|wrapped)\b"
@@ -185,7 +187,7 @@ _BOTH_HALVES: Final = re.compile(
 )
 # "falls back to a single device when `multi_gpu_model` refuses": the case the strategy takes in stride
 _HELPER_REFUSES: Final = re.compile(
-    r"\bwhen\s+(?:the\s+)?(?P<tick>`?)(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?:\s+call)?\s+"
+    r"\bwhen\s+(?:the\s+)?(?P<tick>`{0,2})(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?:\s+call)?\s+"
     r"(?:refuses|fails|raises(?:\s+an?\s+(?:error|exception))?|errors(?:\s+out)?|complains|throws)\b",
     re.IGNORECASE,
 )

@@ -99,16 +99,16 @@ def test_a_docstring_about_the_wrapper_goes_a_comment_mixing_sentences_is_report
         IMPORTS + "\n\nclass Checkpoint(Callback):\n"
         '    """Save the template, which sits at layers[-2] of the parallel model."""\n\n'
         "    def on_epoch_end(self, epoch, logs=None):\n        self.model.save('x.h5')\n\n\n"
-        "# The batch of every step is split evenly over the\n# gpu_model's replicas. Train for ten epochs.\n"
-        "# Save often. Save gpu_model's template.\n" + SITE
+        "# Train for ten epochs. The batch of every step is split evenly over the\n"
+        "# gpu_model's replicas. Save often.\n# Save gpu_model's template.\n" + SITE
     )
     after, findings = migrate(before)
     # every sentence of the docstring was about the wrapper: it goes, and no blank line is left under the class
     assert "class Checkpoint(Callback):\n    def on_epoch_end(self, epoch, logs=None):\n" in after
     # a sentence on a line of its own goes; one running over lines into another is reported
     assert (
-        "# The batch of every step is split evenly over the\n    # gpu_model's replicas. Train for ten epochs.\n"
-        "    # Save often.\n"
+        "# Train for ten epochs. The batch of every step is split evenly over the\n"
+        "    # gpu_model's replicas. Save often.\n    model = build()"
     ) in after
     assert [(line, code) for line, code, _ in findings] == [(13, "MGPU305")]
     assert "`gpu_model`" in findings[0][2]
@@ -570,9 +570,9 @@ def test_a_template_or_replica_outside_the_old_pair_is_no_mechanics(text):
 
 
 @pytest.mark.parametrize("items,expected", [
-    # every item went: the line that introduced the list goes too
-    ("- the parallel model shares its weights with the template\n- the template keeps the weights\n",
-     "## Multi-GPU training\n"),
+    # every item went: the line that introduced the list goes too, and the section's heading on the
+    # old set-up, which heads nothing now (round 31)
+    ("- the parallel model shares its weights with the template\n- the template keeps the weights\n", ""),
     # an item is left: the introduction still introduces it
     ("- the parallel model shares its weights with the template\n- the loss is averaged per batch\n",
      "## Multi-GPU training\n\nTwo pieces make this work:\n\n- the loss is averaged per batch\n"),
@@ -1267,3 +1267,16 @@ def test_the_helper_refusing_is_fewer_gpus_being_visible():
     said = "Falls back to a single device when `multi_gpu_model` refuses."
     assert prose.renamed(said) == "Falls back to a single device when fewer GPUs are visible."
     assert Prose(frozenset({"multi_gpu_model"}), False).renamed(said) == said  # (a site is left: it still may)
+
+
+def test_an_rst_literal_names_the_tool_as_a_backquoted_one_does():
+    # round 31, ma12: "is wrapped by ``multi_gpu_model``" in an Args line
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    said = "With more than one the tagger is wrapped by ``multi_gpu_model``."
+    assert prose.renamed(said) == "With more than one the tagger is trained under ``tf.distribute.MirroredStrategy``."
+
+
+def test_compiled_again_for_training_is_the_pairs_mechanics():
+    # round 31, ma15: one compile now, under the scope
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.wholly_stale("The model is compiled first, then replicated and compiled again for training.")
