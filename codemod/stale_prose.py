@@ -158,7 +158,8 @@ _TEMPLATE_MODEL: Final = re.compile(
     # (also an item of a tuple: ":return: (template model, keras History)")
     # (or a message's object: "saved template model")
     r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\()|(?<=,\s)|(?<=\bsaved\s)|(?<=\bsaving\s)|(?<=\bloaded\s))"
-    r"(?:(?:template|serial|single[- ](?:gpu|device))\s+model"
+    # (or emphasised: "Save the *template* model")
+    r"(?:(?P<em>[*_]{0,2})(?:template|serial|single[- ](?:gpu|device))(?P=em)\s+model"
     r"|(?:serial|single[- ](?:gpu|device)|cpu)\s+template)\b(?![-_(`'\"]|\.\w)",
     re.IGNORECASE,
 )

@@ -1280,3 +1280,11 @@ def test_compiled_again_for_training_is_the_pairs_mechanics():
     # round 31, ma15: one compile now, under the scope
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     assert prose.wholly_stale("The model is compiled first, then replicated and compiled again for training.")
+
+
+def test_an_emphasised_template_model_is_the_model():
+    # round 30, ka01: "the *template* model" kept an emphasis that contrasts with nothing
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.renamed("Save the *template* model at the end of every epoch.") == (
+        "Save the model at the end of every epoch."
+    )
