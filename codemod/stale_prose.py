@@ -192,6 +192,14 @@ _HELPER_REFUSES: Final = re.compile(
     r"(?:refuses|fails|raises(?:\s+an?\s+(?:error|exception))?|errors(?:\s+out)?|complains|throws)\b",
     re.IGNORECASE,
 )
+# "(data parallel over towers)": the old slicing's towers
+_TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
+# "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
+_STRATEGY_FROM: Final = re.compile(
+    r"(?P<strategy>" + re.escape(STRATEGY) + r"`{0,2})\s+from\s+(?:our|the|my)\s+(?:[\w-]+\s+){0,2}"
+    r"(?:notebook|module|file|package|script|repo(?:sitory)?|folder)\b",
+    re.IGNORECASE,
+)
 # a printed message's "saved template" and "(template)": the template named alone
 _SAVED_TEMPLATE: Final = re.compile(r"(?<=\bsaved\s)template\b(?=\s*(?:[.!:]|$))", re.IGNORECASE)
 _TEMPLATE_ASIDE: Final = re.compile(r"\s+\((?:the\s+)?(?:template|serial|single[- ](?:gpu|device))\)", re.IGNORECASE)
@@ -400,6 +408,10 @@ class Prose:
             part = _TRAINED.sub(trained, part)
             part = _SUBJECT.sub(named("{strategy}{verb}"), _TOOL.sub(swap, _TOOL_HELPER.sub(swap, part)))
             part = _ASIDE.sub(named("({strategy})"), _VARIANT.sub(named("{strategy}{noun}"), part))
+            if STRATEGY in part and self.mechanics_gone:
+                # "Uses `make_parallel` (data parallel over towers) from our utils notebook": the
+                # strategy has no towers and comes from TensorFlow
+                part = _STRATEGY_FROM.sub(r"\g<strategy>", _TOWER_ASIDE.sub("", part))
             # "trained with ModelMGPU so that checkpoints can be saved": the wrapper's reason, not the strategy's
             part = _SAVE_PURPOSE.sub(r"\g<strategy>", part)
             # "train the parallel model": one model now, "the model"; not where a clause of the

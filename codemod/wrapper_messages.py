@@ -64,6 +64,13 @@ def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
     quote = literal.quote
     inner = literal.value[len(literal.prefix) + len(quote):len(literal.value) - len(quote)]
     said = _COUNT_ANNOUNCED.match(inner)
+    using = _COUNT_USED.match(inner) if said is None else None
+    if using is not None:  # "Using %d GPUs via multi_gpu_model": the count stays, the helper goes
+        rest = _BY_HELPER.sub("", using["rest"])
+        if _STALE_MESSAGE.search(rest):
+            return None
+        text = f"{using['lead']}{using['verb']} {using['count']} {using['gpus']}{rest}"
+        return _with_text(statement, call, first, literal, text)
     if said is None:
         return None
     rest = _BY_HELPER.sub("", said["rest"])  # "Training on %d GPUs with multi_gpu_model"
@@ -72,6 +79,14 @@ def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
     # ("multi_gpu_model: replicating on %d GPUs": the helper's name goes, the message starts there)
     verb = "Training" if said["verb"][0].isupper() or (said["helper"] and not said["lead"].strip()) else "training"
     text = f"{said['lead']}{verb} on {said['count']} {said['gpus']}{rest}"
+    return _with_text(statement, call, first, literal, text)
+
+
+def _with_text(
+    statement: cst.BaseStatement, call: cst.Call, first: cst.BaseExpression, literal: cst.SimpleString, text: str
+) -> cst.BaseStatement:
+    """The message call with its literal saying `text` (its quotes, prefix and `%` operand kept)."""
+    quote = literal.quote
     new_literal = literal.with_changes(value=f"{literal.prefix}{quote}{text}{quote}")
     new_first = first.with_changes(left=new_literal) if isinstance(first, cst.BinaryOperation) else new_literal
     args = [call.args[0].with_changes(value=new_first), *call.args[1:]]
@@ -86,6 +101,14 @@ _COUNT_ANNOUNCED: Final = re.compile(
     r"(?P<verb>wrapping|converting|creating|making|building|replicating|training)\b[^%{]*?"
     r"\b(?:on|for|with|across|to|over)\s+(?P<count>%[dis]|\{[^{}]*\})\s+(?P<gpus>GPUs?|gpus?|cards|devices)"
     r"(?P<rest>[^%{]*)$",
+    re.IGNORECASE,
+)
+
+
+# "Using %d GPUs via multi_gpu_model", "[INFO] using {} GPUs with make_parallel"
+_COUNT_USED: Final = re.compile(
+    r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<verb>using|use|with)\s+(?P<count>%[dis]|\{[^{}]*\})\s+"
+    r"(?P<gpus>GPUs?|gpus?|cards|devices)(?P<rest>[^%{]*)$",
     re.IGNORECASE,
 )
 

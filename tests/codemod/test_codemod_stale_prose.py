@@ -1288,3 +1288,10 @@ def test_an_emphasised_template_model_is_the_model():
     assert prose.renamed("Save the *template* model at the end of every epoch.") == (
         "Save the model at the end of every epoch."
     )
+
+
+def test_the_renamed_tool_loses_the_helpers_towers_and_home():
+    # round 30, kb18: "(data parallel over towers) from our utils notebook" was left on the strategy
+    prose = Prose(frozenset({"make_parallel"}), True)
+    said = "Uses `make_parallel` (data parallel over towers) from our utils notebook."
+    assert prose.renamed(said) == "Uses `tf.distribute.MirroredStrategy`."

@@ -99,3 +99,13 @@ def test_a_guards_announcement_with_the_count_is_reworded_in_the_strategy_choice
     )
     out = _migrated(source)
     assert "if G > 1:\n    log.info('Training on %d GPUs', G)\n    strategy = tf.distribute.MirroredStrategy(" in out
+
+
+def test_a_count_used_through_the_helper_keeps_the_count_and_loses_the_helper():
+    # round 32, na20: "Using %d GPUs via multi_gpu_model" went whole, leaving the branch silent
+    from multi_gpu_codemod.wrapper_messages import reworded
+
+    statement = cst.parse_statement('print("Using %d GPUs via multi_gpu_model" % gpus)\n')
+    new = reworded(statement)
+    assert new is not None and cst.Module([new]).code == 'print("Using %d GPUs" % gpus)\n'
+    assert reworded(cst.parse_statement('log.info("[INFO] using {} GPUs with make_parallel".format(n))\n')) is None
