@@ -60,6 +60,10 @@ def _inert_cell(statements: list[ast.stmt]) -> bool:
         if isinstance(statement, ast.FunctionDef) and _inert_function(statement, values):
             values.add(statement.name)  # `describe(CFG)` below runs only what it says: inert too
             continue
+        if isinstance(statement, ast.ClassDef) and _inert_class(statement):
+            if _callback_class(statement):
+                values.add(statement.name)  # `checkpointer = MyModelCheckPoint(path)`: a callback
+            continue
         if not inert(statement, values):
             return False
         if isinstance(statement, ast.Assign) and data_value(statement.value, values):
@@ -77,6 +81,25 @@ def _inert_function(statement: ast.FunctionDef, values: Collection[str]) -> bool
         return False
     local = {*values, *(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])}
     return all(inert(s, local) for s in statement.body)
+
+
+def _inert_class(statement: ast.ClassDef) -> bool:
+    """`class MyCallBack(Callback): def on_epoch_end(...): ...`: defining it runs only its body,
+    here methods, a docstring and constants (undecorated, bases named)."""
+    return not statement.decorator_list and not statement.keywords and all(
+        isinstance(b, (ast.Name, ast.Attribute)) for b in statement.bases
+    ) and all(
+        isinstance(s, (ast.FunctionDef, ast.Pass))
+        or (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))
+        or (isinstance(s, ast.Assign) and isinstance(s.value, ast.Constant))
+        for s in statement.body
+    )
+
+
+def _callback_class(statement: ast.ClassDef) -> bool:
+    """A subclass of a Keras callback (`Callback`, `ModelCheckpoint`): making one creates no variables."""
+    names = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in statement.bases}
+    return any(n == "Callback" or n in _INERT_CALLS for n in names)
 
 
 def data_value(value: ast.expr, values: Collection[str]) -> bool:

@@ -309,6 +309,23 @@ def test_a_helper_defined_in_a_cell_between_the_model_and_its_compile_stays_in_i
     assert cells[2].startswith("with strategy.scope():\n    def head():")
 
 
+def test_a_cell_defining_and_making_a_callback_class_gets_no_scope():
+    # round 32, nb05 / nb09: `class MyCallBack(Callback)` and its instances were indented under a
+    # reopened scope; a class that builds in its body keeps the scope
+    callback = (
+        "class Saver(Callback):\n    def on_epoch_end(self, epoch, logs=None):\n        self.model.save('m.h5')\n\n"
+        "saver = Saver()\n"
+    )
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\nmodel = build()\n",
+        callback,
+        "class Head(Layer):\n    dense = Dense(1)\n",
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n",
+    ])
+    assert cells[1] == callback
+    assert cells[2].startswith("with strategy.scope():\n    class Head(Layer):")
+
+
 def test_the_added_import_follows_the_notebooks_imports_past_a_pip_cell():
     cells = _migrated_cells([
         "!pip install -q keras==2.2.4\n",
