@@ -92,7 +92,7 @@ _SUBJECT: Final = re.compile(
 )
 # The wrapper's mechanics: true only while a parallel model exists.
 MECHANICS: Final = re.compile(
-    r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu|replicated)[\s_]+model\b"
+    r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu|replicated)[*_]{0,2}[\s_]+model\b"
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+|their\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template|towers?)"
@@ -112,6 +112,7 @@ MECHANICS: Final = re.compile(
     # template for saving": the two models of the old pair, named together
     r"|\btemplate\b[^.;:]{0,30}\b(?:one|single|1)[- ]gpu\b|\bwithout\s+the\s+(?:multi-?gpu\s+|parallel\s+)?wrapper\b"
     r"|\b(?:training|parallel|gpu|multi-?gpu)\s+model\b[^.;]{0,40}\band\s+the\s+template\b"
+    r"|\btemplate\b[^.;]{0,40}\band\s+the\s+model\s+used\s+for\s+(?:fit\w*|train\w*)"
     r"|\btemplate\b[^.;]{0,40}\band\s+the\s+(?:training|parallel|gpu|multi-?gpu)\s+model\b"
     # "keeps both the template and the GPU replica": the pair the old function made
     r"|\btemplate\s+and\s+(?:the\s+|its\s+)?(?:gpu|parallel|multi-?gpu)\s+"
@@ -203,6 +204,8 @@ _STRATEGY_FROM: Final = re.compile(
 # a printed message's "saved template" and "(template)": the template named alone
 _SAVED_TEMPLATE: Final = re.compile(r"(?<=\bsaved\s)template\b(?=\s*(?:[.!:]|$))", re.IGNORECASE)
 _TEMPLATE_ASIDE: Final = re.compile(r"\s+\((?:the\s+)?(?:template|serial|single[- ](?:gpu|device))\)", re.IGNORECASE)
+# "the model and the model used for fitting": two halves renamed into one name
+_DOUBLED: Final = re.compile(r"\b(?:the|a|our)\s+model\s+(?:and|or)\s+(?:the\s+|a\s+)?model\b", re.IGNORECASE)
 # "helper that returns serial and parallel models": the one model now
 _BOTH_PLURAL: Final = re.compile(
     r"\b(?:both\s+)?(?:the\s+)?(?:serial|template|single[- ](?:gpu|device)|cpu)\s+and\s+(?:the\s+)?"
@@ -245,7 +248,9 @@ _PAIR_ASIDE: Final = re.compile(
     # "the (parallel) model"
     r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel)\)(?=\s+(?:model|network|net)\b)"
     # "(recompiling the template has no effect on it)": an aside on the template, one model now
-    r"|\s*\([^()]*\bthe\s+template\b(?![._-]\w)[^()]*\)",
+    r"|\s*\([^()]*\bthe\s+template\b(?![._-]\w)[^()]*\)"
+    # "uses the template model (same weights)": the same as nothing now
+    r"|\s*\((?:the\s+)?same\s+weights\)",
     re.IGNORECASE,
 )
 # "the parallel model splits every batch between the GPUs": what the strategy does now
@@ -381,6 +386,7 @@ class Prose:
             verb = verb.capitalize() if match["verb"][0].isupper() else verb
             return f"{verb}{match['object'] or ''} under {match['tick']}{STRATEGY}{match['tick']}"
         def sentence(part: str, full: str) -> str:
+            original = part
             if self.mechanics_gone:
                 part = _BOTH_HALVES.sub(r"\g<article>model", part)
                 part = _BOTH_PLURAL.sub("the model", part)
@@ -425,6 +431,10 @@ class Prose:
                 part = _ON_PARALLEL_MODEL.sub(rf"\g<verb> under {STRATEGY}", part)
                 if not _SAVING.search(part):  # ("we save the parallel model directly": the pair's problem)
                     part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
+            if _DOUBLED.search(part) and not _DOUBLED.search(full):
+                # "both the template model and the model used for fitting" would read "both the model
+                # and the model ...": the sentence speaks of two models, one now; left to the pair rules
+                return original
             for parallel, template in self.parallel_names.items():  # "recompile `gpu_model`" -> `model`
                 # not where the sentence names the pair ("returns (model, gpu_model)"; in any of its
                 # clauses) or the helper

@@ -367,6 +367,8 @@ def _plan_site(
     if hoisted is None:
         return None
     hoisted = sorted({id(h): h for h in [*settings, *hoisted]}.values(), key=tree.order)
+    hoisted = [*hoisted, *_said_with_hoisted(tree, block, start, hoisted)]
+    hoisted = sorted({id(h): h for h in hoisted}.values(), key=tree.order)
 
     known_int = site.gpus is not None and (
         surely_int(site.gpus, _IntResolver(tree, site.gpus)) or _ordered_on_the_way(tree, site)
@@ -514,6 +516,27 @@ def _strategy_to_create(ctx: FixContext, site: Site, guards: Sequence[str]) -> s
         return f"`strategy = {decided}`"
     multi, single = (decided, branch.single) if branch.multi_when_true else (branch.single, decided)
     return f"`strategy = {multi}` if `{branch.condition}`, else `strategy = {single}`,"
+
+
+def _said_with_hoisted(
+    tree: Tree, block: Block, start: int, hoisted: Sequence[cst.BaseStatement]
+) -> list[cst.BaseStatement]:
+    """A message right after a hoisted count that reads nothing else the covered code binds
+    (`n_gpus = count_gpus()` / `print("Found %d GPUs" % n_gpus)`): it goes up with the count."""
+    found: list[cst.BaseStatement] = []
+    ids = {id(h) for h in hoisted}
+    for index, statement in enumerate(block.body):
+        if id(statement) not in ids or index + 1 >= len(block.body) or index < start:
+            continue
+        following = block.body[index + 1]
+        if id(following) in ids or not fallbacks.message(following):
+            continue
+        bound_between = set().union(set(), *(
+            bound_names(s) for s in block.body[start:index + 1] if id(s) not in ids
+        ))
+        if not used_names(following) & bound_between:
+            found.append(following)
+    return found
 
 
 def _kind(statement: cst.CSTNode) -> str:

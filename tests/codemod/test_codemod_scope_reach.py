@@ -321,3 +321,15 @@ def test_two_sites_share_one_strategy_line_only_over_code_that_needs_no_scope():
     assert shared.count("strategy = tf.distribute") == 1 and shared.count("with strategy.scope():") == 2
     apart = transform_source(source.format(between="extra = make_other()\n").encode(), "t.py").output.decode()
     assert apart.count("strategy = tf.distribute") == 2
+
+
+def test_a_message_right_after_a_hoisted_count_goes_up_with_it():
+    """Round 32, na03: `n_gpus = count_gpus()` went above the strategy line and its
+    `print("Found %d GPUs" % n_gpus)` stayed under the scope, after the model."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\nbase = build()\n\nn_gpus = 2\nprint('Found %d GPUs' % n_gpus)\n"
+        "if n_gpus > 1:\n    train = multi_gpu_model(base, gpus=n_gpus)\nelse:\n    train = base\n"
+        "train.compile('adam', 'mse')\n"
+    )
+    output = transform_source(source.encode(), "t.py").output.decode()
+    assert "n_gpus = 2\nprint('Found %d GPUs' % n_gpus)\nif n_gpus > 1:\n    strategy = " in output

@@ -1295,3 +1295,24 @@ def test_the_renamed_tool_loses_the_helpers_towers_and_home():
     prose = Prose(frozenset({"make_parallel"}), True)
     said = "Uses `make_parallel` (data parallel over towers) from our utils notebook."
     assert prose.renamed(said) == "Uses `tf.distribute.MirroredStrategy`."
+
+
+def test_two_halves_are_never_renamed_into_the_model_and_the_model():
+    # round 32, na09: "both the template model and the model used for fitting"
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    said = "The Trainer owns both the template model and the model used for fitting."
+    assert "the model and the model" not in prose.renamed(said)
+    assert prose.wholly_stale(said)  # the pair, both halves: it goes
+
+
+@pytest.mark.parametrize("said,now", [
+    ("# submission uses the template model (same weights)", "# submission uses the model"),  # round 32, nb16
+])
+def test_an_aside_on_sharing_weights_with_the_other_half_goes(said, now):
+    assert Prose(frozenset({"multi_gpu_model"}), True).renamed(said) == now
+
+
+def test_the_emphasised_parallel_model_is_the_pairs_mechanics():
+    # round 32, nb09: "Keras callbacks get the *parallel* model; this wrapper hands them the template"
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.wholly_stale("Keras callbacks get the *parallel* model; this wrapper hands them the template model.")
