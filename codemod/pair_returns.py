@@ -18,7 +18,7 @@ core.py runs it on the rewritten module, with the original to compare.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -146,34 +146,20 @@ def _pair_summary_single(function: cst.FunctionDef, scope: str) -> cst.FunctionD
 def _returns_section_single(function: cst.FunctionDef, scope: str) -> cst.FunctionDef:
     """`function` whose docstring's `Returns:` section listed the pair (`- the template model, used for
     saving` / `- the compiled model that trains on several GPUs`) saying the one model it returns."""
-    first = cst.ensure_type(function.body, cst.IndentedBlock).body[0]
-    string = cst.ensure_type(cst.ensure_type(first, cst.SimpleStatementLine).body[0], cst.Expr).value
-    if not isinstance(string, cst.SimpleString):
-        return function
-    lines = string.value.split("\n")
-    heading = next((k for k, line in enumerate(lines) if _RETURNS.match(line)), None)
-    if heading is None:
-        return function
-    indent = len(lines[heading]) - len(lines[heading].lstrip())
-    end = heading + 1
-    while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > indent:
-        end += 1
-    items = [line for line in lines[heading + 1:end] if _ITEM.match(line)]
-    if end > heading + 1 and not items:
-        # Google style, `template_model: the single-GPU model` / `train_model: the compiled ...`,
-        # a description running on over lines indented further
-        opening = lines[heading + 1]
-        level = len(opening) - len(opening.lstrip())
-        items = [line for line in lines[heading + 1:end] if len(line) - len(line.lstrip()) == level]
+    return _returns_said(function, scope, _lists_the_pair)
+
+
+def _lists_the_pair(entries: list[str], pair: set[str] | None) -> bool:
+    """The section's lines are the pair's two halves as items (`- ...`), or Google style
+    (`template_model: the single-GPU model` / `train_model: ...`, each running on over lines
+    indented further)."""
+    items = [line for line in entries if _ITEM.match(line)]
+    if not items:
+        level = len(entries[0]) - len(entries[0].lstrip())
+        items = [line for line in entries if len(line) - len(line.lstrip()) == level]
         if not all(_NAMED_ITEM.match(line) for line in items):
             items = []
-    if len(items) != 2 or end == len(lines) or (end == heading + 1):
-        return function  # (not a list of the pair's two halves, or the section ends the quotes)
-    item = lines[heading + 1]
-    lead = item[:len(item) - len(item.lstrip())]
-    said = f"{lead}The model, built and compiled under {scope}."
-    value = "\n".join([*lines[:heading + 1], said, *lines[end:]])
-    return function.with_deep_changes(string, value=value)
+    return len(items) == 2
 
 
 # a `Returns:` entry that opens with the pair: "(template_model, parallel_model): the template ...",
@@ -186,21 +172,35 @@ _PAIR_ENTRY: Final = re.compile(
 def _returns_entry_single(function: cst.FunctionDef, scope: str, pair: set[str]) -> cst.FunctionDef:
     """`function` whose docstring's `Returns:` section is one entry about the pair it returned,
     opening with its two names: the entry, all its lines, says the one model instead."""
+    return _returns_said(function, scope, _opens_with_the_pair, pair)
+
+
+def _opens_with_the_pair(entries: list[str], pair: set[str] | None) -> bool:
+    opening = _PAIR_ENTRY.match(entries[0])
+    return opening is not None and {opening.group(1), opening.group(2)} == pair
+
+
+def _returns_said(
+    function: cst.FunctionDef, scope: str, about_the_pair: Callable[[list[str], set[str] | None], bool],
+    pair: set[str] | None = None,
+) -> cst.FunctionDef:
+    """`function` with its docstring's `Returns:` section (the lines indented under the heading)
+    saying the one model, when `about_the_pair` holds for those lines and more of the docstring
+    follows them (its closing quotes on a line of their own)."""
     first = cst.ensure_type(function.body, cst.IndentedBlock).body[0]
     string = cst.ensure_type(cst.ensure_type(first, cst.SimpleStatementLine).body[0], cst.Expr).value
     if not isinstance(string, cst.SimpleString):
         return function
     lines = string.value.split("\n")
     heading = next((k for k, line in enumerate(lines) if _RETURNS.match(line)), None)
-    if heading is None or heading + 1 >= len(lines):
+    if heading is None:
         return function
     indent = len(lines[heading]) - len(lines[heading].lstrip())
     end = heading + 1
     while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > indent:
         end += 1
-    opening = _PAIR_ENTRY.match(lines[heading + 1])
-    if opening is None or {opening.group(1), opening.group(2)} != pair or end == len(lines):
-        return function  # (not the pair's names, or the section ends the quotes)
+    if end == heading + 1 or end == len(lines) or not about_the_pair(lines[heading + 1:end], pair):
+        return function  # (not about the pair, or the section ends the quotes)
     item = lines[heading + 1]
     lead = item[:len(item) - len(item.lstrip())]
     said = f"{lead}The model, built and compiled under {scope}."
