@@ -27,6 +27,7 @@ CODES: dict[str, str] = {
     "MGPU118": "a model or layer the construction uses is built before the scope and cannot be covered",
     "MGPU119": "the template and the parallel model are compiled with different arguments",
     "MGPU120": "multi_gpu_model is also used as a value in this file",
+    "MGPU121": "a method of the parallel model is replaced by assignment",
     "MGPU202": "no compile found for the migrated model",
     "MGPU203": "*_on_batch call on a model now under MirroredStrategy",
     "MGPU204": "inference through model tensors and a TF1 session",

@@ -135,11 +135,16 @@ def _pair_summary_single(function: cst.FunctionDef, scope: str) -> cst.FunctionD
         return function
     quote = string.quote
     inner = string.value[len(string.prefix) + len(quote):len(string.value) - len(quote)]
-    summary, newline, rest = inner.partition("\n")
-    if not _PAIR_SUMMARY.match(summary):
-        return function
     said = f"Return the model, built and compiled under {scope}."
-    value = f"{string.prefix}{quote}{said}{newline}{rest}{quote}"
+    lines = inner.split("\n")
+    for k, line in enumerate(lines):
+        # the summary, or a later paragraph of that one line ("Returns (template, parallel).")
+        alone = (k == 0 or not lines[k - 1].strip()) and (k + 1 == len(lines) or not lines[k + 1].strip())
+        if _PAIR_SUMMARY.match(line) and (k == 0 or alone):
+            lines[k] = line[:len(line) - len(line.lstrip())] + said
+    if "\n".join(lines) == inner:
+        return function
+    value = f"{string.prefix}{quote}{chr(10).join(lines)}{quote}"
     return function.with_deep_changes(string, value=value)
 
 

@@ -30,6 +30,7 @@ __all__ = [
     "COMPILE_FOLLOWS",
     "ONE_COMPILE",
     "CALLS_ONLY",
+    "NO_PATCHED_METHODS",
     "NO_BATCH_CALLS",
     "COMPILE_OBJECTS",
     "ONE_STRATEGY",
@@ -48,6 +49,7 @@ COMPILE_OBJECTS: Final = "MGPU110"
 COMPILE_FOLLOWS: Final = "MGPU202"
 ONE_COMPILE: Final = "MGPU119"
 CALLS_ONLY: Final = "MGPU120"
+NO_PATCHED_METHODS: Final = "MGPU121"
 NO_BATCH_CALLS: Final = "MGPU203"
 OWN_SCOPE_COVERS: Final = "MGPU114"
 DEVICE_SETTINGS_FIRST: Final = "MGPU115"
@@ -68,6 +70,10 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "as a value, which would keep the removed import after migration)",
                  "remove that use (after migration a test such as `multi_gpu_model is not None` is always "
                  "true), then rerun"),
+    Precondition(NO_PATCHED_METHODS, "no method of the parallel model is replaced by assignment "
+                 "(`parallel.save = type(model.save)(_save, parallel)`, a save redirected to the template): "
+                 "after migration the two are one model, and the patch would call itself",
+                 "remove the patch (and the function it installs) and rerun"),
     Precondition(TEMPLATE_LOOKUPS_KNOWN, "every layer looked up in the parallel model is the template (`layers[-2]`, "
                  "`layers[-(n + 1)]`, `layers[-3]` with two outputs seen, `get_layer('model_1')` or another name "
                  "Keras gives a model itself, `get_layer(model.name)`, `._smodel`)",

@@ -334,20 +334,23 @@ class Prose:
     mechanics_gone: bool
     # a removed parallel model's name -> its template's (`gpu_model = multi_gpu_model(model, ...)`)
     parallel_names: Mapping[str, str] = field(default_factory=dict)
+    # removed names that read as words in prose (`parallel`, `template`): removed only as code, in backquotes
+    quoted: frozenset[str] = frozenset()
     _pattern: re.Pattern[str] | None = field(init=False, default=None)
 
     @classmethod
     def between(cls, old: str, new: str, *, mechanics_gone: bool) -> Prose:
         # only names that read as identifiers in prose: the helpers, or names with an underscore
         # (`gpu_model`, `parallel_model`), not `G` or `model`
-        removed = {
-            n for n in bound_names(old) - bound_names(new) if n in HELPERS or ("_" in n.strip("_") and len(n) > 4)
-        }
+        gone = bound_names(old) - bound_names(new)
+        removed = {n for n in gone if n in HELPERS or ("_" in n.strip("_") and len(n) > 4)}
         parallel = {p: t for p, t in _wrapped(old).items() if p in removed and t in bound_names(new)}
-        return cls(frozenset(removed), mechanics_gone, parallel)
+        quoted = {n for n in gone - removed if len(n) > 2 and n.isidentifier()}
+        return cls(frozenset(removed), mechanics_gone, parallel, frozenset(quoted))
 
     def __post_init__(self) -> None:
         parts = [rf"(?<!\w){re.escape(n)}\b" for n in sorted(self.removed, key=len, reverse=True)]
+        parts += [rf"`{re.escape(n)}`" for n in sorted(self.quoted, key=len, reverse=True)]  # "Train `parallel`"
         if self.mechanics_gone:
             parts.append(MECHANICS.pattern)
         self._pattern = re.compile("|".join(parts), re.IGNORECASE) if parts else None
@@ -599,6 +602,7 @@ class _Pass(cst.CSTTransformer):
         self.docstrings: set[int] = set()
         self.calls: list[str] = []  # the names of the calls the visit is inside, innermost last
         self._written: dict[int, str] = {}  # comment lines being read as paragraphs -> their text as written
+        self.keywords: list[str | None] = []  # the keywords of the arguments the visit is inside, innermost last
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -607,6 +611,18 @@ class _Pass(cst.CSTTransformer):
     def leave_Call(self, original: cst.Call, updated: cst.Call) -> cst.Call:
         self.calls.pop()
         return updated
+
+    def visit_Arg(self, node: cst.Arg) -> None:
+        self.keywords.append(node.keyword.value if node.keyword is not None else None)
+
+    def leave_Arg(self, original: cst.Arg, updated: cst.Arg) -> cst.Arg:
+        self.keywords.pop()
+        return updated
+
+    @property
+    def keyword(self) -> str | None:
+        """The keyword of the argument the visit is inside (`help` in `help='...'`), if any."""
+        return self.keywords[-1] if self.keywords else None
 
     def visit_Module(self, node: cst.Module) -> None:
         self._note_docstring(node.body)
@@ -628,6 +644,11 @@ class _Pass(cst.CSTTransformer):
         # a message or help text in the code (`help="... multi_gpu_model needs >= 2"`); not a
         # file name (`"parallel_model.h5"`: no space), not a docstring (read below)
         if id(original) not in self.docstrings and " " in updated.value:
+            if self.calls and self.calls[-1] == "add_argument" and self.keyword == "help":
+                # `help='number of GPUs for multi_gpu_model'`: the help less its closing phrase
+                cut = _message_kept(updated.value, self.prose)
+                if cut is not None:
+                    return updated.with_changes(value=cut)
             if self.calls and self.calls[-1] in _PRINTS:
                 # `print('weights written from the single-GPU template')`: the message less that phrase
                 cut = _message_kept(updated.value, self.prose)

@@ -43,6 +43,7 @@ from ..preconditions import (
     NO_BATCH_CALLS,
     CALLER_OBJECTS,
     CALLS_ONLY,
+    NO_PATCHED_METHODS,
     COMPILE_FOLLOWS,
     ONE_COMPILE,
     COMPILE_OBJECTS,
@@ -131,7 +132,8 @@ def fix(ctx: FixContext) -> None:
         ctx.current_site = site
         result = _plan_site(ctx, site, uncovered)
         ctx.current_site = None
-        if result is not None:
+        # (checked last: what keeps the site anyway, a model built by the caller, is said first)
+        if result is not None and not _reported_patch(ctx, site):
             planned.append(result)
     planned = _drop_sharing_uncovered(ctx, planned, uncovered)
     for item in planned:
@@ -165,6 +167,30 @@ def _unused_wrap(ctx: FixContext, site: Site) -> bool:
     ctx.rewritten.append(site)
     ctx.plan.statements[id(removed)] = None
     return True
+
+
+def _reported_patch(ctx: FixContext, site: Site) -> bool:
+    """MGPU121 when a method of the parallel model is replaced by assignment (`parallel.save =
+    type(model.save)(_save, parallel)`, the save redirected to the template): migrated, the two
+    names are one model and the patched method would call itself (`RecursionError` at the save)."""
+    tree = ctx.tree
+    for name in ctx.references_of(site):
+        attribute = tree.parent(name)
+        target = tree.parent(attribute) if isinstance(attribute, cst.Attribute) else None
+        if not (isinstance(attribute, cst.Attribute) and attribute.value is name
+                and isinstance(target, cst.AssignTarget) and target.target is attribute):
+            continue
+        if attribute.attr.value == "callback_model":
+            continue  # Keras 2's callback hack: template_recovery removes it
+        patch = tree.statement_of(attribute)
+        ctx.report(attribute, NO_PATCHED_METHODS, (
+            f"`{tree.code(attribute)}` is replaced here (line {tree.position(patch or attribute)[0]}), on the model "
+            f"`{site.name}` returned; after migration that name is the model itself, and a replacement that calls "
+            f"the model's own `{attribute.attr.value}` would call itself. Remove the replacement (and the function it "
+            f"installs) and rerun; the `{site.name}` call on line {tree.position(site.call)[0]} is left as it is."
+        ), site=site)
+        return True
+    return False
 
 
 def _reported_lookup(ctx: FixContext, site: Site) -> bool:

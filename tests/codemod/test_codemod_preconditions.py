@@ -562,3 +562,21 @@ def test_on_batch_in_a_caller_of_the_builder_that_returned_the_model_is_reported
     """)
     assert [(f.line, f.code) for f in result.findings] == [(7, "MGPU203")]
     assert "`parallel.predict_on_batch(...)` (line 13, given the model on line 11)" in result.findings[0].message
+
+
+def test_a_method_patched_on_the_parallel_model_keeps_the_site():
+    """Round 33, pa15: `parallel.save = type(model.save)(_save, parallel)` redirected the save to the
+    template; renamed, the patch made `model.save` call itself (RecursionError at the save)."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n\n\n"
+        "def _save(self_, *args, **kwargs):\n    model.save(*args, **kwargs)\n\n\n"
+        "parallel.save = type(model.save)(_save, parallel)\nparallel.compile('adam', 'mse')\nparallel.fit(x, y)\n"
+        "parallel.save('m.h5')\n"
+    )
+    result = transform_source(source.encode(), "t.py")
+    assert result.output == source.encode()
+    assert [(f.line, f.code) for f in result.findings] == [(11, "MGPU121")]
+    assert "Remove the replacement (and the function it installs) and rerun" in result.findings[0].message
+    # Keras 2's `callback_model` hack is no patched method: it goes with the rewrite
+    hack = source.replace("parallel.save = type(model.save)(_save, parallel)", "parallel.callback_model = model")
+    assert transform_source(hack.encode(), "t.py").changed
