@@ -73,14 +73,15 @@ def _inert_cell(statements: list[ast.stmt]) -> bool:
 
 def _inert_function(statement: ast.FunctionDef, values: Collection[str]) -> bool:
     """`def describe(cfg): for k in sorted(cfg): print(k, cfg[k])`: undecorated, with constant
-    defaults, a body of inert statements (its parameters count as data)."""
+    defaults, a body of inert statements. Its parameters are not data: a method called on one may
+    build or compile what the caller passes (`def setup(m): m.compile(...)`, `m.build(shape)`)."""
     if statement.decorator_list:
         return False
     arguments = statement.args
     if not all(isinstance(d, ast.Constant) for d in [*arguments.defaults, *arguments.kw_defaults] if d is not None):
         return False
-    local = {*values, *(a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs])}
-    return all(inert(s, local) for s in statement.body)
+    parameters = {a.arg for a in [*arguments.posonlyargs, *arguments.args, *arguments.kwonlyargs]}
+    return all(inert(s, set(values) - parameters) for s in statement.body)
 
 
 def _inert_class(statement: ast.ClassDef) -> bool:

@@ -307,6 +307,13 @@ def test_a_helper_defined_in_a_cell_between_the_model_and_its_compile_stays_in_i
     assert cells[0].endswith(STRATEGY_LINE + "with strategy.scope():\n    model = build()\n")
     assert cells[1] == describe
     assert cells[2].startswith("with strategy.scope():\n    def head():")
+    # a function that builds (or compiles) what it is passed keeps its cell's scope
+    setup = "def setup(m):\n    m.build((None, 4))\n\nsetup(model)\n"
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\nmodel = build()\n", setup,
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n",
+    ])
+    assert cells[1].startswith("with strategy.scope():\n    def setup(m):")
 
 
 def test_a_cell_defining_and_making_a_callback_class_gets_no_scope():
