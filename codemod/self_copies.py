@@ -19,7 +19,7 @@ def copies(
     after: cst.BaseStatement | None,
     same: Callable[[cst.BaseExpression, cst.BaseExpression], bool],
 ) -> list[cst.BaseStatement]:
-    """[statement] for `a.set_weights(b.get_weights())`, [statement, after] for `a.save_weights(f)`
+    """[statement] for `a.set_weights(b.get_weights())`, [after] (the reload) for `a.save_weights(f)`
     then `b.load_weights(f)` (the same `f`), when `same(a, b)`; else []."""
     call = _method_call(statement)
     if call is None:
@@ -34,7 +34,7 @@ def copies(
         loaded = _method_call(after)
         if (loaded is not None and loaded[1] == "load_weights" and len(loaded[2]) == 1
                 and code_of(loaded[2][0].value) == code_of(args[0].value) and same(receiver, loaded[0])):
-            return [statement, after]
+            return [after]  # (the save stays: the file it writes may be wanted on its own)
     return []
 
 

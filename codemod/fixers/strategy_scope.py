@@ -8,6 +8,7 @@ template where scope analysis proves it safe, else kept as an alias of it.
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final
@@ -2001,8 +2002,16 @@ def _only_runs_between(one: _Planned, other: _Planned) -> bool:
     first model's `fit` before the second is built): one strategy line serves both, each range
     keeping its own `with` (plan.py opens one per stretch that builds)."""
     first, second = (one, other) if one.start < other.start else (other, one)
+    if second.hoisted or second.definitions or second.said is not None:
+        return False  # (what its own strategy line would carry: kept apart)
     between = first.block.body[first.end + 1:second.start]
-    return all(trains_or_builds_nothing(s) and not _starts_cell(s) for s in between)
+    # the expression's names keep their values up to the second range (`gpus = 4` between would
+    # make the same text another strategy)
+    branch = getattr(first.expression, "branch", None)
+    read = set(re.findall(r"[A-Za-z_]\w*", f"{first.expression} {branch.condition if branch else ''}"))
+    return all(
+        trains_or_builds_nothing(s) and not _starts_cell(s) and not bound_names(s) & read for s in between
+    )
 
 
 def _complementary(ctx: FixContext, one: _Planned, other: _Planned) -> bool:

@@ -5,7 +5,8 @@ saving: `model.set_weights(parallel.get_weights())`, or a round trip through a f
 `parallel.layers[-2].save_weights(path)` then `model.load_weights(path)`. Once the parallel
 model's reads become the template's (strategy_scope, template_recovery), such a line reads
 `model.set_weights(model.get_weights())`: it copies the model onto itself. It goes, with the
-comment paragraph right above it ("# copy the weights back into the template"), which described it.
+comment paragraph right above it ("# copy the weights back into the template"), which described it;
+of a round trip only the reload goes (the file the save writes may be wanted on its own).
 A copy that is all its block holds stays (the block would be empty), as does anything whose two
 ends do not read the same model once renamed.
 """

@@ -321,6 +321,11 @@ def test_two_sites_share_one_strategy_line_only_over_code_that_needs_no_scope():
     assert shared.count("strategy = tf.distribute") == 1 and shared.count("with strategy.scope():") == 2
     apart = transform_source(source.format(between="extra = make_other()\n").encode(), "t.py").output.decode()
     assert apart.count("strategy = tf.distribute") == 2
+    # the same text reading a count bound again between them is another strategy: kept apart
+    count = source.replace("multi_gpu_model(a, 2)", "multi_gpu_model(a, n)").replace("multi_gpu_model(b, 2)",
+                                                                                      "multi_gpu_model(b, n)")
+    rebound = transform_source(count.format(between="n = 4\n").encode(), "t.py").output.decode()
+    assert rebound.count("strategy = tf.distribute") == 2
 
 
 def test_a_message_right_after_a_hoisted_count_goes_up_with_it():
