@@ -8,7 +8,9 @@ from dataclasses import dataclass, field
 
 import libcst as cst
 
-from . import exported_cells, guard_choice, pair_returns, pruning, stale_prose, template_names, unread_counts
+from . import (
+    exported_cells, guard_choice, orphan_banners, pair_returns, pruning, stale_prose, template_names, unread_counts,
+)
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
 from .findings import Finding
@@ -112,6 +114,7 @@ def _transform_module_sites(
         new, reported = stale_prose.drop_stale(new, prose)
         new = pair_returns.described(new, singles)  # (a builder whose docstring went says what it returns)
         findings += stale_prose.findings(source if source is not None else module.code, reported, path)
+    new = orphan_banners.without_orphan_closers(module, new)
     return new, sorted(set(findings)), statuses, renamed
 
 

@@ -493,10 +493,12 @@ class _Applier(cst.CSTTransformer):
         # the call's own lines name its mechanics (inside a collapsed `if`, too); the comments
         # above that `if` explain its condition
         mechanics = MECHANICS if isinstance(updated, cst.SimpleStatementLine) else None
+        # (a paragraph goes whole: "... and the results are" / "# concatenated on the CPU." leaves
+        # no half sentence)
+        inside = [line for line in inner if line.comment is None or id(line.comment) not in dropped]
         inside = [
-            line for line in inner
-            if line.comment is not None and id(line.comment) not in dropped
-            and not CPU_PLACEMENT.search(line.comment.value) and not MECHANICS.search(line.comment.value)
+            line for line in stale_comments.without(stale_comments.without(inside, CPU_PLACEMENT), MECHANICS)
+            if line.comment is not None
         ]
         leading = stale_comments.without(leading, CPU_PLACEMENT)
         for topic in topics:

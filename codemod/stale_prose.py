@@ -99,7 +99,15 @@ MECHANICS: Final = re.compile(
     # "with a multi-GPU checkpoint fix", "The template is what we save."
     r"|\bmulti[- ]?gpu\s+checkpoint(?:ing)?\s+(?:fix|workaround|hack)\b|\btemplate\s+is\s+what\s+(?:we|you)\s+save\b"
     # "the weights are shared with `autoencoder`", "build on the CPU and copy the weights to every GPU"
-    r"|\bweights\s+(?:are|is)\s+shared\s+(?:with|between)\b|\bbuil[dt]\w*\s+on\s+(?:the\s+)?cpu\b"
+    r"|\bweights\s+(?:are|is|stays?|remains?)\s+shared\s+(?:with|between)\b|\bbuil[dt]\w*\s+on\s+(?:the\s+)?cpu\b"
+    # "Checkpoints must be taken from the template", "train the replica, but keep checkpointing the
+    # template", "so sampling runs on one device": the old pair's two halves and their roles
+    r"|\bcheckpoint\w*\s+(?:must\s+|should\s+|have\s+to\s+|are\s+)?(?:be\s+)?(?:taken\s+)?(?:from|of)\s+the\s+template\b"
+    r"|\bkeep\w*\s+checkpoint\w*\s+the\s+template\b|\breplicas?\b[^.;]{0,60}\btemplate\b|\btemplate\b[^.;]{0,60}\breplicas?\b"
+    r"|\bso\s+(?:that\s+)?[^.;]{0,30}\b(?:runs?|loads?|works?)\s+on\s+(?:one|a\s+single|1)\s+(?:device|gpu)\b"
+    # "on the laptop this raises and we just use the CPU model": the old call's fallback
+    r"|\b(?:raises|throws|fails)\b[^.;]{0,20}\b(?:we|it|then)\s+(?:just\s+|simply\s+)?(?:use|fall\s+back)\b"
+    r"|\bthe\s+cpu\s+model\b"
     r"|\bcop(?:y|ies|ied)\s+(?:the\s+)?weights\s+(?:on)?to\s+(?:every|each|all|both|the)\s+(?:\w+\s+)?gpus?\b"
     # "always persist the single-device copy", "saving the single model is enough": the old pair's half
     r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)s?\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
@@ -161,7 +169,7 @@ _TEMPLATE_MODEL: Final = re.compile(
     r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\()|(?<=,\s)|(?<=\bsaved\s)|(?<=\bsaving\s)|(?<=\bloaded\s))"
     # (or emphasised: "Save the *template* model")
     r"(?:(?P<em>[*_]{0,2})(?:template|serial|single[- ](?:gpu|device))(?P=em)\s+model"
-    r"|(?:serial|single[- ](?:gpu|device)|cpu)\s+template)\b(?![-_(`'\"]|\.\w)",
+    r"|(?:serial|single[- ](?:gpu|device)|cpu)\s+template(?:\s+model)?)\b(?![-_(`'\"]|\.\w)",
     re.IGNORECASE,
 )
 _SAVE_PURPOSE: Final = re.compile(
@@ -518,6 +526,13 @@ class Prose:
         return bool(sentences) and all(stale)
 
 
+def _filled(text: str, width: int, first: str, later: str) -> list[str]:
+    """`text`'s words filled into lines within `width`, the first at indentation `first`, the rest
+    at `later`; a word is never broken (a path, a `name`, a hyphenated term)."""
+    return textwrap.fill(text, width=width, initial_indent=first, subsequent_indent=later,
+                         break_long_words=False, break_on_hyphens=False).split("\n")
+
+
 def _rewrapped(before: str, after: str) -> str:
     """`after` (`before` renamed) with each paragraph a line of which grew past 100 columns filled
     again to the widest line it had, at its continuation lines' indentation; `before` when one
@@ -543,8 +558,7 @@ def _rewrapped(before: str, after: str) -> str:
         width = max(len(line) for line in old_lines)
         words = " ".join(line.strip() for line in lines)
         # the first line sits at the continuation's column in the source too (after `"""`)
-        filled = textwrap.fill(words, width=width, initial_indent=indent, subsequent_indent=indent,
-                               break_long_words=False, break_on_hyphens=False).split("\n")
+        filled = _filled(words, width, indent, indent)
         filled[0] = lines[0][: len(lines[0]) - len(lines[0].lstrip())] + filled[0][len(indent):]
         out.append("\n".join([*head, *filled, *tail]))
     text = "".join(out)
@@ -791,8 +805,7 @@ class _Pass(cst.CSTTransformer):
         # (within its widest line, or 79 columns where that is narrower: a sentence shortened by
         # the rename is not left with one word on a line of its own)
         width = max(79, *(len(v) for v in values))
-        filled = textwrap.fill(text[len(lead):], width=width, initial_indent=lead, subsequent_indent=lead,
-                               break_long_words=False, break_on_hyphens=False).split("\n")
+        filled = _filled(text[len(lead):], width, lead, lead)
         if any(len(line) > max(width, 100) for line in filled):
             return unit
         return [unit[min(k, len(unit) - 1)].with_changes(comment=cst.Comment(line)) for k, line in enumerate(filled)]
@@ -947,16 +960,33 @@ _PARAGRAPH_BREAK: Final = re.compile(r"(\n[ \t]*\n)")
 _SENTENCE: Final = re.compile(r"\S.*?(?:(?<!\be\.g)(?<!\bi\.e)(?<!\bvs)(?<!\bcf)[.!?](?=\s|$)|$)", re.DOTALL)
 
 
+# "Usage: python train.py --gpus 2" on a line of its own: a command, whole without a full stop
+_LABEL_LINE: Final = re.compile(r"(?:usage|examples?|run|command)\s*:[^\n]*(?=\n)", re.IGNORECASE)
+
+
+def _is_label(paragraph: str, start: int, end: int) -> bool:
+    label = _LABEL_LINE.match(paragraph, start)
+    return label is not None and label.end() == end
+
+
 def _sentence_spans(paragraph: str) -> list[tuple[int, int]]:
-    """The sentences of a paragraph; a `.` inside parentheses ends none ("(e.g. one GPU.)")."""
+    """The sentences of a paragraph; a `.` inside parentheses ends none ("(e.g. one GPU.)"), a
+    labelled line ("Usage: python train.py --gpus 2") is one."""
     spans: list[tuple[int, int]] = []
     for match in _SENTENCE.finditer(paragraph):
         last = paragraph[spans[-1][0]:spans[-1][1]] if spans else ""
         # (a parenthesis never closed, a typo, joins nothing)
         if last.count("(") > last.count(")") and ")" in paragraph[match.start():]:
             spans[-1] = (spans[-1][0], match.end())
-        else:
-            spans.append(match.span())
+            continue
+        start, end = match.span()
+        label = _LABEL_LINE.match(paragraph, start, end)
+        while label is not None:
+            spans.append((start, label.end()))
+            start = label.end() + len(paragraph[label.end():end]) - len(paragraph[label.end():end].lstrip())
+            label = _LABEL_LINE.match(paragraph, start, end)
+        if start < end:
+            spans.append((start, end))
     return spans
 
 
@@ -971,9 +1001,8 @@ def _refilled(paragraph: str, written: str) -> str:
         return paragraph
     indent = old[1][: len(old[1]) - len(old[1].lstrip())]
     first = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
-    filled = textwrap.fill(" ".join(line.strip() for line in lines), width=width, initial_indent=first,
-                           subsequent_indent=indent, break_long_words=False, break_on_hyphens=False)
-    return filled if all(len(line) <= max(width, 100) for line in filled.split("\n")) else paragraph
+    filled = _filled(" ".join(line.strip() for line in lines), width, first, indent)
+    return "\n".join(filled) if all(len(line) <= max(width, 100) for line in filled) else paragraph
 
 
 def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = False) -> str | None:
@@ -1000,12 +1029,14 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
         paragraph = parts[k]
         spans = _sentence_spans(paragraph)
         stale = [(a, b) for a, b in spans if prose.names_removed(paragraph[a:b])]
-        if stale and len(stale) < len(spans) and not _structured(paragraph) and prose.wholly_stale(
-            " ".join(paragraph[a:b] for a, b in spans)
+        # (a "Usage: python train.py" line is no sentence on the pair: it stays)
+        said = [(a, b) for a, b in spans if not _is_label(paragraph, a, b)]
+        if stale and len(stale) < len(said) and not _structured(paragraph) and prose.wholly_stale(
+            " ".join(paragraph[a:b] for a, b in said)
         ):
             # "... replicated by multi_gpu_model. The replicas share their weights with the template
             # model, ...": the sentences around the removed name speak of the old pair too
-            stale = list(spans)
+            stale = said
         # an `Args:` list is no run of sentences: left, reported
         if keep_first and k == 0 and len(spans) == 1 and stale and not _structured(paragraph):
             # the module's one-sentence summary stays, less a phrase about the old mechanics

@@ -64,7 +64,7 @@ def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
     quote = literal.quote
     inner = literal.value[len(literal.prefix) + len(quote):len(literal.value) - len(quote)]
     said = _COUNT_ANNOUNCED.match(inner)
-    using = _COUNT_USED.match(inner) if said is None else None
+    using = (_COUNT_USED.match(inner) or _HELPER_USED.match(inner)) if said is None else None
     if using is not None:  # "Using %d GPUs via multi_gpu_model": the count stays, the helper goes
         rest = _BY_HELPER.sub("", using["rest"])
         if _STALE_MESSAGE.search(rest):
@@ -109,6 +109,15 @@ _COUNT_ANNOUNCED: Final = re.compile(
 _COUNT_USED: Final = re.compile(
     r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<verb>using|use|with)\s+(?P<count>%[dis]|\{[^{}]*\})\s+"
     r"(?P<gpus>GPUs?|gpus?|cards|devices)(?P<rest>[^%{]*)$",
+    re.IGNORECASE,
+)
+
+
+# "[kws] using multi_gpu_model with %d GPUs": the helper first, then the count ("[kws] using %d GPUs")
+_HELPER_USED: Final = re.compile(
+    r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<verb>using|use)\s+(?:the\s+)?`?(?:" + "|".join(HELPERS) + r")`?"
+    r"\s+(?:with|on|for|across|over)\s+(?P<count>%[dis]|\{[^{}]*\})\s+(?P<gpus>GPUs?|gpus?|cards|devices)"
+    r"(?P<rest>[^%{]*)$",
     re.IGNORECASE,
 )
 

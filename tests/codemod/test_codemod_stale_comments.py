@@ -117,6 +117,21 @@ def test_a_mechanics_comment_on_a_call_inside_a_collapsed_guard_goes_the_guards_
     assert "ModelMGPU" not in output and "concatenated" not in output
 
 
+def test_a_paragraph_inside_a_collapsed_guard_goes_whole_when_a_line_of_it_speaks_of_the_cpu():
+    # round 33, pa19: only the line on the CPU went, leaving "... and the results are" cut off
+    source = (
+        HEAD + "G = 2\nmodel = build()\nif G > 1:\n"
+        "    # Replicates `model` on each GPU.\n"
+        "    # Each replica processes a slice of every batch and the results are\n"
+        "    # concatenated on the CPU.\n"
+        "    model = multi_gpu_model(model, gpus=G)\n"
+        "model.compile('adam', 'mse')\n"
+    )
+    output = transform_source(source.encode()).output.decode()
+    assert "Replicates" not in output and "results are" not in output and "concatenated" not in output
+    assert "if G > 1:\n    strategy = " in output
+
+
 @pytest.mark.parametrize("call", [
     # the comment line right above the dropped argument describes it
     "parallel = multi_gpu_model(model, gpus=2,\n                           # merge on GPU, faster on NVLink\n"

@@ -1342,3 +1342,46 @@ def test_an_argparse_help_loses_its_closing_phrase_on_the_helper():
     line = "parser.add_argument('--gpus', help='number of GPUs for multi_gpu_model')\n"
     out, findings = migrate(IMPORTS + line + SITE)
     assert "help='number of GPUs')" in out and findings == []
+
+
+@pytest.mark.parametrize("written,now", [
+    # round 33: the old pair's two halves and their roles, unflagged before
+    ("# replicate on the GPUs; weights stay shared with `net`\n", "# replicate on the GPUs\n"),  # pb05
+    ("# With several GPUs train the replica, but keep checkpointing the template:\n"
+     "# the replica's weights are the template's weights.\n", ""),  # pb20
+    ("# Checkpoints must be taken from the template `model`.\n", ""),  # pb03
+    ("# weights saved from the base model so sampling runs on one device\n", ""),  # pa12
+])
+def test_what_only_the_old_pair_made_true_goes(written, now):
+    out, _ = migrate(IMPORTS + "BATCH = 64\n" + written + "EPOCHS = 2\n\n" + SITE)
+    assert "BATCH = 64\n" + now + "EPOCHS = 2\n" in out
+
+
+def test_a_fallback_that_no_longer_raises_goes_from_the_markdown():
+    # round 33, pb06: nothing raises under the strategy, and there is no CPU model to fall back to
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = "ECG beat classifier. We try to parallelise; on the laptop this raises and we just use the CPU model.\n"
+    assert markdown(text, prose)[0] == "ECG beat classifier.\n"
+
+
+def test_a_single_gpu_template_model_is_the_model_once():
+    # round 33, pa11: "the single-GPU template model" had become "the model model"
+    written = (
+        "class Saver(Callback):\n"
+        '    """Save the single-GPU template model at the end of each epoch."""\n\n'
+        "    def on_epoch_end(self, epoch, logs=None):\n        self.model.save('m.h5')\n\n\n"
+    )
+    out, _ = migrate(IMPORTS + written + SITE)
+    assert '    """Save the model at the end of each epoch."""\n' in out
+
+
+def test_a_usage_line_stays_when_the_sentence_after_it_goes():
+    # round 33, pa01: "Usage: ..." has no full stop, so it had been read as the start of the stale sentence
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    value = (
+        '"""Train a small CNN.\n\nUsage: python train.py --gpus 2 --epochs 1\n'
+        "If more than one GPU is given the model is replicated with multi_gpu_model,\n"
+        'the template model is kept for checkpointing.\n"""'
+    )
+    kept = '"""Train a small CNN.\n\nUsage: python train.py --gpus 2 --epochs 1\n"""'
+    assert docstring_without_stale(value, prose) == kept

@@ -83,6 +83,9 @@ def test_a_logging_callable_inside_the_guard_goes_and_the_guard_chooses_the_stra
     ('log.info("Training on %d GPUs with multi_gpu_model", n)', 'log.info("Training on %d GPUs", n)'),
     # round 26, wb14: the helper's name leading the message goes with it
     ("print('multi_gpu_model: replicating on %d GPUs' % NGPU)", "print('Training on %d GPUs' % NGPU)"),
+    # round 32, na07: the helper first, then the count
+    ('print("[kws] using multi_gpu_model with %d GPUs" % cfg["gpus"])', 'print("[kws] using %d GPUs" % cfg["gpus"])'),
+    ("log.info('Using make_parallel across %d cards', n)", "log.info('Using %d cards', n)"),
     ('print("converting model to parallel")', None),  # no count to keep: it goes
     ("log.info('Wrapping model with multi_gpu_model on %d GPUs, cpu_merge=%s', n, m)", None),
 ])
