@@ -159,8 +159,14 @@ MECHANICS: Final = re.compile(
 )
 _PARALLEL_MODEL: Final = re.compile(
     # (also emphasised: "recompile the *parallel* model")
-    r"\b(?P<article>the\s+|our\s+|a\s+)(?P<em>[*_]{0,2})(?:parallel|multi-gpu|multi\s+gpu)(?P=em)\s+model\b",
+    # (or a message's object: "compiled multi-GPU model on 2 GPUs")
+    r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\bcompiled\s)|(?<=\bbuilt\s)|(?<=\bcreated\s)|(?<=\btraining\s))"
+    r"(?P<em>[*_]{0,2})(?:parallel|multi-gpu|multi\s+gpu)(?P=em)\s+model\b",
     re.IGNORECASE,
+)
+# "compile the *parallel* model, not `ae`": the other half named beside it, no rename makes it true
+_CONTRASTED: Final = re.compile(
+    r"\bmodel[*_]{0,2}\s*,?\s+(?:not|instead\s+of|rather\s+than)\s+(?:the\s+)?(?:`\w+`|template\b)", re.IGNORECASE
 )
 # "Save the template model after each epoch.": one model now, "the model"
 _TEMPLATE_MODEL: Final = re.compile(
@@ -436,7 +442,9 @@ class Prose:
             # (not where it shares something with another model: "the parallel model shares the
             # layers with `model`" is the pair, not made true by a name)
             unpaired = _PAIR_ASIDE.sub("", full)  # ("(recompiling the template has no effect)" goes)
-            if self.mechanics_gone and not _TEMPLATE.search(unpaired) and not _SHARING.search(full):
+            if self.mechanics_gone and not (
+                _TEMPLATE.search(unpaired) or _SHARING.search(full) or _CONTRASTED.search(full)
+            ):
                 part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
                 part = _ON_PARALLEL_MODEL.sub(rf"\g<verb> under {STRATEGY}", part)
@@ -684,12 +692,14 @@ class _Pass(cst.CSTTransformer):
         opening, written, closing = parts
         # "saved template", "test mae (template):": the template named alone, one model now
         inner = _SAVED_TEMPLATE.sub("model", _TEMPLATE_ASIDE.sub("", written))
-        if inner == written and _TEMPLATE_MODEL.search(inner) is None:
+        # ("compiled multi-GPU model on", gpus, "GPUs": the parallel half, as well)
+        if inner == written and _TEMPLATE_MODEL.search(inner) is None and _PARALLEL_MODEL.search(inner) is None:
             return None
-        rest = _TEMPLATE_MODEL.sub("", inner)
+        rest = _PARALLEL_MODEL.sub("", _TEMPLATE_MODEL.sub("", inner))
         if _PAIR.search(rest) or MECHANICS.search(rest) or self.prose.names_removed(rest):
             return None
-        return opening + _TEMPLATE_MODEL.sub(lambda m: f"{m['article'] or ''}model", inner) + closing
+        one = _TEMPLATE_MODEL.sub(lambda m: f"{m['article'] or ''}model", inner)
+        return opening + _PARALLEL_MODEL.sub(lambda m: f"{m['article'] or ''}model", one) + closing
 
     def _report(self, written: str, current: str) -> bool:
         name = self.prose.names_removed(current)

@@ -136,11 +136,12 @@ def test_a_docstring_loses_only_its_stale_sentences():
         "    parallel.compile('adam', 'mse')\n    return parallel\n"
     )
     after, findings = migrate(IMPORTS + before)
-    # the model "wrapped with" the helper is trained under the strategy; the clause after the `;`
-    # was about the parallel copy only: it goes, and the sentence ends where it did
+    # the model "wrapped with" the helper is trained under the strategy; "the compiled parallel
+    # model" after the `;` is the one compiled model now
     kept = (
         "The sequence branch is an LSTM, the static branch a small MLP.  The\n"
-        "    model is trained under tf.distribute.MirroredStrategy so each GPU gets a slice of the\n    batch."
+        "    model is trained under tf.distribute.MirroredStrategy so each GPU gets a slice of the\n"
+        "    batch; the compiled model is returned."
     )
     assert f'    """Build the two-input model.\n\n    {kept}\n    """\n' in after
     assert [code for _, code, _ in findings] == ["MGPU117"]  # (the count read from its name), no MGPU305
@@ -1385,3 +1386,21 @@ def test_a_usage_line_stays_when_the_sentence_after_it_goes():
     )
     kept = '"""Train a small CNN.\n\nUsage: python train.py --gpus 2 --epochs 1\n"""'
     assert docstring_without_stale(value, prose) == kept
+
+
+def test_the_parallel_model_contrasted_with_the_template_by_name_is_not_renamed_into_a_contradiction():
+    # round 33, pb12: "compile the *parallel* model, not `ae`" had become "compile the model, not `ae`"
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    said = "# build the replicated model; note: compile the *parallel* model, not `ae`"
+    assert prose.renamed(said) == said
+    assert prose.wholly_stale(said)
+
+
+@pytest.mark.parametrize("said,now", [
+    ("print('compiled multi-GPU model on', gpus, 'GPUs')", "print('compiled model on', gpus, 'GPUs')"),  # pb12
+    ("print('Saving the parallel model')", "print('Saving the model')"),
+])
+def test_a_message_naming_the_parallel_half_names_the_model(said, now):
+    out, findings = migrate(IMPORTS + SITE + said + "\n")
+    assert out.endswith(now + "\n")
+    assert [f for f in findings if f[1] == "MGPU305"] == []
