@@ -108,6 +108,11 @@ MECHANICS: Final = re.compile(
     # "on the laptop this raises and we just use the CPU model": the old call's fallback
     r"|\b(?:raises|throws|fails)\b[^.;]{0,20}\b(?:we|it|then)\s+(?:just\s+|simply\s+)?(?:use|fall\s+back)\b"
     r"|\bthe\s+cpu\s+model\b"
+    # "batch must divide evenly between the towers", "saves through the wrapper", "save the template
+    # so the fold model loads anywhere", "Weights are shared, so ...": the old slicing and the pair
+    r"|\bdivid\w*\s+evenly\s+(?:between|across|among|over|by)\s+(?:the\s+)?(?:towers|gpus|cards|devices)\b"
+    r"|\bthrough\s+the\s+(?:\w+[- ])?wrapper\b|\btemplate\s+so\s+(?:that\s+)?\w"
+    r"|\bweights\s+(?:are|is|stay|remain)\s+shared\s*(?:[.;]|,\s*so\b|$)"
     r"|\bcop(?:y|ies|ied)\s+(?:the\s+)?weights\s+(?:on)?to\s+(?:every|each|all|both|the)\s+(?:\w+\s+)?gpus?\b"
     # "always persist the single-device copy", "saving the single model is enough": the old pair's half
     r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)s?\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
@@ -193,6 +198,8 @@ _TEMPLATE_NOUN: Final = re.compile(
     r"compiled|same)\s+)?template\b(?!\s*(?:model|file|string|matching|image|path|name|text|html)s?\b|[-_(`'\"]|\.\w)",
     re.IGNORECASE,
 )
+# "the best template weights": the template's half named on its weights
+_TEMPLATE_WEIGHTS: Final = re.compile(r"\btemplate(?:'s)?\s+(?=weights\b)", re.IGNORECASE)
 # "the template and the data-parallel model used for fit": the pair, one model now
 _SERIAL_HALF: Final = r"(?:template|serial|single[- ](?:gpu|device)|base|original|cpu)(?:\s+model)?"
 _PARALLEL_HALF: Final = r"(?:data[- ]parallel|parallel|multi[- ]?gpu|replicated)\s+(?:model|copy)"
@@ -204,7 +211,10 @@ _BOTH_HALVES: Final = re.compile(
 # "falls back to a single device when `multi_gpu_model` refuses": the case the strategy takes in stride
 _HELPER_REFUSES: Final = re.compile(
     r"\bwhen\s+(?:the\s+)?(?P<tick>`{0,2})(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?:\s+call)?\s+"
-    r"(?:refuses|fails|raises(?:\s+an?\s+(?:error|exception))?|errors(?:\s+out)?|complains|throws)\b",
+    r"(?:refuses|fails|raises(?:\s+an?\s+(?:error|exception))?|errors(?:\s+out)?|complains|throws)\b"
+    # (with its example of a machine that made it refuse: "(e.g. only one card visible)", said now)
+    r"(?:\s*\((?:(?:e\.g\.|i\.e\.|say|like)[,:]?\s+)?[^()]*\b(?:visible|one\s+(?:card|gpu)|single\s+(?:card|gpu)|no\s+gpus?)\b"
+    r"[^()]*\))?",
     re.IGNORECASE,
 )
 # "(data parallel over towers)": the old slicing's towers
@@ -410,6 +420,13 @@ class Prose:
                 part = _THROUGH_WRAPPER.sub(rf"\g<verb> under {STRATEGY}", part)
                 part = _PAIR_ASIDE.sub("", part)
                 part = _REPLICA_OBJECT.sub(r"\g<verb> the model", part)  # "recompile the replica"
+            # (an aside on the pair goes by its own rule: "(ModelCheckpoint would save the wrapper)")
+            said = re.sub(r"\([^()]*\)", "", part)
+            if self.mechanics_gone and _TEMPLATE_WEIGHTS.search(said) and not MECHANICS.search(said):
+                # "keeps the best template weights": the weights, of the one model
+                part = part if _OTHER_HALF.search(_TRAINED.sub("", _TEMPLATE_WEIGHTS.sub("", said))) else (
+                    _TEMPLATE_WEIGHTS.sub("", part)
+                )
             alone = part
             if self.mechanics_gone and _TEMPLATE_MODEL.search(part) and not MECHANICS.search(part):
                 alone = _AS_WELL.sub("", _TEMPLATE_MODEL.sub(r"\g<article>model", part))
@@ -464,7 +481,7 @@ class Prose:
             return part
         if self.mechanics_gone:  # ("when `multi_gpu_model` refuses": before the pair's words are read)
             text = _HELPER_REFUSES.sub(
-                lambda m: "when fewer GPUs are visible" if m["name"] in self.removed else m[0], text
+                lambda m: "when at most one GPU is visible" if m["name"] in self.removed else m[0], text
             )
         def whole(full: str) -> str:
             # "The template lives on the CPU; multi_gpu_model copies it to each GPU.": a clause of a

@@ -1263,11 +1263,11 @@ def test_a_section_heading_over_notes_that_all_went_goes_with_them(heading, goes
     assert markdown(text, prose)[0] == ("" if goes else heading + "\n")
 
 
-def test_the_helper_refusing_is_fewer_gpus_being_visible():
+def test_the_helper_refusing_is_at_most_one_gpu_being_visible():
     # round 31, mb03: the fallback still happens, for the reason the strategy has
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     said = "Falls back to a single device when `multi_gpu_model` refuses."
-    assert prose.renamed(said) == "Falls back to a single device when fewer GPUs are visible."
+    assert prose.renamed(said) == "Falls back to a single device when at most one GPU is visible."
     assert Prose(frozenset({"multi_gpu_model"}), False).renamed(said) == said  # (a site is left: it still may)
 
 
@@ -1404,3 +1404,28 @@ def test_a_message_naming_the_parallel_half_names_the_model(said, now):
     out, findings = migrate(IMPORTS + SITE + said + "\n")
     assert out.endswith(now + "\n")
     assert [f for f in findings if f[1] == "MGPU305"] == []
+
+
+@pytest.mark.parametrize("written,now", [
+    # round 34: the old slicing's limit, the wrapper the save went through, the template's purpose
+    ("# batch must divide evenly between the towers\n", ""),  # gb05
+    ("# the checkpoint saves through the wrapper, i.e. the single-GPU autoencoder\n", ""),  # gb09
+    ("# save the template so the fold model loads on any machine\n", ""),  # gb18
+    ("# keeps the best template weights with a small callback\n", "# keeps the best weights with a small callback\n"),
+])
+def test_round_34s_stale_comments(written, now):
+    out, _ = migrate(IMPORTS + "BATCH = 64\n" + written + "EPOCHS = 2\n\n" + SITE)
+    assert "BATCH = 64\n" + now + "EPOCHS = 2\n" in out
+
+
+def test_a_bare_weights_are_shared_left_by_a_dropped_clause_goes():
+    # round 34, gb18: "Weights are shared, so the template can be saved" had kept "Weights are shared."
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.without_stale_sentences("Build the MLP. Weights are shared.") == "Build the MLP."
+
+
+def test_the_refusal_example_goes_with_the_refusal():
+    # round 34, ga05: "when fewer GPUs are visible (e.g. only one card visible)": fewer than what
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    said = "Falls back to a single device when multi_gpu_model refuses (e.g. only one card visible)."
+    assert prose.renamed(said) == "Falls back to a single device when at most one GPU is visible."
