@@ -6,11 +6,13 @@ nothing, and its final expression left where it is still displayed. Shared by no
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Collection
+from typing import Final
 
 __all__ = [
-    "INERT_MODULES", "PLACEHOLDER_PREFIX", "builds_nothing", "data_value", "display_last_expression",
-    "drop_empty_reopen", "drop_needless_reopen", "inert", "reopen",
+    "INERT_MODULES", "PLACEHOLDER_PREFIX", "builds_nothing", "cell_comments_first", "data_value",
+    "display_last_expression", "drop_empty_reopen", "drop_needless_reopen", "inert", "reopen",
 ]
 
 # What the names of the statements standing in for cell boundaries and IPython lines start with
@@ -198,6 +200,25 @@ def drop_needless_reopen(body: list[str], count: int, indent: int) -> list[str]:
     if tree is None or not tree.body or not _inert_cell(tree.body):
         return body
     return rest
+
+
+def cell_comments_first(body: list[str]) -> list[str]:
+    """A cell opening with `with ...scope():` keeps the comment lines its code opened with
+    (`# stage 1: head only`) at its head, above that header, at the cell's own level: they
+    describe the cell, not its scope."""
+    if len(body) < 3 or not _SCOPE_HEADER.match(body[0]):
+        return body
+    indent = len(body[1]) - len(body[1].lstrip(" \t"))
+    end = 1
+    while end < len(body) and body[end].lstrip(" \t").startswith("#") and indent and body[end][:indent].strip() == "":
+        end += 1
+    if end == 1 or end == len(body) or not body[end].strip():
+        return body  # (no comment, nothing after it, or a blank line: the comment is set apart)
+    return [*(line[indent:] for line in body[1:end]), body[0], *body[end:]]
+
+
+# `with strategy.scope():` opening a cell, at its own level
+_SCOPE_HEADER: Final = re.compile(r"^with\s+[\w.]+\.scope\(\)\s*:\s*$")
 
 
 def display_last_expression(body: list[str]) -> list[str]:

@@ -27,7 +27,9 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 
 from . import stale_prose
-from .cell_scopes import PLACEHOLDER_PREFIX, display_last_expression, drop_empty_reopen, drop_needless_reopen, reopen
+from .cell_scopes import (
+    PLACEHOLDER_PREFIX, cell_comments_first, display_last_expression, drop_empty_reopen, drop_needless_reopen, reopen,
+)
 from .core import TransformResult, transform_source
 from .findings import Finding
 from .isolation import too_deep
@@ -517,7 +519,10 @@ def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
     for index, cell in by_index.items():
         body = out.get(index, [])
         if body != cell.masked:  # (a cell the rewrite left alone keeps its scopes as written)
-            body = display_last_expression(body)
+            body = cell_comments_first(display_last_expression(body))
+            # a cell ends on code as it did, not on the blank line above a statement that went
+            while len(body) > 1 and not body[-1].strip() and cell.masked and cell.masked[-1].strip():
+                body = body[:-1]
         if cell.magics:
             body = _restore_magics(body, cell.magics)
         # A cell magic (`%%time`) whose code all went elsewhere would be an error on its own.

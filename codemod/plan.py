@@ -1029,14 +1029,19 @@ def _after_the_model(statement: cst.BaseStatement) -> bool:
 def _choice_messages_first(body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
     """`body` with a messages-only `if` that says which device path runs (`if gpus > 1:
     log.info('%d GPUs', gpus)` / `else: log.info('one device')`, left by a collapsed guard among
-    the statements the scope covers) moved to its front, so that it stays above the `with`, by
-    the strategy line: it creates nothing. Only when nothing before it binds or changes a name it
-    reads and no cell boundary lies between."""
+    the statements the scope covers), or a message on the devices (`print("Using %i GPUs" % n)`),
+    moved to its front, so that it stays above the `with`, by the strategy line: it creates
+    nothing. Only when nothing before it binds or changes a name it reads and no cell boundary
+    lies between."""
     if any(cell_boundary(s) for s in body):
         return body
     moved: list[int] = []
     for index, statement in enumerate(body):
-        if index == 0 or not isinstance(statement, cst.If) or not _only_says(statement):
+        # (or a message on the GPU count: `print("Using %i GPUs" % ngpus)` over the guard that went)
+        counted = message(statement) and bool(
+            _DEVICE_TOPIC.search(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
+        )
+        if index == 0 or not (isinstance(statement, cst.If) and _only_says(statement) or counted):
             continue
         if any(_CELL_MARK.match(line.comment.value) for s in body[1:index + 1] for line in _leading_lines(s)
                if line.comment is not None):

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 import libcst as cst
 
-from ._tree import code_of
+from ._tree import code_of, walk
 
 __all__ = ["copies"]
 
@@ -20,7 +20,16 @@ def copies(
     same: Callable[[cst.BaseExpression, cst.BaseExpression], bool],
 ) -> list[cst.BaseStatement]:
     """[statement] for `a.set_weights(b.get_weights())`, [after] (the reload) for `a.save_weights(f)`
-    then `b.load_weights(f)` (the same `f`), when `same(a, b)`; else []."""
+    then `b.load_weights(f)` (the same `f`; the save also as the last statement of a loop right
+    above), when `same(a, b)`; else []."""
+    if isinstance(statement, (cst.For, cst.While)):
+        # `for epoch in ...: fit(...); save_weights(f)` then `load_weights(f)`: the last save ran
+        # last (no `break`/`continue` skips it, no `else:` runs after it)
+        body = statement.body
+        if (statement.orelse is None and isinstance(body, cst.IndentedBlock) and body.body
+                and not any(isinstance(n, (cst.Break, cst.Continue)) for n in walk(body))):
+            return [after] if after is not None and _save_then_load(body.body[-1], after, same) else []
+        return []
     call = _method_call(statement)
     if call is None:
         return []
@@ -30,12 +39,23 @@ def copies(
         if (isinstance(inner, cst.Call) and not inner.args and isinstance(inner.func, cst.Attribute)
                 and inner.func.attr.value == "get_weights" and same(receiver, inner.func.value)):
             return [statement]
-    if method == "save_weights" and len(args) == 1 and after is not None:
-        loaded = _method_call(after)
-        if (loaded is not None and loaded[1] == "load_weights" and len(loaded[2]) == 1
-                and code_of(loaded[2][0].value) == code_of(args[0].value) and same(receiver, loaded[0])):
-            return [after]  # (the save stays: the file it writes may be wanted on its own)
+    if _save_then_load(statement, after, same):
+        assert after is not None
+        return [after]  # (the save stays: the file it writes may be wanted on its own)
     return []
+
+
+def _save_then_load(
+    statement: cst.BaseStatement,
+    after: cst.BaseStatement | None,
+    same: Callable[[cst.BaseExpression, cst.BaseExpression], bool],
+) -> bool:
+    """`a.save_weights(f)` then `b.load_weights(f)` (the same `f`), `same(a, b)`."""
+    saved = _method_call(statement)
+    loaded = _method_call(after) if after is not None else None
+    return (saved is not None and loaded is not None and saved[1] == "save_weights" and len(saved[2]) == 1
+            and loaded[1] == "load_weights" and len(loaded[2]) == 1
+            and code_of(loaded[2][0].value) == code_of(saved[2][0].value) and same(saved[0], loaded[0]))
 
 
 def _method_call(

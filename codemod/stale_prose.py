@@ -111,7 +111,11 @@ MECHANICS: Final = re.compile(
     # "batch must divide evenly between the towers", "saves through the wrapper", "save the template
     # so the fold model loads anywhere", "Weights are shared, so ...": the old slicing and the pair
     r"|\bdivid\w*\s+evenly\s+(?:between|across|among|over|by)\s+(?:the\s+)?(?:towers|gpus|cards|devices)\b"
-    r"|\bthrough\s+the\s+(?:\w+[- ])?wrapper\b|\btemplate\s+so\s+(?:that\s+)?\w"
+    r"|\bthrough\s+the\s+(?:\w+[- ])?wrapper\b|\btemplate(?:\s+model)?\s+so\s+(?:that\s+)?\w"
+    # "a model wrapped the same way", "a multiple of gpu_count or the last tower gets nothing",
+    # "wrap for data parallelism": the old wrapper and its slicing
+    r"|\bwrapped\s+the\s+same\s+way\b|\blast\s+tower\b|\bwrap\w*\s+for\s+(?:data[- ])?parallel"
+    r"|\bmultiple\s+of\s+(?:the\s+)?(?:number\s+of\s+(?:gpus|cards|devices)|(?:\w*_)?gpus?(?:_\w*)?\b|gpu\s+count)"
     r"|\bweights\s+(?:are|is|stay|remain)\s+shared\s*(?:[.;]|,\s*so\b|$)"
     r"|\bcop(?:y|ies|ied)\s+(?:the\s+)?weights\s+(?:on)?to\s+(?:every|each|all|both|the)\s+(?:\w+\s+)?gpus?\b"
     # "always persist the single-device copy", "saving the single model is enough": the old pair's half
@@ -130,7 +134,7 @@ MECHANICS: Final = re.compile(
     # "keeps both the template and the GPU replica": the pair the old function made
     r"|\btemplate\s+and\s+(?:the\s+|its\s+)?(?:gpu|parallel|multi-?gpu)\s+"
     r"(?:replicas?|cop(?:y|ies)|models?|versions?)\b"
-    r"|\bre-?wrap\w*|\btemplate\s+(?:model\s+|`\w+`\s+)?(?:holds|keeps|owns|stores)\s+(?:the\s+|all\s+|its\s+)?"
+    r"|\bre-?wrap\w*|\b(?:template|original|serial)\s+(?:model\s+|`\w+`\s+)?(?:holds|keeps|owns|stores)\s+(?:the\s+|all\s+|its\s+)?"
     r"(?:trained\s+)?weights\b"
     # "Multi-GPU: wrap the VAE", "wrap the model for 4 GPUs": nothing is wrapped under the strategy
     r"|\b(?:build|builds|built|create|creates|created|place|placed|keep|kept)\s+(?:the\s+|our\s+)?(?:model|template|"
@@ -226,7 +230,9 @@ _STRATEGY_FROM: Final = re.compile(
     re.IGNORECASE,
 )
 # a printed message's "saved template" and "(template)": the template named alone
-_SAVED_TEMPLATE: Final = re.compile(r"(?<=\bsaved\s)template\b(?=\s*(?:[.!:]|$))", re.IGNORECASE)
+_SAVED_TEMPLATE: Final = re.compile(
+    r"(?<=\bsaved\s)template\b(?=\s*(?:[.!:]|$)|\s+(?:to|as|in|at|into)\s)", re.IGNORECASE
+)
 _TEMPLATE_ASIDE: Final = re.compile(r"\s+\((?:the\s+)?(?:template|serial|single[- ](?:gpu|device))\)", re.IGNORECASE)
 # "the model and the model used for fitting": two halves renamed into one name
 _DOUBLED: Final = re.compile(r"\b(?:the|a|our)\s+model\s+(?:and|or)\s+(?:the\s+|a\s+)?model\b", re.IGNORECASE)
@@ -1295,6 +1301,21 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
             if trimmed != body and trimmed[-1:] not in (".", "!", "?") and body[-1:] in (".", "!", "?"):
                 trimmed += "."  # "We train on 4 GPUs; on a laptop `multi_gpu_model` raises." -> "...GPUs."
             renamed = [trimmed + renamed[0][len(body):]]
+        elif _plain_paragraph(renamed):
+            # "Trains on all the GPUs. When more than one card is visible we build the network" /
+            # "on the CPU and replicate it with `multi_gpu_model`, ...": that sentence goes, the
+            # rest is filled again within the paragraph's widest line
+            body = " ".join(line.strip() for line in renamed)
+            trimmed = prose.without_stale_sentences(body)
+            if trimmed != body and trimmed.strip():
+                if trimmed[-1:] not in (".", "!", "?") and body[-1:] in (".", "!", "?"):
+                    trimmed += "."
+                width = max(len(line.rstrip("\r\n")) for line in renamed)
+                end = renamed[-1][len(renamed[-1].rstrip("\r\n")):]
+                newline = renamed[0][len(renamed[0].rstrip("\r\n")):] or "\n"
+                filled = _filled(trimmed, width, "", "")
+                renamed = [line + newline for line in filled[:-1]] + [filled[-1] + end]
+                unit = unit[:len(renamed)]
         for k, line in zip(unit, renamed):
             name = prose.names_removed(line)
             if name:
@@ -1328,6 +1349,16 @@ def _heading_of_stale(lines: list[str], units: list[list[int]], stale: list[bool
         if any(lines[k].strip() for k in unit):
             following.append(gone)
     return bool(following) and all(following)
+
+
+def _plain_paragraph(lines: list[str]) -> bool:
+    """Lines of running markdown text: more than one, none indented or opening a list, a quote,
+    a table, code or a heading, no inline HTML."""
+    return len(lines) > 1 and all(
+        line.strip() and line == line.lstrip() and not line.startswith(("#", "-", "*", "+", "|", "```", ">", "<"))
+        and not line[:2].rstrip(".").isdigit() and not line.rstrip("\r\n").endswith("  ")
+        for line in lines
+    )
 
 
 def _renamed_unit(lines: list[str], prose: Prose) -> list[str]:

@@ -95,10 +95,11 @@ def _with_text(
 
 
 # "Wrapping model with multi_gpu_model on %d GPUs", "[INFO] creating multi-GPU model for {} GPUs...",
+# "[info] wrapped model for %d GPUs",
 # "multi_gpu_model: replicating on %d GPUs"
 _COUNT_ANNOUNCED: Final = re.compile(
     r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<helper>(?:" + "|".join(HELPERS) + r")\s*[:-]\s*)?"
-    r"(?P<verb>wrapping|converting|creating|making|building|replicating|training)\b[^%{]*?"
+    r"(?P<verb>wrapping|converting|creating|making|building|replicating|training|wrapped|converted|replicated)\b[^%{]*?"
     r"\b(?:on|for|with|across|to|over)\s+(?P<count>%[dis]|\{[^{}]*\})\s+(?P<gpus>GPUs?|gpus?|cards|devices)"
     r"(?P<rest>[^%{]*)$",
     re.IGNORECASE,

@@ -6,7 +6,10 @@ saving: `model.set_weights(parallel.get_weights())`, or a round trip through a f
 model's reads become the template's (strategy_scope, template_recovery), such a line reads
 `model.set_weights(model.get_weights())`: it copies the model onto itself. It goes, with the
 comment paragraph right above it ("# copy the weights back into the template"), which described it;
-of a round trip only the reload goes (the file the save writes may be wanted on its own).
+of a round trip only the reload goes (the file the save writes may be wanted on its own), also
+when the save ends the loop right above the reload (`for epoch in ...: fit; save_weights(path)`;
+tf_keras cannot load a `.weights.h5` file into a model built under the strategy, so the reload
+would fail too).
 A copy that is all its block holds stays (the block would be empty), as does anything whose two
 ends do not read the same model once renamed.
 """
@@ -20,6 +23,7 @@ import libcst as cst
 from .. import self_copies
 from .._tree import code_of, walk_same_scope
 from ..fix_context import FixContext
+from ..plan import cell_boundary
 
 __all__ = ["CODES", "fix"]
 
@@ -40,7 +44,8 @@ def fix(ctx: FixContext) -> None:
             for index, statement in enumerate(body):
                 if id(statement) in plan.statements or id(statement) in plan.deleted:
                     continue
-                after = body[index + 1] if index + 1 < len(body) else None
+                # (the next statement, in the next cell of a notebook: "load the weights saved above")
+                after = next((s for s in body[index + 1:] if not cell_boundary(s)), None)
                 copies = self_copies.copies(statement, after, lambda a, b: _same_model(ctx, a, b))
                 if copies and len(body) > len(copies) and tree.order(statement) > tree.order(site.call):
                     plan.deleted.update(id(s) for s in copies)

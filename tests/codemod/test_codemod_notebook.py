@@ -154,7 +154,7 @@ def test_a_cell_holding_only_the_call_is_removed_not_left_empty_or_with_a_bare_w
     old = ["".join(c["source"]) for c in _cells(before)]
     assert old[2] == "parallel = multi_gpu_model(model, gpus=2)" and len(cells) == len(old) - 1
     assert "" not in cells
-    assert cells[3] == "with strategy.scope():\n    # one optimizer per run\n    model.compile('adam', 'mse')"
+    assert cells[3] == "# one optimizer per run\nwith strategy.scope():\n    model.compile('adam', 'mse')"
     assert cells[4] == "model.fit(x, y)"
 
 
@@ -449,12 +449,13 @@ def test_what_a_reopened_scope_would_begin_with_that_builds_nothing_goes_above_i
 
 
 def test_a_reopened_scope_starts_right_under_its_with_line():
-    # the removed call left a blank line at the top of the compile's cell: not under the `with`
+    # the removed call left a blank line at the top of the compile's cell: not under the `with`;
+    # the comment the cell's code now opens with heads the cell, above the `with` (round 35, hb11)
     cells = _migrated_cells([
         "from keras.utils import multi_gpu_model\nmodel = build()\n",
         "parallel = multi_gpu_model(model, gpus=2)\n\n# compile it\nparallel.compile('adam', 'mse')\n",
     ])
-    assert cells[1] == "with strategy.scope():\n    # compile it\n    model.compile('adam', 'mse')\n"
+    assert cells[1] == "# compile it\nwith strategy.scope():\n    model.compile('adam', 'mse')\n"
 
 
 def test_statements_sharing_a_line_with_what_builds_stay_under_the_scope():
@@ -523,3 +524,25 @@ def test_a_notebook_binding_tf_itself_keeps_its_meaning():
     ])
     assert cells[0] == "import tensorflow\ntf = load_config()\n"
     assert "strategy = tensorflow.distribute.MirroredStrategy(" in cells[1]
+
+
+def test_a_cells_opening_comment_heads_it_above_its_scope_and_the_cell_ends_on_code():
+    # round 35, hb11: "# stage 1: head only" had gone under the `with`; the build's cell ended on the
+    # blank line that stood above the removed call
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\nmodel = build()\nfreeze(model)\n\n"
+        "parallel = multi_gpu_model(model, gpus=2)",
+        "# stage 1: head only\nparallel.compile('adam', 'mse')\nparallel.fit(x, y)",
+    ])
+    assert cells[0].endswith("    model = build()\n    freeze(model)")
+    assert cells[1] == "# stage 1: head only\nwith strategy.scope():\n    model.compile('adam', 'mse')\nmodel.fit(x, y)"
+
+
+def test_a_comment_set_apart_by_a_blank_line_or_alone_stays_under_the_scope():
+    from multi_gpu_codemod.cell_scopes import cell_comments_first
+
+    header = "with strategy.scope():"
+    apart = [header, "    # built here", "", "    model.compile()"]
+    assert cell_comments_first(apart) == apart
+    assert cell_comments_first([header, "    # the end"]) == [header, "    # the end"]
+    assert cell_comments_first([header, "    # a", "    m.compile()"]) == ["# a", header, "    m.compile()"]

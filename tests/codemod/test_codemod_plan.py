@@ -344,3 +344,11 @@ def test_an_if_left_with_nothing_to_do_goes():
     after = transform_source(before.encode(), "train.py").output.decode()
     assert "pass" not in after and "if n_gpu > 1" not in after
     assert after.endswith("with strategy.scope():\n    model = build()\n\n    model.compile('adam', 'mse')\n")
+
+
+def test_a_message_on_the_gpu_count_between_the_model_and_its_compile_stays_above_the_scope():
+    # round 35, ha06: `print("Using %i GPUs" % n)` over the guard that went had landed inside the scope
+    out = _scoped("model.summary()\n\nprint('Using %i GPUs' % n)\n")
+    assert "\nprint('Using %i GPUs' % n)\nwith strategy.scope():\n    model = build()\n    model.summary()\n" in out
+    said = _scoped("print('model built')\n")  # about the model, not the devices: where it was
+    assert "    model = build()\n    print('model built')\n" in said

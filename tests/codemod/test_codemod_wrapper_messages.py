@@ -112,3 +112,9 @@ def test_a_count_used_through_the_helper_keeps_the_count_and_loses_the_helper():
     new = reworded(statement)
     assert new is not None and cst.Module([new]).code == 'print("Using %d GPUs" % gpus)\n'
     assert reworded(cst.parse_statement('log.info("[INFO] using {} GPUs with make_parallel".format(n))\n')) is None
+
+
+def test_a_past_tense_announcement_keeps_the_count():
+    # round 35, ha13: "[info] wrapped model for %d GPUs" went whole
+    out = reworded(cst.parse_statement('print("[info] wrapped model for %d GPUs" % args.gpus)\n'))
+    assert out is not None and cst.Module([out]).code == 'print("[info] training on %d GPUs" % args.gpus)\n'
