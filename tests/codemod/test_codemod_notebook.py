@@ -546,3 +546,15 @@ def test_a_comment_set_apart_by_a_blank_line_or_alone_stays_under_the_scope():
     assert cell_comments_first(apart) == apart
     assert cell_comments_first([header, "    # the end"]) == [header, "    # the end"]
     assert cell_comments_first([header, "    # a", "    m.compile()"]) == ["# a", header, "    m.compile()"]
+
+
+def test_the_reload_in_the_next_cell_of_what_the_training_loop_saved_goes():
+    # round 35, hb20's shape in a notebook: the reload is in a cell of its own
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
+        "parallel.compile('adam', 'mse')",
+        "for e in range(3):\n    parallel.fit(x, y)\n    parallel.save_weights('w.weights.h5')",
+        "model.load_weights('w.weights.h5')\nmodel.save('m.keras')",
+    ])
+    assert cells[1:] == ["for e in range(3):\n    model.fit(x, y)\n    model.save_weights('w.weights.h5')",
+                         "model.save('m.keras')"]
