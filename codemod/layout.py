@@ -57,7 +57,7 @@ def _assignment(name: str, expression: str, indent: str, written_at: str, unit: 
 
 def realign_call(
     original: cst.Call, updated: cst.Call, opening: int, block_indent: str,
-    carry: Callable[[cst.SimpleWhitespace, cst.SimpleWhitespace], None] | None = None,
+    carry: Callable[[cst.SimpleWhitespace, cst.SimpleWhitespace], None] | None = None, limit: int | None = None,
 ) -> cst.Call:
     """`parallel_model.compile(loss=...,` / `optimizer=...)` aligned under the parenthesis, after
     `parallel_model` became `model`: the continuation lines aligned with or beyond the column
@@ -65,7 +65,8 @@ def realign_call(
     line) are left as they are. `opening`: the original column (0-based) of the call's first
     character; `block_indent`: the indentation of the block the call is in. Backslash-continued
     lines (`loss=l, \\` then `optimizer=o)` under the parenthesis) move the same way; `carry` is
-    told of each whitespace so replaced."""
+    told of each whitespace so replaced. `limit`: a realigned line would be wider, the lines stay
+    where they were (an added line stays within the file's width before it is aligned)."""
     if isinstance(updated.whitespace_before_args, cst.ParenthesizedWhitespace):
         return updated  # a hanging indent: relative to the statement, not to `(`
     empty = cst.Module([])
@@ -74,6 +75,11 @@ def realign_call(
         return updated
     # Columns as the reader sees them (a tab is 4 wide): the line starts with the block's indent.
     column = opening - len(block_indent) + _width(block_indent) + len(old) + 1  # the first one inside `(`
+    if limit is not None:
+        trial = _Shift(len(new) - len(old), column, block_indent, None)
+        moved = updated.with_changes(args=[cst.ensure_type(a.visit(trial), cst.Arg) for a in updated.args])
+        if any(not fits(line, limit) for line in empty.code_for_node(moved).split("\n")[1:]):
+            return updated
     shift = _Shift(len(new) - len(old), column, block_indent, carry)
     return updated.with_changes(args=[cst.ensure_type(a.visit(shift), cst.Arg) for a in updated.args])
 

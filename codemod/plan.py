@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 import ast
 import re
@@ -73,6 +73,29 @@ class Plan:
 
 
 _REDONE = frozenset({"compile", "summary"})
+
+
+def _sets_up_only(statement: cst.BaseStatement) -> bool:
+    """A line that creates no variables and changes no object: `os.makedirs(path)`, `checkpointer =
+    ModelCheckpoint(...)` (names bound, no attribute or item assigned)."""
+    if not isinstance(statement, cst.SimpleStatementLine):
+        return False
+    for small in statement.body:
+        if isinstance(small, cst.AugAssign):
+            return False
+        targets = [t.target for t in small.targets] if isinstance(small, cst.Assign) else (
+            [small.target] if isinstance(small, cst.AnnAssign) else []
+        )
+        if not all(_plain_target(t) for t in targets):
+            return False
+    return builds_nothing(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
+
+
+def _plain_target(target: cst.BaseExpression) -> bool:
+    """`name`, `a, b`, `[a, (b, c)]`: names only."""
+    if isinstance(target, (cst.Tuple, cst.List)):
+        return all(_plain_target(element.value) for element in target.elements)
+    return isinstance(target, cst.Name)
 
 
 def _repeats_after_rename(
@@ -386,7 +409,7 @@ class _Applier(cst.CSTTransformer):
             opening = self.tree.position(original_node)[1] - 1
             indent = "".join(i for _, i in self.indents)
             carry = self.continued.carry if self.continued is not None else None
-            return realign_call(original_node, updated, opening, indent, carry)
+            return realign_call(original_node, updated, opening, indent, carry, self.limit)
         if isinstance(original_node, (cst.Module, cst.IndentedBlock)) and isinstance(
             updated, (cst.Module, cst.IndentedBlock)
         ):
@@ -556,8 +579,11 @@ class _Applier(cst.CSTTransformer):
                 pieces, comments = [], [line for line in _comment_lines(pieces[0]) if line.comment is not None]
             # the statement before, past prints and logging (they train nothing)
             # (and past a notebook's cell boundary: a compile repeated in the next cell is a repeat)
+            # (and past a line that only sets up files or callbacks: `os.makedirs(...)`,
+            # `checkpointer = ModelCheckpoint(...)`; never past one that changes an attribute, such
+            # as a layer's `trainable`, which a recompile is there to apply)
             skipped = (
-                (lambda s: message(s) or _summary(s) or cell_boundary(s))
+                (lambda s: message(s) or _summary(s) or cell_boundary(s) or _sets_up_only(s))
                 if pieces and not _summary(pieces[0]) else (lambda s: message(s) or cell_boundary(s))
             )
             before = next((s for s in reversed(emitted) if not skipped(s)), None)
@@ -723,7 +749,9 @@ class _Applier(cst.CSTTransformer):
             said |= {c.value for c in _walk_comments(strategy)}
             lines = [line for line in lines if line.comment is None or line.comment.value not in said]
             choice = [line for line in choice if line.comment is None or line.comment.value not in said]
-        region.hoisted = [self.moved.get(id(h), h) for h in region.hoisted]
+        # (a hoisted count carries the edits planned inside it: `len(K.tensorflow_backend.
+        # _get_available_gpus())` in public TensorFlow)
+        region.hoisted = [self.moved.get(id(h)) or _with_node_edits(h, self.plan.nodes) for h in region.hoisted]
         if region.hoisted:
             first = region.hoisted[0]
             if isinstance(first, (cst.FunctionDef, cst.ClassDef)) and any(
@@ -875,12 +903,13 @@ def _data_after(
 
 def _data_assignment(statement: ast.stmt, values: set[str]) -> bool:
     """`x = np.random.rand(8)`, `batch = args.batch * gpus`; or an `if` whose condition calls
-    nothing and whose branches hold only such assignments (`if G > 1: bs = 64 * G` / `else: bs = 64`)."""
+    nothing (but `len(gpus)`-like built-ins) and whose branches hold only such assignments (`if G >
+    1: bs = 64 * G` / `else: bs = 64`)."""
     if isinstance(statement, ast.If):
         branches = [*statement.body, *statement.orelse]
-        return not any(isinstance(n, ast.Call) for n in ast.walk(statement.test)) and all(
-            _data_assignment(s, values) for s in branches
-        )
+        # (a call only to a built-in that counts: `if len(gpus) >= 2:`)
+        calls = [n for n in ast.walk(statement.test) if isinstance(n, ast.Call)]
+        return all(_operand(c) for c in calls) and all(_data_assignment(s, values) for s in branches)
     return (
         isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
         and inert(statement, values) and (data_value(statement.value, values) or _arithmetic(statement.value))
@@ -907,7 +936,11 @@ def _arithmetic(value: ast.expr) -> bool:
 
 
 def _operand(value: ast.expr) -> bool:
-    """A constant, a name, or an attribute/item of a name (`args.batch_size`, `cfg['bs']`)."""
+    """A constant, a name, or an attribute/item of a name (`args.batch_size`, `cfg['bs']`), or a
+    built-in of such that makes a number (`len(gpus)`, `max(n, 1)`, `int(cfg['bs'])`)."""
+    if (isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in _NUMBER_BUILTINS
+            and not value.keywords and value.args and all(_operand(a) for a in value.args)):
+        return True
     while isinstance(value, (ast.Attribute, ast.Subscript)):
         if isinstance(value, ast.Subscript) and not isinstance(value.slice, (ast.Constant, ast.Name)):
             return False
@@ -915,6 +948,8 @@ def _operand(value: ast.expr) -> bool:
     return isinstance(value, (ast.Constant, ast.Name))
 
 
+# built-ins that make a number of their arguments and nothing else
+_NUMBER_BUILTINS: Final = frozenset({"len", "max", "min", "int", "float", "abs", "round"})
 # Keras callbacks: constructing one creates no variables (`early = EarlyStopping(patience=3)`)
 _CALLBACKS: Final = frozenset({"ModelCheckpoint", "EarlyStopping", "ReduceLROnPlateau", "TensorBoard", "CSVLogger",
                                "LearningRateScheduler", "TerminateOnNaN"})
@@ -1190,6 +1225,27 @@ def _replicas_if(
         test=cst.parse_expression(f"{name}.num_replicas_in_sync > 1"), body=cst.IndentedBlock(body=several),
         orelse=cst.Else(body=cst.IndentedBlock(body=one)) if one else None,
     )
+
+
+class _NodeEdits(cst.CSTTransformer):
+    def __init__(self, nodes: Mapping[int, cst.CSTNode]) -> None:
+        super().__init__()
+        self.nodes = nodes
+
+    def on_leave(  # type: ignore[override]
+        self, original_node: cst.CSTNode, updated_node: cst.CSTNode
+    ) -> cst.CSTNode:
+        return self.nodes.get(id(original_node), updated_node)
+
+
+def _with_node_edits(statement: cst.BaseStatement, nodes: Mapping[int, cst.CSTNode]) -> cst.BaseStatement:
+    """`statement` (a copy of a statement the plan moves, sharing its nodes) with the replacements
+    planned for those nodes."""
+    if not nodes:
+        return statement
+    edited = statement.visit(_NodeEdits(nodes))
+    assert isinstance(edited, cst.BaseStatement)
+    return edited
 
 
 def _message_line(statement: cst.BaseStatement) -> cst.BaseStatement:

@@ -110,11 +110,17 @@ MECHANICS: Final = re.compile(
     r"|\bthe\s+cpu\s+model\b"
     # "batch must divide evenly between the towers", "saves through the wrapper", "save the template
     # so the fold model loads anywhere", "Weights are shared, so ...": the old slicing and the pair
-    r"|\bdivid\w*\s+evenly\s+(?:between|across|among|over|by)\s+(?:the\s+)?(?:towers|gpus|cards|devices)\b"
+    r"|\bdivid\w*\s+evenly\s+(?:between|across|among|over|by)\s+(?:the\s+)?(?:towers|gpus|cards|devices|gpu\s+count"
+    r"|number\s+of\s+gpus)\b"
     r"|\bthrough\s+the\s+(?:\w+[- ])?wrapper\b|\btemplate(?:\s+model)?\s+so\s+(?:that\s+)?\w"
     # "a model wrapped the same way", "a multiple of gpu_count or the last tower gets nothing",
     # "wrap for data parallelism": the old wrapper and its slicing
     r"|\bwrapped\s+the\s+same\s+way\b|\blast\s+tower\b|\bwrap\w*\s+for\s+(?:data[- ])?parallel"
+    # "the towers share its weights", "the template ... and the model to train", "on a machine with
+    # the same GPU count", "converted to a parallel model": round 36
+    r"|\btowers?\s+shar\w*|\btemplate\b[^.;]{0,40}\band\s+the\s+model\s+to\s+(?:train|fit)\b"
+    r"|\b(?:machine|box|node|server|host)\s+with\s+the\s+same\s+(?:gpu\s+count|number\s+of\s+gpus)\b"
+    r"|\b(?:convert|turn|wrap|make|made)\w*\s+(?:\w+\s+){0,3}?(?:in)?to\s+(?:a|the)\s+[*_]{0,2}(?:parallel|multi-?gpu)"
     r"|\bmultiple\s+of\s+(?:the\s+)?(?:number\s+of\s+(?:gpus|cards|devices)|(?:\w*_)?gpus?(?:_\w*)?\b|gpu\s+count)"
     r"|\bweights\s+(?:are|is|stay|remain)\s+shared\s*(?:[.;]|,\s*so\b|$)"
     r"|\bcop(?:y|ies|ied)\s+(?:the\s+)?weights\s+(?:on)?to\s+(?:every|each|all|both|the)\s+(?:\w+\s+)?gpus?\b"
@@ -127,7 +133,7 @@ MECHANICS: Final = re.compile(
     r"|\b(?:merg|concat)\w*\s+(?:the\s+|their\s+)?(?:outputs?|results|predictions)\b[^.;]{0,20}\bcpu\b|\btowers?\s+(?:per|on\s+each)\s+gpu\b"
     # "checkpoint the template so the file loads on one GPU", "the training model for fit() and the
     # template for saving": the two models of the old pair, named together
-    r"|\btemplate\b[^.;:]{0,30}\b(?:one|single|1)[- ]gpu\b|\bwithout\s+the\s+(?:multi-?gpu\s+|parallel\s+)?wrapper\b"
+    r"|\btemplate\b[^.;:]{0,60}\b(?:one|single|1)[- ]gpu\b|\bwithout\s+the\s+(?:multi-?gpu\s+|parallel\s+)?wrapper\b"
     r"|\b(?:training|parallel|gpu|multi-?gpu)\s+model\b[^.;]{0,40}\band\s+the\s+template\b"
     r"|\btemplate\b[^.;]{0,40}\band\s+the\s+model\s+used\s+for\s+(?:fit\w*|train\w*)"
     r"|\btemplate\b[^.;]{0,40}\band\s+the\s+(?:training|parallel|gpu|multi-?gpu)\s+model\b"
@@ -158,7 +164,7 @@ MECHANICS: Final = re.compile(
     r"|\bon\s+the\s+replica\b|\b(?:replica|wrapper)\s+(?:is|are)\s+not\b"
     r"|\bkeep\w*\s+[^.;]{0,20}\baround\s+for\s+(?:sav|checkpoint)"
     # "checkpoints still save the base model": still, beside a parallel model that is gone
-    r"|\bstill\s+(?:sav|checkpoint|writ)\w*\s+(?:the\s+)?(?:base|template|serial|original|single|cpu)\b"
+    r"|\bstill\s+(?:sav|checkpoint|writ)\w*\s+(?:the\s+)?(?:base|template|serial|original|single|cpu|`\w+`)"
     # "fall back to one if the wrap fails": the call that wrapped, gone
     r"|\bthe\s+wrap\b(?!\s+(?:layer|function|helper)s?\b)"
     # "the train model only exists for the multi-GPU fit", "the U-Net and ... its replica"
@@ -171,6 +177,11 @@ _PARALLEL_MODEL: Final = re.compile(
     # (or a message's object: "compiled multi-GPU model on 2 GPUs")
     r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\bcompiled\s)|(?<=\bbuilt\s)|(?<=\bcreated\s)|(?<=\btraining\s))"
     r"(?P<em>[*_]{0,2})(?:parallel|multi-gpu|multi\s+gpu)(?P=em)\s+model\b",
+    re.IGNORECASE,
+)
+# "the model is converted to a parallel model": the old call's doing, not "converted to a model"
+_CONVERTED: Final = re.compile(
+    r"\b(?:convert|turn|wrap|make|made)\w*\s+(?:\w+\s+){0,3}?(?:in)?to\s+(?:a|the)\s+[*_]{0,2}(?:parallel|multi-?gpu)",
     re.IGNORECASE,
 )
 # "compile the *parallel* model, not `ae`": the other half named beside it, no rename makes it true
@@ -467,6 +478,7 @@ class Prose:
             unpaired = _PAIR_ASIDE.sub("", full)  # ("(recompiling the template has no effect)" goes)
             if self.mechanics_gone and not (
                 _TEMPLATE.search(unpaired) or _SHARING.search(full) or _CONTRASTED.search(full)
+                or _CONVERTED.search(full)
             ):
                 part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
@@ -502,10 +514,12 @@ class Prose:
         # was (stale: dropped or reported); unwrapped text (a markdown paragraph on one line) has no width
         if markdown or max((len(line) for line in text.splitlines()), default=0) > 100:
             return out
-        if all(len(line) <= 100 for line in out.splitlines()):
-            return out
-        # a docstring's paragraph is wrapped again, within its own widest line; a comment line stays
-        return text if text.startswith("#") else _rewrapped(text, out)
+        if text.startswith("#"):
+            # a comment line stays as it was where the rename would push it past 100 columns
+            return out if all(len(line) <= 100 for line in out.splitlines()) else text
+        # a docstring's paragraph a line of which grew past 100 columns, or past 79 and its own
+        # widest line, is wrapped again within that widest line
+        return _rewrapped(text, out)
 
     def names_gone_variable(self, text: str) -> bool:
         """`text` names a variable the migration removed that no rename stands for (`org_model`,
@@ -565,16 +579,20 @@ def _filled(text: str, width: int, first: str, later: str) -> list[str]:
 
 
 def _rewrapped(before: str, after: str) -> str:
-    """`after` (`before` renamed) with each paragraph a line of which grew past 100 columns filled
-    again to the widest line it had, at its continuation lines' indentation; `before` when one
-    cannot be (a paragraph laid out as a list, or one line only)."""
+    """`after` (`before` renamed) with each paragraph a line of which grew past 100 columns, or past
+    both 79 columns and the paragraph's widest line, filled again to the widest line it had, at its
+    continuation lines' indentation; `before` when one cannot be (a paragraph laid out as a list,
+    or one line only)."""
     old_parts, new_parts = _PARAGRAPH_BREAK.split(before), _PARAGRAPH_BREAK.split(after)
     if len(old_parts) != len(new_parts):
         return before
     out: list[str] = []
     for k, (old, new) in enumerate(zip(old_parts, new_parts)):
         lines = new.split("\n")
-        if k % 2 or all(len(line) <= 100 for line in lines):
+        # (within 79 columns, or the paragraph's own widest line: a paragraph wrapped at 72 whose
+        # renamed line reads 89 columns is filled again)
+        limit = max(79, *(len(line) for line in old.split("\n")))
+        if k % 2 or all(len(line) <= min(limit, 100) for line in lines):
             out.append(new)  # (a paragraph break, or a paragraph that still fits)
             continue
         old_lines = old.split("\n")
@@ -584,6 +602,9 @@ def _rewrapped(before: str, after: str) -> str:
         tail = [lines.pop()] if lines and lines[-1].strip() in quotes else []
         old_lines = [line for line in old_lines if line.strip() not in quotes]
         if len(old_lines) < 2 or not lines or _structured(old):
+            if all(len(line) <= 100 for line in new.split("\n")):
+                out.append(new)  # (one line, or a list: within 100 columns it stays as renamed)
+                continue
             return before
         indent = old_lines[1][: len(old_lines[1]) - len(old_lines[1].lstrip())]
         width = max(len(line) for line in old_lines)
@@ -623,8 +644,13 @@ def _units(paragraph: list[cst.EmptyLine]) -> list[list[cst.EmptyLine]]:
             words.rsplit(" ", 1)[-1].lower() in _JOINING or (following[:1].islower() and len(words) >= 40)
             or (following[:1] == "(" and len(words) >= 40)
         )
-        # (a `:` or `;` before a line that goes on in lower case is mid-sentence: "...Xception:" / "the result")
-        ends = words[-1:] in (".", "!", "?", ")") or (words[-1:] in (":", ";") and not following[:1].islower())
+        # (a `:` or `;` before a line that goes on in lower case is mid-sentence: "...Xception:" /
+        # "the result"; so is a `)` before one that goes on with a joining word: "... helper (tower
+        # per GPU)" / "from our utils package, since ...", not a title "(eng -> fra)" over a note)
+        joined = following.split(" ", 1)[0].lower() in _JOINING | {"since", "because", "when", "while", "where"}
+        ends = words[-1:] in (".", "!", "?") or (words[-1:] in (":", ";") and not following[:1].islower()) or (
+            words[-1:] == ")" and not (following[:1].islower() and joined)
+        )
         if ends or not continues:
             units.append([])
     return [unit for unit in units if unit]

@@ -856,12 +856,17 @@ def _strategy_inputs_to_hoist(
         needed |= used_names(cst.parse_expression(guard))
     anchor_index = next(i for i, s in enumerate(block.body) if s is anchor or contains(tree, s, anchor))
     late = set()
-    for statement in block.body[start:anchor_index + 1]:
+    for statement in block.body[start:anchor_index]:
         late |= bound_names(statement)
+    on_the_way = _bound_on_the_way(tree, block.body[anchor_index], site.call)
+    late |= on_the_way
     late -= {target} if target else set()
     for setting in settings:  # moved above the strategy line already
         late -= bound_names(setting)
-    hoisted = _hoistable(tree, block, start, anchor_index, needed & late)
+    # (the `if` holding the call binds the count only where the call does not run: what to move
+    # lies before it)
+    apart = on_the_way != bound_names(block.body[anchor_index]) and not on_the_way & needed
+    hoisted = _hoistable(tree, block, start, anchor_index - apart, needed & late)
     if hoisted:
         late -= set().union(*(bound_names(h) for h in hoisted))
     if not needed & late:
@@ -888,7 +893,7 @@ def _strategy_inputs_to_hoist(
     )
     # What the count's own assignment reads of the code the scope covers (`gpus = f(model)`): then
     # it cannot simply move before that code.
-    covered = block.body[start:anchor_index + 1]
+    covered = block.body[start:anchor_index + 1 - apart]
     built = set().union(*(bound_names(st) for st in covered if makes_layers(st)))
     reads = sorted({
         r for n in names for st in covered if n in bound_names(st) and not binds(st, template, tree)
@@ -906,6 +911,21 @@ def _strategy_inputs_to_hoist(
         f"cover starts (what builds `{template}` or its compile's arguments); {advice}"
     ))
     return None
+
+
+def _bound_on_the_way(tree: Tree, statement: cst.BaseStatement, call: cst.Call) -> set[str]:
+    """The names `statement` (holding `call`) binds before the call runs: in an `if` whose branch
+    holds the call's statement, only what that branch binds ahead of it (`else: G = 1` runs when
+    the call does not, after the guard read `G`); anything else, all it binds."""
+    if isinstance(statement, cst.If) and not any(
+        isinstance(n, cst.BaseExpression) and n is call for n in walk_same_scope(statement.test)
+    ):
+        for suite in branch_suites(statement):
+            body = list(suite.body) if isinstance(suite, cst.IndentedBlock) else []
+            holder = next((k for k, s in enumerate(body) if s is call or contains(tree, s, call)), None)
+            if holder is not None and isinstance(body[holder], cst.SimpleStatementLine):
+                return set().union(set(), *(bound_names(s) for s in body[:holder + 1]))
+    return bound_names(statement)
 
 
 def _device_settings_to_hoist(

@@ -21,7 +21,7 @@ def test_the_pinned_pair_keeps_each_continuation_where_its_statement_put_it():
     assert _migrated(before) == after
     lines = after.splitlines()
     # moved one level in: the continuation one level in too
-    batch = lines.index("        batch = int(gpus) * 32 + \\")
+    batch = lines.index("        batch = batch_for(gpus) * 32 + \\")
     assert lines[batch + 1] == "            16"
     # renamed `parallel.compile(` -> `model.compile(`: still aligned under the parenthesis
     compile_line = next(i for i, line in enumerate(lines) if "model.compile(loss='mse', \\" in line

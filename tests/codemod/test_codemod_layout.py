@@ -110,3 +110,16 @@ def test_every_line_moved_under_the_scope_is_fitted_in_place():
     wrapped = ("        stop = CustomStopper(\n"
                "            monitor='{}', patience=3, restore_best_weights=True\n        )\n")
     assert wrapped.format("v" * 25) in out
+
+
+def test_a_realigned_continuation_that_would_pass_the_files_width_stays_where_it_was():
+    # round 36, ia17: `net.fit(` -> `model.fit(` would have pushed the aligned line to 101 columns
+    args = "callbacks=[ModelCheckpoint('ecg_weights.h5', save_weights_only=True, save_best_only=True)])"
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nnet = multi_gpu_model(model, gpus=2)\n"
+        "net.compile('adam', 'mse')\nnet.fit(x, y,\n        " + args + "\n"
+    )
+    assert len("        " + args) == 99
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert out.endswith("model.fit(x, y,\n        " + args + "\n")
+    assert max(len(line) for line in out.splitlines()) <= 100

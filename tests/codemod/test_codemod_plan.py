@@ -1,6 +1,7 @@
 """codemod/plan.py: the edits fixers decide on, applied to the module in one pass."""
 
 import libcst as cst
+import pytest
 
 from codemod_fixtures import check_source_pair
 from multi_gpu_codemod import transform_source
@@ -179,8 +180,10 @@ def test_arithmetic_between_the_model_and_its_compile_goes_after_the_scope():
         "with strategy.scope():\n    model = build()\n\n    model.compile('adam', 'mse')\n\n"
         "batch = cfg.batch * 2 + 1\nsteps = -(n // batch)\nmodel.fit(x, y)\n"
     )
-    called = _scoped("batch = int(cfg.batch) * 2\n")  # a call: whatever it does stays under the scope
-    assert "    batch = int(cfg.batch) * 2\n" in called
+    called = _scoped("batch = cfg.size() * 2\n")  # a call: whatever it does stays under the scope
+    assert "    batch = cfg.size() * 2\n" in called
+    counted = _scoped("batch = int(cfg.batch) * len(gpus)\n")  # (but a built-in that makes a number)
+    assert counted.endswith("    model.compile('adam', 'mse')\n\nbatch = int(cfg.batch) * len(gpus)\nmodel.fit(x, y)\n")
 
 
 def test_an_if_choosing_a_batch_size_between_the_model_and_its_compile_goes_after_the_scope():
@@ -352,3 +355,29 @@ def test_a_message_on_the_gpu_count_between_the_model_and_its_compile_stays_abov
     assert "\nprint('Using %i GPUs' % n)\nwith strategy.scope():\n    model = build()\n    model.summary()\n" in out
     said = _scoped("print('model built')\n")  # about the model, not the devices: where it was
     assert "    model = build()\n    print('model built')\n" in said
+
+
+def test_an_if_on_the_gpu_count_choosing_a_batch_size_goes_after_the_scope():
+    # round 36, ia17: `if len(gpus) >= 2:` calls only a built-in that counts
+    out = _scoped("if len(gpus) >= 2:\n    batch = BATCH * len(gpus)\nelse:\n    batch = BATCH\n")
+    assert out.endswith(
+        "    model.compile('adam', 'mse')\n\nif len(gpus) >= 2:\n    batch = BATCH * len(gpus)\nelse:\n"
+        "    batch = BATCH\nmodel.fit(x, y)\n"
+    )
+
+
+@pytest.mark.parametrize("between,repeated", [
+    # round 36, ib19: only files and callbacks set up between: the second compile would redo the first
+    ("os.makedirs('weights', exist_ok=True)\ncheckpointer = ModelCheckpoint('w.h5')\n", False),
+    # a layer's `trainable` changed between: the recompile applies it, it stays
+    ("for layer in model.layers[:2]:\n    layer.trainable = False\n", True),
+    ("model.layers[0].trainable = False\n", True),
+])
+def test_a_compile_read_the_same_as_the_one_before_goes_past_set_up_lines_only(between, repeated):
+    source = (
+        "import os\nfrom keras.utils import multi_gpu_model\n\nmodel = build()\n"
+        "model.compile('adam', 'mse')\n" + between + "parallel = multi_gpu_model(model, gpus=2)\n"
+        "parallel.compile('adam', 'mse')\nparallel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert out.count("model.compile('adam', 'mse')") == (2 if repeated else 1)

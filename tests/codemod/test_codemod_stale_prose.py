@@ -138,10 +138,11 @@ def test_a_docstring_loses_only_its_stale_sentences():
     after, findings = migrate(IMPORTS + before)
     # the model "wrapped with" the helper is trained under the strategy; "the compiled parallel
     # model" after the `;` is the one compiled model now
+    # (filled again within the paragraph's widest line: the renamed line would read 88 columns)
     kept = (
         "The sequence branch is an LSTM, the static branch a small MLP.  The\n"
-        "    model is trained under tf.distribute.MirroredStrategy so each GPU gets a slice of the\n"
-        "    batch; the compiled model is returned."
+        "    model is trained under tf.distribute.MirroredStrategy so each GPU\n"
+        "    gets a slice of the batch; the compiled model is returned."
     )
     assert f'    """Build the two-input model.\n\n    {kept}\n    """\n' in after
     assert [code for _, code, _ in findings] == ["MGPU117"]  # (the count read from its name), no MGPU305
@@ -1464,3 +1465,57 @@ def test_a_stale_sentence_of_a_markdown_paragraph_goes_and_the_rest_is_filled_ag
     )
     listed = "- The `ModelMGPU` class below saves\n  the single-GPU model.\n- Tiles.\n"
     assert markdown(listed, prose)[0] == "- Tiles.\n"  # (a list item: its lines go whole, as before)
+
+
+def test_a_stale_sentence_wrapped_past_an_aside_goes_whole():
+    # round 36, ia06: the line closing "(tower per GPU, outputs merged on CPU)" went, the two lines
+    # the sentence ran on to stayed
+    before = (
+        "# Keyword spotting on log-mel spectrograms.\n"
+        "# Uses the old `make_parallel` helper (tower per GPU, outputs merged on CPU)\n"
+        "# from our utils package, since multi_gpu_model was not in keras yet when\n"
+        "# this was written.\n"
+        "import tensorflow as tf\nfrom utils import make_parallel\n\n"
+        "model = build()\nmodel = make_parallel(model, 2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    after, _ = migrate(before)
+    assert after.startswith("# Keyword spotting on log-mel spectrograms.\nimport tensorflow as tf\n")
+
+
+def test_a_renamed_docstring_line_past_79_columns_and_its_paragraph_is_filled_again():
+    # round 36, ia19: an 89-column line in a paragraph wrapped at 72
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = (
+        '"""MLP.\n\nHistory: this used to run on one GPU (see the commented block); now the\n'
+        "MLP is wrapped with multi_gpu_model so each of the two GPUs gets half of\n"
+        'every batch.\n"""'
+    )
+    assert prose.renamed(text) == (
+        '"""MLP.\n\nHistory: this used to run on one GPU (see the commented block); now the\n'
+        "MLP is trained under tf.distribute.MirroredStrategy so each of the two\n"
+        'GPUs gets half of every batch.\n"""'
+    )
+    one_line = '"""Trains with multi_gpu_model on every GPU of the machine, logging the loss."""'
+    assert prose.renamed(one_line) == (  # (one line, within 100 columns: renamed, not left as it was)
+        '"""Trains with tf.distribute.MirroredStrategy on every GPU of the machine, logging the loss."""'
+    )
+
+
+@pytest.mark.parametrize("written,now", [
+    # round 36: more of the old pair's words
+    ("# save the base model: the towers share its weights\n", ""),  # ia06
+    ("# wrap for data-parallel training; checkpoints still save `model`\n", ""),  # ia02
+    ("# batch must divide evenly by the gpu count\n", ""),  # ib06
+    ("# Credit default classifier; template compiled first so it can be evaluated on one GPU later\n",
+     "# Credit default classifier\n"),  # ib19
+])
+def test_round_36s_stale_comments(written, now):
+    out, _ = migrate(IMPORTS + "BATCH = 64\n" + written + "EPOCHS = 2\n\n" + SITE)
+    assert "BATCH = 64\n" + now + "EPOCHS = 2\n" in out
+
+
+def test_converted_to_a_parallel_model_is_not_renamed_into_converted_to_a_model():
+    # round 36, ib09
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    said = "With more than one GPU the model is converted to a parallel model before compiling."
+    assert prose.renamed(said) == said and prose.wholly_stale(said)

@@ -1002,3 +1002,24 @@ def test_a_list_of_callbacks_holding_the_model_needs_no_scope():
     assert out.count("with strategy.scope():") == 1
     kept = "\ncbs = [EarlyStopping(patience=5), TemplateCheckpoint(model, 'best.h5')]\nmodel.fit(x, y, callbacks=cbs)\n"
     assert kept in out
+
+
+def test_a_count_the_guards_else_branch_reassigns_is_moved_above_the_model_all_the_same():
+    # round 35, ha19: `else: G = 1` runs only when the call does not, after the guard read `G`; it had
+    # made the count look computed from the model (MGPU105 said it "reads `ae`, `ae_train`": false)
+    source = (
+        "from keras import backend as K\nfrom keras.utils import multi_gpu_model\n\n"
+        "ae = autoencoder()\nG = len(K.tensorflow_backend._get_available_gpus())\n"
+        "if G >= 2:\n    print('Using multi gpus:', G)\n    ae_train = multi_gpu_model(ae, gpus=G)\n"
+        "else:\n    G = 1\n    ae_train = ae\n"
+        "ae_train.compile(loss='mse', optimizer='adam')\nae_train.fit(x, x, batch_size=256 * G)\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    out = result.output.decode()
+    assert [f.code for f in result.findings] == []
+    assert (  # (the hoisted count in public TensorFlow, as where it stood)
+        '\nG = len(tf.config.list_logical_devices("GPU"))\n'
+        'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:max(G, 1)])\n'
+        "with strategy.scope():\n    ae = autoencoder()\n"
+    ) in out
+    assert "    else:\n        G = 1\n" in out and out.endswith("ae.fit(x, x, batch_size=256 * G)\n")
