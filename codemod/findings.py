@@ -41,6 +41,7 @@ CODES: dict[str, str] = {
     "MGPU403": "multi_gpu_model bound both by a Keras import and otherwise",
     "MGPU404": "multi_gpu_model used as a value, not called",
     "MGPU406": "a builder that returned the (template, parallel) pair returns one model",
+    "MGPU407": "TensorFlow 1 call left in a migrated file",
     "MGPU111": "call of a wrapper-like name imported from this project",
     "MGPU501": "file is not valid Python 3",
     "MGPU502": "rewrite did not parse; file left unchanged",

@@ -124,7 +124,8 @@ def _scope_said(function: cst.FunctionDef) -> str:
 
 
 # a summary line naming the pair it returned: "Return (template_model, training_model)."
-_PAIR_SUMMARY: Final = re.compile(r"^\s*Returns?:?\s*\(?\s*`?\w+`?\s*,\s*`?\w+`?\s*\)?\.?\s*$")
+# (or "Return (template, trainable) models.")
+_PAIR_SUMMARY: Final = re.compile(r"^\s*Returns?:?\s*\(?\s*`?\w+`?\s*,\s*`?\w+`?\s*\)?(?:\s+models?)?\.?\s*$")
 
 
 def _pair_summary_single(function: cst.FunctionDef, scope: str) -> cst.FunctionDef:

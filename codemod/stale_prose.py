@@ -90,6 +90,11 @@ _SUBJECT: Final = re.compile(
     r"(?P<verb>\s+(?:splits|divides|replicates|copies|distributes|shards|is\s+used|is\s+applied)\b)",
     re.IGNORECASE,
 )
+# "the model is converted to a parallel model": the old call's doing, not "converted to a model"
+_CONVERTED: Final = re.compile(
+    r"\b(?:convert|turn|wrap|make|made)\w*\s+(?:\w+\s+){0,3}?(?:in)?to\s+(?:a|the)\s+[*_]{0,2}(?:parallel|multi-?gpu)",
+    re.IGNORECASE,
+)
 # The wrapper's mechanics: true only while a parallel model exists.
 MECHANICS: Final = re.compile(
     r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu|replicated)[*_]{0,2}[\s_]+model\b"
@@ -120,7 +125,10 @@ MECHANICS: Final = re.compile(
     # the same GPU count", "converted to a parallel model": round 36
     r"|\btowers?\s+shar\w*|\btemplate\b[^.;]{0,40}\band\s+the\s+model\s+to\s+(?:train|fit)\b"
     r"|\b(?:machine|box|node|server|host)\s+with\s+the\s+same\s+(?:gpu\s+count|number\s+of\s+gpus)\b"
-    r"|\b(?:convert|turn|wrap|make|made)\w*\s+(?:\w+\s+){0,3}?(?:in)?to\s+(?:a|the)\s+[*_]{0,2}(?:parallel|multi-?gpu)"
+    # "The try/except lets the same notebook run on the laptop": the wrap's fallback, an `if` now
+    r"|\b(?:serial|single[- ](?:gpu|device))\s+one\b|\bthe\s+wrapper\s+falls\s+back\b"
+    r"|\bmulti[- ]?gpu\s+graph\b|\btied\s+to\s+the\s+(?:gpu\s+count|number\s+of\s+gpus)\b"
+    r"|\btry\s*/\s*except\b[^.;]{0,40}\b(?:laptops?|cpu|without\s+(?:a\s+)?gpus?|single\s+gpu|one\s+gpu|no\s+gpus?)\b"
     r"|\bmultiple\s+of\s+(?:the\s+)?(?:number\s+of\s+(?:gpus|cards|devices)|(?:\w*_)?gpus?(?:_\w*)?\b|gpu\s+count)"
     r"|\bweights\s+(?:are|is|stay|remain)\s+shared\s*(?:[.;]|,\s*so\b|$)"
     r"|\bcop(?:y|ies|ied)\s+(?:the\s+)?weights\s+(?:on)?to\s+(?:every|each|all|both|the)\s+(?:\w+\s+)?gpus?\b"
@@ -169,7 +177,8 @@ MECHANICS: Final = re.compile(
     r"|\bthe\s+wrap\b(?!\s+(?:layer|function|helper)s?\b)"
     # "the train model only exists for the multi-GPU fit", "the U-Net and ... its replica"
     r"|\bthe\s+train\s+model\b|\bmulti-?gpu\s+fit\b|\bits\s+(?:gpu\s+|multi-?gpu\s+)?replicas?\b"
-    r"|\bmerge\s+layers?\b|\bslicing\s+layers?\b|\bLambda\s+slic\w*|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b",
+    r"|\bmerge\s+layers?\b|\bslicing\s+layers?\b|\bLambda\s+slic\w*|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b"
+    + "|" + _CONVERTED.pattern,
     re.IGNORECASE,
 )
 _PARALLEL_MODEL: Final = re.compile(
@@ -179,14 +188,11 @@ _PARALLEL_MODEL: Final = re.compile(
     r"(?P<em>[*_]{0,2})(?:parallel|multi-gpu|multi\s+gpu)(?P=em)\s+model\b",
     re.IGNORECASE,
 )
-# "the model is converted to a parallel model": the old call's doing, not "converted to a model"
-_CONVERTED: Final = re.compile(
-    r"\b(?:convert|turn|wrap|make|made)\w*\s+(?:\w+\s+){0,3}?(?:in)?to\s+(?:a|the)\s+[*_]{0,2}(?:parallel|multi-?gpu)",
-    re.IGNORECASE,
-)
 # "compile the *parallel* model, not `ae`": the other half named beside it, no rename makes it true
 _CONTRASTED: Final = re.compile(
-    r"\bmodel[*_]{0,2}\s*,?\s+(?:not|instead\s+of|rather\s+than)\s+(?:the\s+)?(?:`\w+`|template\b)", re.IGNORECASE
+    r"\bmodel[*_]{0,2}\s*,?\s+(?:not|instead\s+of|rather\s+than)\s+(?:the\s+)?(?:`\w+`|template\b)"
+    r"|\b(?:serial|template|single[- ](?:gpu|device)|original)\s+one\b",  # "...; save the serial one"
+    re.IGNORECASE,
 )
 # "Save the template model after each epoch.": one model now, "the model"
 _TEMPLATE_MODEL: Final = re.compile(
@@ -259,7 +265,8 @@ _WITHOUT_WRAPPER: Final = re.compile(
 )
 # "unfreeze ... and recompile the replica": the one model now
 _REPLICA_OBJECT: Final = re.compile(
-    r"\b(?P<verb>(?:re)?compil\w*|fit\w*|train\w*|sav\w*|evaluat\w*)\s+the\s+replica\b(?!s|\s+(?:on|of|per)\b)",
+    r"\b(?P<verb>(?:re)?compil\w*|fit\w*|train\w*|sav\w*|evaluat\w*)\s+the\s+(?:replica|replicated\s+model)\b"
+    r"(?!s|\s+(?:on|of|per)\b)",
     re.IGNORECASE,
 )
 _SHARING: Final = re.compile(r"\bshar(?:e|es|ed|ing)\b", re.IGNORECASE)
@@ -722,7 +729,7 @@ class _Pass(cst.CSTTransformer):
                     return updated.with_changes(value=cut)
             if self.calls and self.calls[-1] in _PRINTS:
                 # `print('weights written from the single-GPU template')`: the message less that phrase
-                cut = _message_kept(updated.value, self.prose)
+                cut = _message_kept(updated.value, self.prose, words=1 if self.calls[-1] in _LABELS else 2)
                 if cut is not None:
                     return updated.with_changes(value=cut)
                 said = self._one_model_said(updated.value)
@@ -1064,6 +1071,49 @@ def _refilled(paragraph: str, written: str) -> str:
     return "\n".join(filled) if all(len(line) <= max(width, 100) for line in filled) else paragraph
 
 
+def _entries_trimmed(paragraph: str, prose: Prose) -> str:
+    """An `Args:`-style list whose entries each lose a closing clause or sentence naming something
+    removed, when the rest of the entry names nothing removed; refilled at the entry's
+    indentation within the list's widest line."""
+    lines = paragraph.split("\n")
+    width = max(len(line) for line in lines)
+    out: list[str] = []
+    k = 0
+    while k < len(lines):
+        line = lines[k]
+        field = _ENTRY.match(line)
+        if field is None:  # (a heading such as `Args:`, or a line of its own)
+            out.append(line)
+            k += 1
+            continue
+        indent = len(line) - len(line.lstrip())
+        end = k + 1
+        while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > indent:
+            end += 1
+        text = " ".join(part.strip() for part in lines[k:end])
+        if end - k > 4 or not prose.names_removed(text):
+            out += lines[k:end]
+            k = end
+            continue
+        label = field[0].strip()
+        said = text[len(label):].strip()
+        left = prose.without_stale_sentences(said)
+        if left == said or not left.strip() or prose.names_removed(left) or _PAIR.search(left):
+            out += lines[k:end]
+        else:
+            if said.endswith(".") and not left.endswith("."):
+                left += "."
+            second = lines[k + 1] if end - k > 1 else ""
+            later = second[:len(second) - len(second.lstrip())] if second else " " * (indent + 4)
+            out += _filled(f"{label} {left}", width, line[:indent], later)
+        k = end
+    return "\n".join(out)
+
+
+# an entry of an `Args:` list: `num_gpus: ...`, `gpus (int): ...`
+_ENTRY: Final = re.compile(r"^\s*[\w*]+(?:\s*\([^)]*\))?\s*:\s")
+
+
 def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = False) -> str | None:
     """A docstring literal less each sentence that names something removed (its lines, when it had
     them to itself; a paragraph left with none goes with its blank line); "" when every sentence
@@ -1104,6 +1154,12 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
                 for a, b in reversed(stale):
                     paragraph = paragraph[:a] + clauses[(a, b)] + paragraph[b:]
                 changed = True
+        if stale and _structured(paragraph) and not (keep_first and k == 0):
+            # `num_gpus: number of GPUs; > 1 wraps the network in ModelMGPU ...`: an entry loses
+            # its clause on the removed helper; the entry and the list stay
+            trimmed = _entries_trimmed(paragraph, prose)
+            changed = changed or trimmed != paragraph
+            paragraph = trimmed
         if not stale or _structured(paragraph) or (keep_first and k == 0):
             kept += [parts[k - 1], paragraph] if k and kept else [paragraph]
             continue
@@ -1138,7 +1194,9 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
 
 
 # what prints a message: `print(...)`, a logger's methods
-_PRINTS: Final = frozenset({"print", "info", "debug", "warning", "warn", "write"})
+# a plot's labels: `plt.title('loss (parallel model)')` (a word is a whole label)
+_LABELS: Final = frozenset({"title", "set_title", "suptitle", "xlabel", "ylabel", "set_xlabel", "set_ylabel"})
+_PRINTS: Final = frozenset({"print", "info", "debug", "warning", "warn", "write"}) | _LABELS
 # a message's closing phrase: "... from the single-GPU template", "... with multi_gpu_model"
 _FAILED_LEAD: Final = re.compile(
     r"^\s*(?P<tag>\[\w+\]\s*)?(?:[\w.`]+|the\s+wrap)\s+(?:failed|raised(?:\s+an?\s+\w+)?|errored|is\s+unavailable)\s*[,:;-]\s*",
@@ -1147,9 +1205,9 @@ _FAILED_LEAD: Final = re.compile(
 _CLOSING_PHRASE: Final = re.compile(r"\s+(?:from|of|on|to|into|with|via|using|through|for)\s+", re.IGNORECASE)
 
 
-def _message_kept(literal: str, prose: Prose) -> str | None:
+def _message_kept(literal: str, prose: Prose, *, words: int = 2) -> str | None:
     """A printed message (a string literal, quotes and all) less its closing phrase naming what was
-    removed, when what is left says something (two words or more) and names nothing removed."""
+    removed, when what is left says something (`words` or more) and names nothing removed."""
     parts = _string_parts(literal)
     if parts is None or "\n" in literal:
         return None
@@ -1160,7 +1218,7 @@ def _message_kept(literal: str, prose: Prose) -> str | None:
     aside = re.search(r"\s*\([^()%{}'\"\\]*\)$", inner[:stop])
     if aside and prose.names_removed(aside[0]) and not prose.names_removed(inner[:aside.start()]) and len(
         inner[:aside.start()].split()
-    ) >= 2:
+    ) >= words:
         return opening + inner[:aside.start()] + inner[stop:] + closing
     # "multi_gpu_model failed, training on a single device": what follows the failure stays
     failed = _FAILED_LEAD.match(inner)

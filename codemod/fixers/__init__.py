@@ -25,6 +25,7 @@ from . import (
     multi_worker,
     strategy_scope,
     template_recovery,
+    tf1_apis,
     weight_copies,
 )
 
@@ -60,6 +61,8 @@ STAGES: tuple[Stage, ...] = (
           weight_copies.CODES),
     Stage("behaviour", behaviour.fix, "rewritten", "findings only (*_on_batch, TF1-session inference)",
           behaviour.CODES),
+    Stage("tf1_apis", tf1_apis.fix, "rewritten, tree",
+          "findings only (TensorFlow 1 calls the strategy code cannot run beside)", tf1_apis.CODES),
     Stage("checkpoints", checkpoints.fix, "rewritten, sites, helpers",
           "plan.nodes, plan.add_imports/remove_imports", checkpoints.CODES),
     Stage("copied_helpers", copied_helpers.fix, "helpers, rewritten", "plan.remove_imports",

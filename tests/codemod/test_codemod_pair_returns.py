@@ -181,3 +181,18 @@ def test_a_summary_naming_the_pair_it_returned_says_the_one_model():
     )
     out = transform_source(before.encode(), "t.py").output.decode()
     assert 'def build_models(gpus):\n    """Return the model, built and compiled under `strategy.scope()`."""\n' in out
+
+
+def test_a_summary_naming_the_pair_as_models_says_the_one_model():
+    # round 37, jb05: "Return (template, trainable) models." had stayed
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef build_models(cfg):\n"
+        '    """Return (template, trainable) models."""\n'
+        "    template = make(cfg)\n    if cfg['gpus'] > 1:\n"
+        "        trainable = multi_gpu_model(template, gpus=cfg['gpus'])\n"
+        "    else:\n        trainable = template\n    trainable.compile('adam', 'mse')\n"
+        "    return template, trainable\n\n\n"
+        "template, trainable = build_models(CFG)\ntrainable.fit(x, y)\ntemplate.save('m.h5')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert '    """Return the model, built and compiled under `strategy.scope()`."""\n' in out

@@ -1519,3 +1519,45 @@ def test_converted_to_a_parallel_model_is_not_renamed_into_converted_to_a_model(
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     said = "With more than one GPU the model is converted to a parallel model before compiling."
     assert prose.renamed(said) == said and prose.wholly_stale(said)
+
+
+def test_an_args_entry_loses_its_clause_on_the_removed_helper():
+    # round 36, ia18: flagged and left before (an `Args:` list is no run of sentences)
+    prose = Prose(frozenset({"ModelMGPU"}), True)
+    value = (
+        '"""Train the hourglass network.\n\n    Args:\n'
+        "        num_gpus: number of GPUs; > 1 wraps the network in ModelMGPU\n"
+        "            (multi_gpu_model with save/load forwarded to the template).\n"
+        "        epochs: how long to train.\n    \"\"\""
+    )
+    assert docstring_without_stale(value, prose) == (
+        '"""Train the hourglass network.\n\n    Args:\n'
+        "        num_gpus: number of GPUs.\n        epochs: how long to train.\n    \"\"\""
+    )
+
+
+def test_a_try_except_that_let_the_script_run_on_a_laptop_is_stale():
+    # round 36, ib03: the wrap's fallback is an `if` on the replica count now
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    said = "Small U-Net. The try/except lets the same notebook run on the laptop (no GPUs) and on the DGX."
+    assert prose.without_stale_sentences(said) == "Small U-Net."
+
+
+@pytest.mark.parametrize("written,now", [
+    # round 37
+    ("# self.model is the parallel model here; save the serial one\n", ""),  # ja17: not "the model here"
+    ("# re-compile the replicated model with a larger lr for the larger batch\n",
+     "# re-compile the model with a larger lr for the larger batch\n"),  # ja19: the recompile stays, so does its note
+    ("# always save the template, the multi-GPU graph is tied to the GPU count\n", ""),  # jb05
+])
+def test_round_37s_comments(written, now):
+    out, _ = migrate(IMPORTS + "BATCH = 64\n" + written + "EPOCHS = 2\n\n" + SITE)
+    assert "BATCH = 64\n" + now + "EPOCHS = 2\n" in out
+
+
+def test_a_wrapper_falling_back_is_stale_and_a_plot_title_loses_its_aside():
+    prose = Prose(frozenset({"ModelMGPU"}), True)
+    said = "Chest X-ray classifier, 3 GPUs. When gpus == 1 the wrapper falls back to the plain model."
+    assert prose.without_stale_sentences(said) == "Chest X-ray classifier, 3 GPUs."  # ja14
+    out, findings = migrate(IMPORTS + SITE + "plt.title('loss (parallel model)')\n")  # jb08
+    assert out.endswith("plt.title('loss')\n") and findings == []
