@@ -125,9 +125,11 @@ MECHANICS: Final = re.compile(
     # the same GPU count", "converted to a parallel model": round 36
     r"|\btowers?\s+shar\w*|\btemplate\b[^.;]{0,40}\band\s+the\s+model\s+to\s+(?:train|fit)\b"
     r"|\b(?:machine|box|node|server|host)\s+with\s+the\s+same\s+(?:gpu\s+count|number\s+of\s+gpus)\b"
-    # "The try/except lets the same notebook run on the laptop": the wrap's fallback, an `if` now
+    # "save the serial one", "the wrapper falls back to the plain model", "the multi-GPU graph is
+    # tied to the GPU count": round 37
     r"|\b(?:serial|single[- ](?:gpu|device))\s+one\b|\bthe\s+wrapper\s+falls\s+back\b"
     r"|\bmulti[- ]?gpu\s+graph\b|\btied\s+to\s+the\s+(?:gpu\s+count|number\s+of\s+gpus)\b"
+    # "The try/except lets the same notebook run on the laptop": the wrap's fallback, an `if` now
     r"|\btry\s*/\s*except\b[^.;]{0,40}\b(?:laptops?|cpu|without\s+(?:a\s+)?gpus?|single\s+gpu|one\s+gpu|no\s+gpus?)\b"
     r"|\bmultiple\s+of\s+(?:the\s+)?(?:number\s+of\s+(?:gpus|cards|devices)|(?:\w*_)?gpus?(?:_\w*)?\b|gpu\s+count)"
     r"|\bweights\s+(?:are|is|stay|remain)\s+shared\s*(?:[.;]|,\s*so\b|$)"
@@ -588,8 +590,8 @@ def _filled(text: str, width: int, first: str, later: str) -> list[str]:
 def _rewrapped(before: str, after: str) -> str:
     """`after` (`before` renamed) with each paragraph a line of which grew past 100 columns, or past
     both 79 columns and the paragraph's widest line, filled again to the widest line it had, at its
-    continuation lines' indentation; `before` when one cannot be (a paragraph laid out as a list,
-    or one line only)."""
+    continuation lines' indentation; a paragraph that cannot be (laid out as a list, or one line
+    only) stays as renamed within 100 columns; `before` when one such passes them."""
     old_parts, new_parts = _PARAGRAPH_BREAK.split(before), _PARAGRAPH_BREAK.split(after)
     if len(old_parts) != len(new_parts):
         return before
