@@ -5,11 +5,15 @@ TensorFlow is imported, by the start-up routine the import hook runs) or call `m
 before TensorFlow initialises its devices. Then `multi_gpu_model(model, gpus=N)`
 runs N replicas, and plain `tf.distribute.MirroredStrategy()` uses the N devices,
 with `/gpu:i` in its `devices` mapped onto them instead of hanging.
+`tf.config.list_logical_devices("GPU")` lists them as GPUs 0..N-1, so migrated code that
+counts or slices the GPUs it finds sees N (physical devices stay real: memory-growth set-up
+code runs on them).
 """
 
 from __future__ import annotations
 
 import os
+import sys
 from typing import Any
 
 from . import _hook_state, _patching, _settings
@@ -73,6 +77,7 @@ def simulate_gpus(n: int) -> None:
             ) from err
     _simulated = n
     _patch_mirrored_strategy()
+    _patch_gpu_listing()
 
 
 def _give_each_replica_a_thread(tf: Any, n: int) -> None:
@@ -87,10 +92,14 @@ def _give_each_replica_a_thread(tf: Any, n: int) -> None:
         tf.config.threading.set_inter_op_parallelism_threads(max(os.cpu_count() or 1, n + 2))
 
 
-def simulated_device(spec: str) -> str:
-    """Maps a device string onto the simulated devices: `/gpu:i` becomes `/cpu:i`."""
+def simulated_device(spec: Any) -> str:
+    """Maps a device onto the simulated devices: `/gpu:i` becomes `/cpu:i`.
+
+    `spec` is a device string or a `tf.config.LogicalDevice` (its `name` is read).
+    """
     import tensorflow as tf
 
+    spec = getattr(spec, "name", spec)
     parsed = tf.DeviceSpec.from_string(spec)
     if (parsed.device_type or "").upper() != "GPU":
         return spec
@@ -136,6 +145,45 @@ def _patch_mirrored_strategy() -> None:
     _patching.mark(__init__, "_compat_simulated")
     __init__.__doc__ = original_init.__doc__
     cls.__init__ = __init__
+
+
+def _patch_gpu_listing() -> None:
+    # Migrated code counts and slices the GPUs it finds through the public listing
+    # (`MirroredStrategy(tf.config.list_logical_devices("GPU")[:n])`, a batch size scaled by
+    # `len(...)`). Listing none would run every such form on all N devices, or size the
+    # batch for one, so `verify` could not tell them apart: the simulated GPUs are listed.
+    import tensorflow as tf
+
+    original = tf.config.list_logical_devices
+    if _patching.is_marked(original, "_compat_simulated"):
+        return
+
+    def list_logical_devices(device_type: str | None = None) -> list[Any]:
+        if (
+            _simulated and isinstance(device_type, str) and device_type.upper() == "GPU"
+            and not _called_from_a_library()
+        ):
+            return [
+                tf.config.LogicalDevice(name=f"/device:GPU:{i}", device_type="GPU")
+                for i in range(_simulated)
+            ]
+        return original(device_type)
+
+    _patching.mark(list_logical_devices, "_compat_simulated")
+    list_logical_devices.__doc__ = original.__doc__
+    for namespace in (tf.config, tf.config.experimental):
+        if getattr(namespace, "list_logical_devices", None) is original:
+            namespace.list_logical_devices = list_logical_devices
+
+
+# TensorFlow and Keras read the GPU listing to choose kernels (an LSTM picks cuDNN when
+# a GPU is listed, which has no CPU kernel): they keep seeing the real devices.
+_LIBRARIES = ("tensorflow", "keras", "tf_keras", "multi_gpu_compat")
+
+
+def _called_from_a_library() -> bool:
+    caller = sys._getframe(2).f_globals.get("__name__", "")
+    return caller.partition(".")[0] in _LIBRARIES
 
 
 def simulate_from_environment() -> None:

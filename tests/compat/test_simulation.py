@@ -34,6 +34,20 @@ assert pair.num_replicas_in_sync == 2
 assert [d.rsplit(":", 1)[-1] for d in pair.extended.worker_devices] == ["0", "1"]
 assert math.isfinite(tiny_fit(K, pair))  # completes instead of hanging on missing GPUs
 assert math.isfinite(tiny_fit(K, tf.distribute.MirroredStrategy()))
+# The public listing shows the simulated GPUs, so migrated code that counts or slices them
+# runs on what it asked for; physical devices stay real (memory-growth code runs on them).
+listed = tf.config.list_logical_devices("GPU")
+assert [d.name for d in listed] == ["/device:GPU:0", "/device:GPU:1", "/device:GPU:2"], listed
+assert tf.config.experimental.list_logical_devices("GPU") == listed
+assert tf.config.list_physical_devices("GPU") == []
+assert tf.distribute.MirroredStrategy(listed[:1]).num_replicas_in_sync == 1
+assert tf.distribute.MirroredStrategy(listed[:2]).num_replicas_in_sync == 2
+assert tf.distribute.MirroredStrategy([d.name for d in listed]).num_replicas_in_sync == 3
+# Keras reads the listing to pick kernels: it must not choose cuDNN on the CPU.
+with tf.distribute.MirroredStrategy().scope():
+    rnn = K.Sequential([K.Input((4, 3)), K.layers.LSTM(2)])
+    rnn.compile(optimizer="sgd", loss="mse")
+rnn.fit(np.ones((6, 4, 3), "float32"), np.ones((6, 2), "float32"), batch_size=6, verbose=0)
 try:
     tf.distribute.MirroredStrategy(devices=["/gpu:0", "/gpu:3"])
 except ValueError as err:
