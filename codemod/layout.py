@@ -75,6 +75,8 @@ def realign_call(
         return updated
     # Columns as the reader sees them (a tab is 4 wide): the line starts with the block's indent.
     column = opening - len(block_indent) + _width(block_indent) + len(old) + 1  # the first one inside `(`
+    if not _aligned_under_parenthesis(updated, column, block_indent):
+        return updated
     if limit is not None:
         trial = _Shift(len(new) - len(old), column, block_indent, None)
         moved = updated.with_changes(args=[cst.ensure_type(a.visit(trial), cst.Arg) for a in updated.args])
@@ -82,6 +84,22 @@ def realign_call(
             return updated
     shift = _Shift(len(new) - len(old), column, block_indent, carry)
     return updated.with_changes(args=[cst.ensure_type(a.visit(shift), cst.Arg) for a in updated.args])
+
+
+def _aligned_under_parenthesis(call: cst.Call, column: int, block_indent: str) -> bool:
+    """An argument starts a line at `column`, or none does (lines only under inner brackets).
+
+    A call whose argument lines start elsewhere is not aligned under its parenthesis as the
+    code reads now (an earlier step left it where it was): moving its deeper lines by the
+    head's change would misalign them.
+    """
+    starts = [
+        (_width(block_indent) if ws.indent else 0) + _width(ws.last_line.value)
+        for arg in call.args
+        if isinstance(arg.comma, cst.Comma)
+        and isinstance(ws := arg.comma.whitespace_after, cst.ParenthesizedWhitespace)
+    ]
+    return not starts or column in starts
 
 
 def realign_value(

@@ -313,6 +313,31 @@ class _FlatBlankLines(cst.CSTTransformer):
         return updated_node
 
 
+def _blank_line_after_scope(
+    scope: cst.With, following: cst.BaseStatement
+) -> tuple[cst.With, cst.BaseStatement]:
+    """`with strategy.scope():` / `model = build()` / (blank) / `model.compile(...)` straight
+    followed by `model.fit(...)`: the blank line that set the removed call apart from the build
+    goes after the block, between building and training (as many blank lines as before)."""
+    body = list(cst.ensure_type(scope.body, cst.IndentedBlock).body)
+    lines = list(_leading_lines(body[-1])) if len(body) > 1 else []
+    blanks = next((k for k, line in enumerate(lines) if line.comment is not None), len(lines))
+    after = _leading_lines(following)
+    if (
+        not blanks or blanks < len(lines) or any(line.comment is None for line in after)
+        or any(cell_boundary(s) for s in (*body, following))
+    ):
+        # (a blank line above a comment sets the comment apart; a blank line below one already
+        # sets the block apart; a notebook cell ends on its code)
+        return scope, following
+    body[-1] = body[-1].with_changes(leading_lines=lines[blanks:])
+    gap = [cst.EmptyLine(indent=False) for _ in range(blanks)]
+    return (
+        scope.with_changes(body=scope.body.with_changes(body=body)),
+        following.with_changes(leading_lines=[*gap, *after]),
+    )
+
+
 def _flat_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
     """Blank lines moved one block deeper must not gain trailing indentation: the statement's own
     and those inside it (before an `else:`, between the statements of its body)."""
@@ -349,6 +374,7 @@ class _Applier(cst.CSTTransformer):
         self.limit = 100  # added lines stay within 100 columns, or within the file's widest line
         self.choice_comments: dict[int, list[cst.EmptyLine]] = {}  # region -> comments for its strategy line
         self.merged_guards: set[int] = set()  # `if`s whose branches read the same, written once
+        self.scopes: set[int] = set()  # the `with strategy.scope():` blocks written
         self.call_regions: dict[int, Region] = {}  # a removed call in a branch -> the region around it
         self._function_names: frozenset[str] | None = None
         self.emptied: set[int] = set()  # the `pass` of each block whose every statement went
@@ -676,10 +702,13 @@ class _Applier(cst.CSTTransformer):
                 pieces = [_flat_blank_lines(p) for p in pieces]
                 if pieces and index > 0 and id(original.body[index - 1]) in self.plan.moved:
                     pieces[0] = _one_blank_line(pieces[0])  # the moved `def` took its own spacing along
+            elif pieces and out and isinstance(out[-1], cst.With) and id(out[-1]) in self.scopes:
+                out[-1], pieces[0] = _blank_line_after_scope(out[-1], pieces[0])
             (buffer if buffer is not None else out).extend(pieces)
             origin.update((id(piece), orig) for piece in pieces)
             if region is not None and index == region.end:
                 out.extend(self._wrap(region, buffer or []))
+                self.scopes.update(id(s) for s in out if isinstance(s, cst.With))
                 buffer = None
                 region = next(region_iter, None)
         if not out:
@@ -774,6 +803,8 @@ class _Applier(cst.CSTTransformer):
         out: list[cst.BaseStatement] = []
         for inside, statements in _scoped_parts(body):
             if not inside:
+                if out and isinstance(out[-1], cst.With) and statements:
+                    out[-1], statements[0] = _blank_line_after_scope(out[-1], statements[0])
                 out.extend(statements)
                 continue
             statements, data = _data_after(statements, self._read_in_functions(region.block))
@@ -1012,13 +1043,24 @@ def _runs_model(statement: cst.BaseStatement) -> bool:
     `if` whose every branch only does that (`if gpus > 1: h = model.fit(x, y, batch_size=64)` /
     `else: h = model.fit(x, y, batch_size=32)`), with a condition that calls nothing."""
     if isinstance(statement, cst.If):
-        return _every_branch(statement, _runs_model)
+        # (a kept `if gpus > 1:` may also save or say what it did: `model.save(path)` creates nothing)
+        return _every_branch(statement, lambda s: _runs_model(s) or _calls_method(s, _SAVES) or message(s)) and any(
+            _runs_model(s) for suite in branch_suites(statement) for s in getattr(suite, "body", ())
+        )
+    return _calls_method(statement, _RUNS)
+
+
+_SAVES = frozenset({"save", "save_weights"})
+
+
+def _calls_method(statement: cst.BaseStatement, methods: frozenset[str]) -> bool:
+    """`x.m(...)` or `name = x.m(...)`, alone on its line, for a method `m` of `methods`."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
         return False
     small = statement.body[0]
     value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
     return (
-        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in _RUNS
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in methods
     )
 
 

@@ -123,3 +123,37 @@ def test_a_realigned_continuation_that_would_pass_the_files_width_stays_where_it
     out = transform_source(source.encode(), "train.py").output.decode()
     assert out.endswith("model.fit(x, y,\n        " + args + "\n")
     assert max(len(line) for line in out.splitlines()) <= 100
+
+
+def test_a_call_kept_in_place_by_the_width_is_not_shifted_when_its_name_comes_back():
+    # round 38, la15: `model.fit_generator(` read as `template_model.fit_generator(` could not be
+    # realigned (it would pass 100 columns); renamed back to `model`, its inner line lost 9 columns
+    call = (
+        "model.fit_generator(train_seq, validation_data=val_seq, epochs=params.epochs,\n"
+        "                    callbacks=[EarlyStopping(patience=5),\n"
+        "                               ModelCheckpoint('crnn.{epoch:02d}.h5', save_weights_only=True)])\n"
+    )
+    source = (
+        "from keras.utils import multi_gpu_model\n\ntemplate_model = build()\n"
+        "model = multi_gpu_model(template_model, gpus=2)\nmodel.compile('adam', 'mse')\n" + call
+        + "template_model.save_weights('final.h5')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert call + "model.save_weights('final.h5')\n" in out
+
+
+@pytest.mark.parametrize("between,fit,expected", [
+    # the blank line that set the removed call apart goes below the block, before the `fit`
+    ("\n", "model.fit(x, y)\n", "    model.compile('adam', 'mse')\n\nmodel.fit(x, y)\n"),
+    # a comment under it keeps the blank line above it, inside the block
+    ("\n# stage 1\n", "model.fit(x, y)\n", "\n    # stage 1\n    model.compile('adam', 'mse')\nmodel.fit(x, y)\n"),
+    # a blank line already sets the block apart: nothing moves
+    ("\n", "\nmodel.fit(x, y)\n", "\n    model.compile('adam', 'mse')\n\nmodel.fit(x, y)\n"),
+])
+def test_the_blank_line_above_the_removed_call_goes_below_the_scope(between, fit, expected):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\n" + between
+        + "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n" + fit
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert out.endswith("with strategy.scope():\n    model = build()\n" + expected), out

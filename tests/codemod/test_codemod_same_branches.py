@@ -93,6 +93,19 @@ PAIRS = [
         [],  # the second `if` only renamed: its branches read the same and are written once
         id="branches-the-rename-made-the-same-and-the-calls-comment-above-the-strategy",
     ),
+    pytest.param(  # round 38, la10: the `if` had stayed under the scope, its fits with it
+        HEAD + "def train(gpus):\n    model = build()\n\n    if gpus > 1:\n"
+        "        parallel = multi_gpu_model(model, gpus=gpus)\n        parallel.compile('sgd', 'mse')\n"
+        "        parallel.fit(x, y, callbacks=[a])\n        model.save('best.h5')\n    else:\n"
+        "        model.compile('sgd', 'mse')\n        model.fit(x, y, callbacks=[a, b])\n",
+        "import tensorflow as tf\n\ndef train(gpus):\n    " + STRATEGY.replace("[:gpus]", "[:max(gpus, 1)]")
+        + "    with strategy.scope():\n"
+        "        model = build()\n        model.compile('sgd', 'mse')\n\n    if gpus > 1:\n"
+        "        model.fit(x, y, callbacks=[a])\n        model.save('best.h5')\n    else:\n"
+        "        model.fit(x, y, callbacks=[a, b])\n",
+        ["MGPU106"],
+        id="a-kept-if-left-to-train-and-save-follows-the-scope",
+    ),
 ]
 
 
@@ -237,8 +250,8 @@ def test_a_branch_building_the_template_itself_loses_its_alias_and_every_read_is
         "parallel.compile('adam', 'mse')\nparallel.fit(x, y,\n             epochs=2)\n"
     )
     after = (
-        "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "with strategy.scope():\n    model = build()\n\n"
-        "    model.compile('adam', 'mse')\nmodel.fit(x, y,\n          epochs=2)\n"
+        "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "with strategy.scope():\n    model = build()\n"
+        "    model.compile('adam', 'mse')\n\nmodel.fit(x, y,\n          epochs=2)\n"
     )
     assert check_source_pair(before, after) == []
 

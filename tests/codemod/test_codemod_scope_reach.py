@@ -257,8 +257,8 @@ def test_data_loading_that_also_returns_sizes_stays_above_the_scope():
         "import tensorflow as tf\nfrom keras.layers import Dense, Input\nfrom keras.models import Model\n\n"
         "raw = load_rows('data.tsv')\nx, y, n_in, n_out = vectorize(raw)\n\n"
         "strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices(\"GPU\")[:2])\n"
-        "with strategy.scope():\n    inputs = Input(shape=(n_in,))\n    model = Model(inputs, Dense(n_out)(inputs))\n\n"
-        "    model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+        "with strategy.scope():\n    inputs = Input(shape=(n_in,))\n    model = Model(inputs, Dense(n_out)(inputs))\n"
+        "    model.compile('adam', 'mse')\n\nmodel.fit(x, y)\n"
     )
     check_source_pair(before, after)
     # a statement whose names feed no model is still followed: it may build what the layers use

@@ -1347,15 +1347,41 @@ def test_an_argparse_help_loses_its_closing_phrase_on_the_helper():
     assert "help='number of GPUs')" in out and findings == []
 
 
-@pytest.mark.parametrize("written,now", [
+# Comment lines that only the old pair made true, one row per review round's finding: each
+# goes (or loses its clause on the pair) wherever it stands between two statements.
+STALE_COMMENT_LINES = [
     # round 33: the old pair's two halves and their roles, unflagged before
     ("# replicate on the GPUs; weights stay shared with `net`\n", "# replicate on the GPUs\n"),  # pb05
     ("# With several GPUs train the replica, but keep checkpointing the template:\n"
      "# the replica's weights are the template's weights.\n", ""),  # pb20
     ("# Checkpoints must be taken from the template `model`.\n", ""),  # pb03
     ("# weights saved from the base model so sampling runs on one device\n", ""),  # pa12
-])
-def test_what_only_the_old_pair_made_true_goes(written, now):
+    # round 34: the old slicing's limit, the wrapper the save went through, the template's purpose
+    ("# batch must divide evenly between the towers\n", ""),  # gb05
+    ("# the checkpoint saves through the wrapper, i.e. the single-GPU autoencoder\n", ""),  # gb09
+    ("# save the template so the fold model loads on any machine\n", ""),  # gb18
+    ("# keeps the best template weights with a small callback\n", "# keeps the best weights with a small callback\n"),
+    # round 35: the old wrapper, its slicing and the pair, said in new words
+    ("# NB: saving the weights of the multi-GPU model; reload them into a model\n# wrapped the same way\n", ""),  # ha13
+    ("# batch must be a multiple of gpu_count or the last tower gets nothing\n", ""),  # hb06
+    ("# wrap for data parallelism; the original `model` keeps the weights for saving\n", ""),  # hb13
+    ("# written from the template model so they can be reloaded on a single-GPU box\n", ""),  # ha01
+    # round 36: more of the old pair's words
+    ("# save the base model: the towers share its weights\n", ""),  # ia06
+    ("# wrap for data-parallel training; checkpoints still save `model`\n", ""),  # ia02
+    ("# batch must divide evenly by the gpu count\n", ""),  # ib06
+    ("# Credit default classifier; template compiled first so it can be evaluated on one GPU later\n",
+     "# Credit default classifier\n"),  # ib19
+    # round 37
+    ("# self.model is the parallel model here; save the serial one\n", ""),  # ja17: not "the model here"
+    ("# re-compile the replicated model with a larger lr for the larger batch\n",
+     "# re-compile the model with a larger lr for the larger batch\n"),  # ja19: the recompile stays, so does its note
+    ("# always save the template, the multi-GPU graph is tied to the GPU count\n", ""),  # jb05
+]
+
+
+@pytest.mark.parametrize("written,now", STALE_COMMENT_LINES)
+def test_a_comment_line_only_the_old_pair_made_true_goes(written, now):
     out, _ = migrate(IMPORTS + "BATCH = 64\n" + written + "EPOCHS = 2\n\n" + SITE)
     assert "BATCH = 64\n" + now + "EPOCHS = 2\n" in out
 
@@ -1408,18 +1434,6 @@ def test_a_message_naming_the_parallel_half_names_the_model(said, now):
     assert [f for f in findings if f[1] == "MGPU305"] == []
 
 
-@pytest.mark.parametrize("written,now", [
-    # round 34: the old slicing's limit, the wrapper the save went through, the template's purpose
-    ("# batch must divide evenly between the towers\n", ""),  # gb05
-    ("# the checkpoint saves through the wrapper, i.e. the single-GPU autoencoder\n", ""),  # gb09
-    ("# save the template so the fold model loads on any machine\n", ""),  # gb18
-    ("# keeps the best template weights with a small callback\n", "# keeps the best weights with a small callback\n"),
-])
-def test_round_34s_stale_comments(written, now):
-    out, _ = migrate(IMPORTS + "BATCH = 64\n" + written + "EPOCHS = 2\n\n" + SITE)
-    assert "BATCH = 64\n" + now + "EPOCHS = 2\n" in out
-
-
 def test_a_bare_weights_are_shared_left_by_a_dropped_clause_goes():
     # round 34, gb18: "Weights are shared, so the template can be saved" had kept "Weights are shared."
     prose = Prose(frozenset({"multi_gpu_model"}), True)
@@ -1431,18 +1445,6 @@ def test_the_refusal_example_goes_with_the_refusal():
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     said = "Falls back to a single device when multi_gpu_model refuses (e.g. only one card visible)."
     assert prose.renamed(said) == "Falls back to a single device when at most one GPU is visible."
-
-
-@pytest.mark.parametrize("written,now", [
-    # round 35: the old wrapper, its slicing and the pair, said in new words
-    ("# NB: saving the weights of the multi-GPU model; reload them into a model\n# wrapped the same way\n", ""),  # ha13
-    ("# batch must be a multiple of gpu_count or the last tower gets nothing\n", ""),  # hb06
-    ("# wrap for data parallelism; the original `model` keeps the weights for saving\n", ""),  # hb13
-    ("# written from the template model so they can be reloaded on a single-GPU box\n", ""),  # ha01
-])
-def test_round_35s_stale_comments(written, now):
-    out, _ = migrate(IMPORTS + "BATCH = 64\n" + written + "EPOCHS = 2\n\n" + SITE)
-    assert "BATCH = 64\n" + now + "EPOCHS = 2\n" in out
 
 
 def test_a_message_saving_the_template_to_a_file_names_the_model():
@@ -1501,19 +1503,6 @@ def test_a_renamed_docstring_line_past_79_columns_and_its_paragraph_is_filled_ag
     )
 
 
-@pytest.mark.parametrize("written,now", [
-    # round 36: more of the old pair's words
-    ("# save the base model: the towers share its weights\n", ""),  # ia06
-    ("# wrap for data-parallel training; checkpoints still save `model`\n", ""),  # ia02
-    ("# batch must divide evenly by the gpu count\n", ""),  # ib06
-    ("# Credit default classifier; template compiled first so it can be evaluated on one GPU later\n",
-     "# Credit default classifier\n"),  # ib19
-])
-def test_round_36s_stale_comments(written, now):
-    out, _ = migrate(IMPORTS + "BATCH = 64\n" + written + "EPOCHS = 2\n\n" + SITE)
-    assert "BATCH = 64\n" + now + "EPOCHS = 2\n" in out
-
-
 def test_converted_to_a_parallel_model_is_not_renamed_into_converted_to_a_model():
     # round 36, ib09
     prose = Prose(frozenset({"multi_gpu_model"}), True)
@@ -1541,18 +1530,6 @@ def test_a_try_except_that_let_the_script_run_on_a_laptop_is_stale():
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     said = "Small U-Net. The try/except lets the same notebook run on the laptop (no GPUs) and on the DGX."
     assert prose.without_stale_sentences(said) == "Small U-Net."
-
-
-@pytest.mark.parametrize("written,now", [
-    # round 37
-    ("# self.model is the parallel model here; save the serial one\n", ""),  # ja17: not "the model here"
-    ("# re-compile the replicated model with a larger lr for the larger batch\n",
-     "# re-compile the model with a larger lr for the larger batch\n"),  # ja19: the recompile stays, so does its note
-    ("# always save the template, the multi-GPU graph is tied to the GPU count\n", ""),  # jb05
-])
-def test_round_37s_comments(written, now):
-    out, _ = migrate(IMPORTS + "BATCH = 64\n" + written + "EPOCHS = 2\n\n" + SITE)
-    assert "BATCH = 64\n" + now + "EPOCHS = 2\n" in out
 
 
 def test_a_wrapper_falling_back_is_stale_and_a_plot_title_loses_its_aside():

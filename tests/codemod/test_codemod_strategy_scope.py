@@ -203,8 +203,8 @@ REWRITES = [
         'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
         '    model = make()\n'
-        '\n'
         "    model.compile('adam', 'mse')\n"
+        '\n'
         'model.summary()\n'
         'model.fit(x, y)\n',
         [],
@@ -284,8 +284,8 @@ REWRITES = [
         '    )\n'
         '    with strategy.scope():\n'
         '        model = make()\n'
-        '\n'
         '        model.compile("adam", "mse")\n'
+        '\n'
         '    model.fit(x, y)\n',
         [],
         id='default-alias-above-the-guard-goes-with-the-guard',

@@ -24,8 +24,8 @@ def test_a_count_nothing_reads_goes_with_its_comment_and_its_helper():
     out = _migrated(HEAD + SITE)
     assert out == (
         "import numpy as np\nimport tensorflow as tf\n\n\n"
-        "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build()\n\n"
-        "    model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+        "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build()\n"
+        "    model.compile('adam', 'mse')\n\nmodel.fit(x, y)\n"
     )
 
 
