@@ -143,9 +143,13 @@ MECHANICS: Final = re.compile(
     r"|\b(?:merg|concat)\w*\s+(?:the\s+|their\s+)?(?:outputs?|results|predictions)\b[^.;]{0,20}\bcpu\b|\btowers?\s+(?:per|on\s+each)\s+gpu\b"
     # "checkpoint the template so the file loads on one GPU", "the training model for fit() and the
     # template for saving": the two models of the old pair, named together
-    r"|\btemplate\b[^.;:]{0,60}\b(?:one|single|1)[- ]gpu\b|\bwithout\s+the\s+(?:multi-?gpu\s+|parallel\s+)?wrapper\b"
+    r"|\btemplate\b[^.;:]{0,80}\b(?:one|single|1)[- ]gpu\b|\bwithout\s+the\s+(?:multi-?gpu\s+|parallel\s+)?wrapper\b"
     r"|\b(?:training|parallel|gpu|multi-?gpu)\s+model\b[^.;]{0,40}\band\s+the\s+template\b"
     r"|\btemplate\b[^.;]{0,40}\band\s+the\s+model\s+used\s+for\s+(?:fit\w*|train\w*)"
+    # "returns the template model (for saving) and the model we train" (round 38, lb06)
+    r"|\btemplate\b[^.;]{0,40}\band\s+the\s+(?:model|one|net(?:work)?)\s+(?:that\s+)?(?:we|you)\s+(?:train|fit)\b"
+    # "only wraps the model when there is more than one" (round 38, lb03): nothing is wrapped now
+    r"|\bwraps?\s+the\s+(?:model|network|net)\s+(?:only\s+)?(?:when|if)\b"
     r"|\btemplate\b[^.;]{0,40}\band\s+the\s+(?:training|parallel|gpu|multi-?gpu)\s+model\b"
     # "keeps both the template and the GPU replica": the pair the old function made
     r"|\btemplate\s+and\s+(?:the\s+|its\s+)?(?:gpu|parallel|multi-?gpu)\s+"
@@ -203,7 +207,8 @@ _TEMPLATE_MODEL: Final = re.compile(
     r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\()|(?<=,\s)|(?<=\bsaved\s)|(?<=\bsaving\s)|(?<=\bloaded\s))"
     # (or emphasised: "Save the *template* model")
     r"(?:(?P<em>[*_]{0,2})(?:template|serial|single[- ](?:gpu|device))(?P=em)\s+model"
-    r"|(?:serial|single[- ](?:gpu|device)|cpu)\s+template(?:\s+model)?)\b(?![-_(`'\"]|\.\w)",
+    # (a possessive too: "Save the serial model's weights", round 38, la08)
+    r"|(?:serial|single[- ](?:gpu|device)|cpu)\s+template(?:\s+model)?)\b(?![-_(`\"]|'(?!s\b)|\.\w)",
     re.IGNORECASE,
 )
 _SAVE_PURPOSE: Final = re.compile(
@@ -212,7 +217,9 @@ _SAVE_PURPOSE: Final = re.compile(
     re.IGNORECASE,
 )
 _SAVING: Final = re.compile(
-    r"\b(?:sav(?:e|es|ed|ing)|(?:re)?load\w*|checkpoint\w*)\s+(?:the\s+|our\s+)?(?:parallel|multi-gpu|multi\s+gpu)\s+model",
+    r"\b(?:sav(?:e|es|ed|ing)|(?:re)?load\w*|checkpoint\w*)\s+(?:the\s+|our\s+)?(?:parallel|multi-gpu|multi\s+gpu)\s+model"
+    r"|\b(?:parallel|multi-gpu|multi\s+gpu)\s+model\s+is\s+(?:what|the\s+one)\s+(?:that\s+)?(?:gets|we|is)\s+"
+    r"(?:sav|checkpoint|serialis|serializ)",
     re.IGNORECASE,
 )
 # "with the reloaded template": the template as the noun, one model now
@@ -243,6 +250,8 @@ _HELPER_REFUSES: Final = re.compile(
 # "(data parallel over towers)": the old slicing's towers
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
 # "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
+_BY_HAND: Final = re.compile(r",?\s+(?:by\s+hand|manually)\b(?=[\s.,;:)!?]|$)", re.IGNORECASE)
+_HELPER_ASIDE: Final = re.compile(r"\s*\([^()]*\b(?:" + "|".join(HELPERS) + r")\b[^()]*\)")
 _STRATEGY_FROM: Final = re.compile(
     r"(?P<strategy>" + re.escape(STRATEGY) + r"`{0,2})\s+from\s+(?:our|the|my)\s+(?:[\w-]+\s+){0,2}"
     r"(?:notebook|module|file|package|script|repo(?:sitory)?|folder)\b",
@@ -254,7 +263,9 @@ _SAVED_TEMPLATE: Final = re.compile(
 )
 _TEMPLATE_ASIDE: Final = re.compile(r"\s+\((?:the\s+)?(?:template|serial|single[- ](?:gpu|device))\)", re.IGNORECASE)
 # "the model and the model used for fitting": two halves renamed into one name
-_DOUBLED: Final = re.compile(r"\b(?:the|a|our)\s+model\s+(?:and|or)\s+(?:the\s+|a\s+)?model\b", re.IGNORECASE)
+_DOUBLED: Final = re.compile(
+    r"\b(?:the|a|our)\s+model\s+(?:\([^()]*\)\s+)?(?:and|or)\s+(?:the\s+|a\s+)?model\b", re.IGNORECASE
+)
 # "helper that returns serial and parallel models": the one model now
 _BOTH_PLURAL: Final = re.compile(
     r"\b(?:both\s+)?(?:the\s+)?(?:serial|template|single[- ](?:gpu|device)|cpu)\s+and\s+(?:the\s+)?"
@@ -300,7 +311,10 @@ _PAIR_ASIDE: Final = re.compile(
     # "(recompiling the template has no effect on it)": an aside on the template, one model now
     r"|\s*\([^()]*\bthe\s+template\b(?![._-]\w)[^()]*\)"
     # "uses the template model (same weights)": the same as nothing now
-    r"|\s*\((?:the\s+)?same\s+weights\)",
+    r"|\s*\((?:the\s+)?same\s+weights\)"
+    # "Save model weights (template model when running multi-GPU)": which half, when; one model now
+    r"|\s*\([^()]*\bwhen\s+(?:running|training|using)\s+(?:on\s+)?(?:multi[- ]?gpus?|several\s+gpus|multiple\s+gpus|"
+    r"more\s+than\s+one\s+gpu)\b[^()]*\)",
     re.IGNORECASE,
 )
 # "the parallel model splits every batch between the GPUs": what the strategy does now
@@ -478,6 +492,9 @@ class Prose:
                 # "Uses `make_parallel` (data parallel over towers) from our utils notebook": the
                 # strategy has no towers and comes from TensorFlow
                 part = _STRATEGY_FROM.sub(r"\g<strategy>", _TOWER_ASIDE.sub("", part))
+                # "splits every batch by hand (written before Keras shipped `multi_gpu_model`)": the
+                # helper's ways and history, not the strategy's (round 38, lb04)
+                part = _HELPER_ASIDE.sub("", _BY_HAND.sub("", part))
             # "trained with ModelMGPU so that checkpoints can be saved": the wrapper's reason, not the strategy's
             part = _SAVE_PURPOSE.sub(r"\g<strategy>", part)
             # "train the parallel model": one model now, "the model"; not where a clause of the
@@ -1376,11 +1393,16 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
             lines, units, stale, index
         ):
             stale[index] = True
-    for unit, renamed, gone in zip(units, renamed_units, stale):
+    for index, (unit, renamed, gone) in enumerate(zip(units, renamed_units, stale)):
         if gone:
             if kept and not kept[-1].strip() and unit[-1] + 1 < len(lines) and not lines[unit[-1] + 1].strip():
                 kept.pop()  # no doubled blank line where it stood
             continue
+        if index + 1 < len(stale) and stale[index + 1] and renamed[-1].rstrip("\r\n").endswith(";"):
+            # "... later on a single GPU;" / "the parallel copy is compiled again.": the clause that
+            # went ended the sentence, the one left ends it now (round 38, lb07)
+            last = renamed[-1].rstrip("\r\n")
+            renamed = [*renamed[:-1], last[:-1] + "." + renamed[-1][len(last):]]
         if len(renamed) == 1:  # "Kernel with 2 GPUs. The template lives on the CPU and ...": the first stays
             body = renamed[0].rstrip("\r\n")
             trimmed = prose.without_stale_sentences(body)

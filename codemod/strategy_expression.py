@@ -284,7 +284,7 @@ def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | N
         inner = node.args[0].value
         if _renumbered(tree, _split_text(inner)):  # `len(args.gpu_ids.split(","))`, the ids made visible
             return "machine"
-        return "machine" if _bound_kind(tree, inner, seen) == "machine" else None
+        return "machine" if _bound_kind(tree, inner, seen) == "machine" else "count"  # (a length is a count)
     if isinstance(node, (cst.List, cst.Tuple)) and _all_ints(node):
         return "list"
     if isinstance(node, cst.ListComp):  # `[int(g) for g in args.gpus.split(",")]`: ids
@@ -303,10 +303,43 @@ def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | N
         return _option_kind(tree, node.attr.value)
     elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):  # `CONFIG["gpus"]`
         values = _dict_key_values(tree, node)
+    elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and not node.args:
+        values = _returned_values(tree, node.func)  # `n_gpus = visible_gpus()`, a helper of this file
     else:
         return None
     kinds = {_bound_kind(tree, value, seen) if value is not None else None for value in values or [None]}
     return kinds.pop() if len(kinds) == 1 else None
+
+
+def _returned_values(tree: Tree, name: cst.Name) -> list[cst.BaseExpression | None]:
+    """What the module's one undecorated `def name():` with no parameters, bound nowhere else,
+    returns: each `return`'s value (None for a bare `return`, where its end can be reached, or
+    when `name` is no such helper)."""
+    scope = tree.scopes.get(name)
+    bindings = list(scope[name.value]) if scope is not None else []
+    function = getattr(bindings[0], "node", None) if len(bindings) == 1 else None
+    if not (
+        isinstance(function, cst.FunctionDef) and isinstance(tree.parent(function), cst.Module)
+        and not function.decorators and not function.params.params and not function.params.posonly_params
+        and not isinstance(function.params.star_arg, cst.Param)
+    ):
+        return [None]
+    body = function.body.body if isinstance(function.body, cst.IndentedBlock) else ()
+    last = body[-1] if body else None
+    if not (isinstance(last, cst.SimpleStatementLine) and isinstance(last.body[-1], cst.Return)):
+        return [None]  # (the end of the body may be reached: None comes back)
+    returns = []
+    stack: list[cst.CSTNode] = list(body)
+    while stack:
+        current = stack.pop()
+        if isinstance(current, (cst.FunctionDef, cst.ClassDef, cst.Lambda)):
+            continue
+        if isinstance(current, (cst.Yield, cst.Await)):
+            return [None]
+        if isinstance(current, cst.Return):
+            returns.append(current.value)
+        stack.extend(current.children)
+    return returns or [None]
 
 
 def _option_kind(tree: Tree, option: str) -> str | None:

@@ -9,7 +9,8 @@ rewritten (strategy_scope reports it, MGPU301), so every lookup left here is rep
 reads read `model` instead and the line goes, when that provably changes nothing. The comment
 right above such a line that describes the wrapper ("the template sits before the merge layers")
 goes with it (stale_comments.py), as does one on a save of the model that names the wrapper
-("the template shares its weights with the parallel model"). So does Keras 2's
+("the template shares its weights with the parallel model"; one alone in its paragraph whose only
+words of the pair are an aside in parentheses stays, and stale_prose.py takes the aside out). So does Keras 2's
 `parallel.__setattr__('callback_model', model)` hack (callbacks were to see the template; with no
 wrapper they do). The parallel model's name in a notebook export's `%time` magic source
 (`get_ipython().run_cell_magic('time', '', 'parallel.fit(x, y)\n')`) is renamed like its code reads.
@@ -23,7 +24,7 @@ from typing import Final
 import libcst as cst
 from libcst.metadata import Assignment
 
-from .. import stale_comments
+from .. import stale_comments, stale_prose
 from .._tree import Tree, code_of, walk_same_scope
 from ..fix_context import FixContext, contains, same_scope_targets, subtree
 from ..recognise import Site
@@ -129,10 +130,34 @@ def _stale_save_comments(ctx: FixContext, site: Site) -> None:
                 and call.func.attr.value in _SAVES and tree.code(call.func.value) in names):
             continue
         kept = stale_comments.without(statement.leading_lines, stale_comments.MECHANICS)
-        ctx.plan.dropped_lines |= {id(line) for line in statement.leading_lines if line not in kept}
+        ctx.plan.dropped_lines |= {
+            id(line) for line in statement.leading_lines if line not in kept and not _renamed_true(statement, line)
+        }
         trailing = statement.trailing_whitespace
         if trailing.comment is not None and stale_comments.MECHANICS.search(trailing.comment.value):
             ctx.plan.nodes[id(trailing)] = trailing.with_changes(whitespace=cst.SimpleWhitespace(""), comment=None)
+
+
+def _renamed_true(statement: cst.SimpleStatementLine, line: cst.EmptyLine) -> bool:
+    """A comment line alone in its paragraph that says what is still true once its half of the pair
+    is "the model": `# Save model weights (template model when running multi-GPU)` reads
+    `# Save model weights` (stale_prose.py renames it later; round 38, lb14)."""
+    lines = list(statement.leading_lines)
+    k = next(i for i, other in enumerate(lines) if other is line)
+    alone = all(lines[j].comment is None for j in (k - 1, k + 1) if 0 <= j < len(lines))
+    if line.comment is None or not alone:
+        return False
+    prose = stale_prose.Prose(frozenset(stale_prose.HELPERS), True)
+    text = line.comment.value
+    renamed = prose.renamed(text)
+    # only an aside in parentheses taken out ("via the template model" read as "via the model"
+    # says nothing)
+    start = next((i for i, (a, b) in enumerate(zip(text, renamed)) if a != b), len(renamed))
+    removed = text[start:start + len(text) - len(renamed)]
+    cut = text[:start] + text[start + len(removed):] == renamed and bool(re.fullmatch(r"\s*\([^()]*\)", removed))
+    return cut and renamed != text and not stale_comments.MECHANICS.search(renamed) and not (
+        prose.wholly_stale(renamed) or prose.names_removed(renamed)
+    )
 
 
 def _callback_model_hack(

@@ -1538,3 +1538,39 @@ def test_a_wrapper_falling_back_is_stale_and_a_plot_title_loses_its_aside():
     assert prose.without_stale_sentences(said) == "Chest X-ray classifier, 3 GPUs."  # ja14
     out, findings = migrate(IMPORTS + SITE + "plt.title('loss (parallel model)')\n")  # jb08
     assert out.endswith("plt.title('loss')\n") and findings == []
+
+
+@pytest.mark.parametrize("removed,text,now", [
+    # round 38, lb04: the helper's ways ("by hand") and history go with its name
+    ({"make_parallel"}, "`make_parallel` splits every batch across the GPUs by hand (this was written before "
+     "Keras shipped `multi_gpu_model`).\n", "`tf.distribute.MirroredStrategy` splits every batch across the GPUs.\n"),
+    # lb06: "returns the template model (for saving) and the model we train": one model now
+    ({"multi_gpu_model"}, "All knobs live in `cfg`; `build_models` returns the template model (for saving) and the "
+     "model we train.\n", "All knobs live in `cfg`.\n"),
+    # lb07: the clause that went ended the sentence; the one before it was the pair's too
+    ({"multi_gpu_model"}, "Tiles of 64x64. The template is compiled first so we can call `evaluate` on it later on "
+     "a single GPU;\nthe parallel copy is compiled again with the same loss.\n", "Tiles of 64x64.\n"),
+    ({"multi_gpu_model"}, "Tiles of 64x64. The data come from disk;\nthe parallel copy is compiled again.\n",
+     "Tiles of 64x64. The data come from disk.\n"),
+    # lb03: nothing is wrapped now
+    ({"multi_gpu_model"}, "Counts the GPUs with `device_lib` and only wraps the model when there is more than one.\n",
+     ""),
+])
+def test_round_38s_markdown(removed, text, now):
+    assert markdown("# Title\n\n" + text, Prose(frozenset(removed), True))[0].rstrip("\n") == (
+        ("# Title\n\n" + now) if now else "# Title"
+    ).rstrip("\n")
+
+
+def test_which_half_was_checkpointed_goes_and_an_aside_on_when_it_ran_on_several_gpus():
+    # round 38, lb17 and lb14
+    docstring = (
+        '"""Sky camera.\n\nThe model is replicated on two GPUs with multi_gpu_model; the parallel model is\n'
+        'what gets checkpointed.\n"""\n'
+    )
+    out, findings = migrate(docstring + IMPORTS + SITE + "# Save model weights (template model when running "
+                            "multi-GPU)\nmodel.save_weights('w.h5')\n")
+    assert out.startswith(
+        '"""Sky camera.\n\nThe model is replicated on two GPUs with tf.distribute.MirroredStrategy.\n"""\n'
+    )
+    assert out.endswith("# Save model weights\nmodel.save_weights('w.h5')\n") and findings == []

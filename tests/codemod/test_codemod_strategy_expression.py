@@ -446,3 +446,22 @@ def test_a_dict_key_read_through_a_parameter_takes_the_literal_passed_in():
     # ids, as the literal passed in holds: never sliced as a count, and no MGPU117 guess
     assert "for i in cfg['gpus'] if i <" in out, out
     assert not [f for f in result.findings if f.code == "MGPU117"]
+
+
+@pytest.mark.parametrize("helper,guessed", [
+    # round 38, la06: the file's own helper returns a length, so `n_gpus` is a count (MGPU117 was false)
+    ("def visible_gpus():\n    devs = os.environ.get('CUDA_VISIBLE_DEVICES', '0,1')\n"
+     "    return len([d for d in devs.split(',') if d.strip()])\n", False),
+    ("def visible_gpus():\n    if FAST:\n        return 1\n    return int(os.environ['N_GPUS'])\n", False),
+    # its end can be reached (None comes back), or it takes arguments: nothing proves a count
+    ("def visible_gpus():\n    if FAST:\n        return 1\n", True),
+    ("def visible_gpus():\n    return CONFIG['gpus']\n", True),
+])
+def test_a_count_returned_by_the_files_own_helper_is_a_count(helper, guessed):
+    source = (
+        "import os\nfrom keras.utils import multi_gpu_model\n\n" + helper + "\n\n"
+        "n_gpus = visible_gpus()\nnet = build()\nwide = multi_gpu_model(net, gpus=n_gpus)\nwide.compile('sgd', 'mse')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    assert ("MGPU117" in [f.code for f in result.findings]) == guessed
+    assert f"{LOGICAL}[:n_gpus])" in result.output.decode()
