@@ -821,6 +821,14 @@ class _Applier(cst.CSTTransformer):
                 body=cst.IndentedBlock(body=statements or [cst.SimpleStatementLine(body=[cst.Pass()])]),
                 leading_lines=lead,
             ))
+            if data:
+                # the data moved after the block are set apart from it by a blank line: the one that
+                # set the removed call apart from the build, or a new one
+                scope, first = _blank_line_after_scope(cst.ensure_type(out[-1], cst.With), data[0])
+                lines = list(_leading_lines(first))
+                if not lines or lines[0].comment is not None:
+                    first = first.with_changes(leading_lines=[cst.EmptyLine(indent=False), *lines])
+                out[-1], data = scope, [first, *data[1:]]
             out.extend(data)
         emitted = [*region.hoisted, strategy, *announced, *out]
         if region.start == 0 and isinstance(region.block, cst.IndentedBlock):
@@ -925,9 +933,6 @@ def _data_after(
     if bound & later_names or moved_reads & later_changed or bound & read_in_functions:
         return statements, []
     moved = list(statements[start:end])
-    lines = list(_leading_lines(moved[0]))
-    if not lines or lines[0].comment is not None:  # set apart from the `with` block above them
-        moved[0] = moved[0].with_changes(leading_lines=[cst.EmptyLine(indent=False), *lines])
     kept = [*statements[:start], *statements[end:]]
     return kept, moved
 
@@ -986,16 +991,32 @@ _CALLBACKS: Final = frozenset({"ModelCheckpoint", "EarlyStopping", "ReduceLROnPl
                                "LearningRateScheduler", "TerminateOnNaN"})
 
 
+# Calls a callback's arguments may make and still create nothing: paths and strings
+# (`ModelCheckpoint(os.path.join(log_dir, "best.h5"))`, `"w.{}.h5".format(name)`).
+_TEXT_CALLS: Final = frozenset({"join", "format", "str", "int", "float", "len", "max", "min", "round", "abspath",
+                                "dirname", "basename", "expanduser"})
+
+
 def _callback(statement: ast.stmt | None) -> bool:
-    """`early = EarlyStopping(monitor='val_acc', patience=self.patience)`."""
+    """`early = EarlyStopping(monitor='val_acc', patience=self.patience)`, or a list of Keras callbacks
+    (`callbacks = [EarlyStopping(...), ModelCheckpoint(os.path.join(out, "best.h5"))]`)."""
     if not (isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)):
         return False
     value = statement.value
-    name = value.func.id if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) else (
-        value.func.attr if isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) else ""
+    made = value.elts if isinstance(value, (ast.List, ast.Tuple)) and value.elts else [value]
+    return all(_keras_callback(v) for v in made)
+
+
+def _keras_callback(value: ast.expr) -> bool:
+    if not isinstance(value, ast.Call):
+        return False
+    name = value.func.id if isinstance(value.func, ast.Name) else (
+        value.func.attr if isinstance(value.func, ast.Attribute) else ""
     )
-    return name in _CALLBACKS and not any(
-        isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr, ast.Await)) for n in ast.walk(value) if n is not value
+    inner = [n for n in ast.walk(value) if n is not value]
+    return name in _CALLBACKS and not any(isinstance(n, (ast.Lambda, ast.NamedExpr, ast.Await)) for n in inner) and all(
+        (n.func.id if isinstance(n.func, ast.Name) else getattr(n.func, "attr", "")) in _TEXT_CALLS
+        for n in inner if isinstance(n, ast.Call)
     )
 
 

@@ -98,7 +98,10 @@ _CONVERTED: Final = re.compile(
 # The wrapper's mechanics: true only while a parallel model exists.
 MECHANICS: Final = re.compile(
     r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu|replicated)[*_]{0,2}[\s_]+model\b"
-    r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
+    r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:training\s+)?(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
+    # "the batch is sliced per GPU and the outputs are concatenated back on the CPU" (round 39, oa08)
+    r"|\b(?:sliced|split)\s+per\s+(?:gpu|device|tower)\b"
+    r"|\b(?:outputs?|results|predictions)\s+(?:are|is|get)\s+(?:merged|concatenated|gathered)\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+|their\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template|towers?)"
     # "with a multi-GPU checkpoint fix", "The template is what we save."
@@ -148,6 +151,10 @@ MECHANICS: Final = re.compile(
     r"|\btemplate\b[^.;]{0,40}\band\s+the\s+model\s+used\s+for\s+(?:fit\w*|train\w*)"
     # "returns the template model (for saving) and the model we train" (round 38, lb06)
     r"|\btemplate\b[^.;]{0,40}\band\s+the\s+(?:model|one|net(?:work)?)\s+(?:that\s+)?(?:we|you)\s+(?:train|fit)\b"
+    # "the template is the layer just before the merge outputs", "the checkpoint files contain the
+    # replicated graph", "export it to get a single-GPU h5" (round 39, oa12)
+    r"|\blayer\s+(?:just\s+|right\s+)?before\s+the\s+(?:merg|concat)\w*|\breplicated\s+graph\b"
+    r"|\bsingle[- ]gpu\s+(?:h5|hdf5|file|checkpoint|copy|weights)\b"
     # "only wraps the model when there is more than one" (round 38, lb03): nothing is wrapped now
     r"|\bwraps?\s+the\s+(?:model|network|net)\s+(?:only\s+)?(?:when|if)\b"
     r"|\btemplate\b[^.;]{0,40}\band\s+the\s+(?:training|parallel|gpu|multi-?gpu)\s+model\b"
@@ -505,6 +512,9 @@ class Prose:
             if self.mechanics_gone and not (
                 _TEMPLATE.search(unpaired) or _SHARING.search(full) or _CONTRASTED.search(full)
                 or _CONVERTED.search(full)
+                # ("attached to the multi-GPU model, so the files contain the replicated graph": the
+                # sentence is the pair's; renamed, its first clause would stay as a half truth)
+                or MECHANICS.search(_PARALLEL_MODEL.sub("", full))
             ):
                 part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
@@ -743,7 +753,8 @@ class _Pass(cst.CSTTransformer):
         if id(original) not in self.docstrings and " " in updated.value:
             if self.calls and self.calls[-1] == "add_argument" and self.keyword == "help":
                 # `help='number of GPUs for multi_gpu_model'`: the help less its closing phrase
-                cut = _message_kept(updated.value, self.prose)
+                # (`help='GPUs for multi_gpu_model'` -> `help='GPUs'`: a help names its option's value)
+                cut = _message_kept(updated.value, self.prose, words=1)
                 if cut is not None:
                     return updated.with_changes(value=cut)
             if self.calls and self.calls[-1] in _PRINTS:
@@ -1250,7 +1261,7 @@ def _message_kept(literal: str, prose: Prose, *, words: int = 2) -> str | None:
         head, tail = inner[:phrase.start()], inner[phrase.start():stop]
         if re.search(r"[%{}'\"\\]", tail) or not prose.names_removed(tail):
             continue
-        if not prose.names_removed(head) and len(head.split()) >= 2:
+        if not prose.names_removed(head) and len(head.split()) >= words:
             return opening + head.rstrip(" ,;") + inner[stop:] + closing
         return None
     return None

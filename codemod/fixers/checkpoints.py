@@ -150,7 +150,13 @@ def _report_helper_unwrapping(ctx: FixContext, done: set[int]) -> None:
             continue
         code = tree.code(node)
         unwrapped = node.value if isinstance(node, cst.Subscript) else cst.ensure_type(node, cst.Call).func
-        holder = tree.code(cst.ensure_type(unwrapped, cst.Attribute).value)
+        held = cst.ensure_type(unwrapped, cst.Attribute).value
+        if _only_given_migrated_models(ctx, node, held):
+            # `def export(parallel, path): parallel.layers[-2].save(path)`, every call handing it a
+            # model the codemod migrated: that model is the template itself now
+            ctx.plan.nodes[id(node)] = held.deep_clone()
+            continue
+        holder = tree.code(held)
         ctx.report(node, "MGPU304", (
             f"`{code}.{parent.attr.value}(...)` unwraps the old parallel model (its template sat at "
             f"`layers[-(outputs + 1)]`); after migration the model trained is the template itself, so this "
@@ -208,6 +214,41 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
                 f"to the template's `fit`."
             ))
     _report_helper_unwrapping(ctx, done)
+
+
+def _only_given_migrated_models(ctx: FixContext, node: cst.CSTNode, held: cst.BaseExpression) -> bool:
+    """`held` is a parameter of a function of this file (not a method), bound nowhere else in it,
+    whose name is only ever called, each call passing a migrated parallel model there; and `node`
+    is the one-output unwrapping (`layers[-2]`)."""
+    tree = ctx.tree
+    if not (isinstance(held, cst.Name) and _single_output_unwrap(node)):
+        return False
+    function = next((a for a in tree.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
+    block = tree.parent(function) if function is not None else None
+    if function is None or block is None or isinstance(tree.parent(block), cst.ClassDef):
+        return False  # (a method: `self` and its callers are another matter)
+    params = [*function.params.posonly_params, *function.params.params]
+    index = next((i for i, p in enumerate(params) if p.name.value == held.value), None)
+    scope = tree.scopes.get(held)
+    if index is None or scope is None or len(list(scope[held.value])) != 1:
+        return False
+    migrated = {id(n) for site in ctx.rewritten for n in ctx.references.get(id(site), [])}
+    outer = tree.scopes.get(function.name)
+    uses = [a.node for b in (outer[function.name.value] if outer is not None else ()) for a in b.references]
+    if not uses:
+        return False
+    for use in uses:
+        call = tree.parent(use)
+        if not (isinstance(call, cst.Call) and call.func is use):
+            return False  # (handed on, not called: who knows what it is given)
+        given = [a.value for a in call.args if a.keyword is not None and a.keyword.value == held.value]
+        positional = [a for a in call.args if a.keyword is None]
+        if any(a.star for a in call.args):
+            return False
+        given += [positional[index].value] if index < len(positional) else []
+        if len(given) != 1 or id(given[0]) not in migrated:
+            return False
+    return True
 
 
 def _single_output_unwrap(node: cst.CSTNode) -> bool:

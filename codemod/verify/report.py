@@ -133,8 +133,9 @@ def _explanations(report: Report) -> list[str]:
     ):
         lines.append(
             f"note: the shim run used {shim.replicas} replica(s), the migrated {migrated.replicas}: they did not "
-            "train on the same devices (a legacy script counting the GPUs it finds sees none in simulation; on a "
-            "machine with GPUs both count them the same)"
+            "train on the same devices. Either the legacy script counted GPUs where simulation shows none "
+            "(`device_lib`, `nvidia-smi`; on a machine with GPUs both count them the same), or its own "
+            "`try`/`except` fell back to one device when `multi_gpu_model` raised: the shim run's output says which"
         )
     for run in report.runs.values():
         if run.skipped:

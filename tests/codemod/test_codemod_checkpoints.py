@@ -52,3 +52,25 @@ def test_a_callback_only_given_to_migrated_fits_gets_self_model_where_the_index_
     before = ROOT / "checkpoints" / "callback_given_to_migrated_fit.before.py"
     assert check_pair(before) == ["MGPU304"]
     assert [f.line for f in transform_source(before.read_bytes()).findings] == [17]
+
+
+@pytest.mark.parametrize("other_call,fixed", [
+    ("", True),  # every call hands it the migrated model: the model itself is saved
+    ("export(serial, 'b.h5')\n", False),  # another call hands it something else: left, reported
+])
+def test_a_helper_unwrapping_its_parameter_that_only_migrated_models_reach(other_call, fixed):
+    # round 39, oa12: `export_template(parallel_model, path)` saved `parallel_model.layers[-2]`, a
+    # layer of the migrated model (AttributeError after training), with only MGPU304 to say so
+    from multi_gpu_codemod import transform_source
+
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef export(parallel_model, path):\n"
+        "    parallel_model.layers[-2].save(path)\n\n\nmodel = build()\n"
+        "parallel_model = multi_gpu_model(model, gpus=2)\nparallel_model.compile('sgd', 'mse')\n"
+        "parallel_model.fit(x, y)\nexport(parallel_model, 'a.h5')\n" + other_call
+    )
+    result = transform_source(source.encode(), "train.py")
+    out = result.output.decode()
+    assert ("    parallel_model.save(path)\n" in out) == fixed
+    assert ("MGPU304" in [f.code for f in result.findings]) != fixed
+    assert "export(model, 'a.h5')\n" in out

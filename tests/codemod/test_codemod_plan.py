@@ -168,7 +168,7 @@ def _scoped(between: str, compile_args: str = "'adam', 'mse'", after: str = "") 
 def test_data_made_between_the_model_and_its_compile_goes_after_the_scope():
     out = _scoped("x = np.random.rand(8, 4)\ny = (np.random.rand(8, 1) > 0.5).astype('float32')\n")
     assert out.endswith(
-        "with strategy.scope():\n    model = build()\n\n    model.compile('adam', 'mse')\n\n"
+        "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n\n"
         "x = np.random.rand(8, 4)\ny = (np.random.rand(8, 1) > 0.5).astype('float32')\nmodel.fit(x, y)\n"
     )
 
@@ -177,7 +177,7 @@ def test_arithmetic_between_the_model_and_its_compile_goes_after_the_scope():
     # `batch_size = args.batch_size * gpus` calls nothing: it creates no variable (round 30, ka16)
     out = _scoped("batch = cfg.batch * 2 + 1\nsteps = -(n // batch)\n")
     assert out.endswith(
-        "with strategy.scope():\n    model = build()\n\n    model.compile('adam', 'mse')\n\n"
+        "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n\n"
         "batch = cfg.batch * 2 + 1\nsteps = -(n // batch)\nmodel.fit(x, y)\n"
     )
     called = _scoped("batch = cfg.size() * 2\n")  # a call: whatever it does stays under the scope
@@ -191,7 +191,7 @@ def test_an_if_choosing_a_batch_size_between_the_model_and_its_compile_goes_afte
     # `else: bs = BASE`, calls nothing and creates nothing
     out = _scoped("if n >= 2:\n    batch = BASE * n\nelse:\n    batch = BASE\n")
     assert out.endswith(
-        "with strategy.scope():\n    model = build()\n\n    model.compile('adam', 'mse')\n\n"
+        "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n\n"
         "if n >= 2:\n    batch = BASE * n\nelse:\n    batch = BASE\nmodel.fit(x, y)\n"
     )
     aliased = _scoped("if n >= 2:\n    batch = BASE * n\nelse:\n    batch = other\n")  # a lower-case name
@@ -262,6 +262,20 @@ def test_a_keras_callback_made_between_the_model_and_its_compile_goes_after_the_
     # a later statement that calls a method of what the callback reads keeps it in place
     changed = source.replace("        parallel = multi_gpu", "        self.reset()\n        parallel = multi_gpu")
     assert "            early = EarlyStopping(" in transform_source(changed.encode(), "train.py").output.decode()
+
+
+@pytest.mark.parametrize("made,moved", [
+    # round 38, ua07/la10: a list of callbacks, and paths built for them, go after the scope too
+    ("callbacks = [EarlyStopping(patience=3), ModelCheckpoint(os.path.join(out, 'best.h5'))]\n", True),
+    ("ckpt = ModelCheckpoint('w.{}.h5'.format(name), save_best_only=True)\n", True),
+    # a callback of the script's own, or one built by a call that may do anything, stays
+    ("callbacks = [EarlyStopping(patience=3), TemplateSaver(model)]\n", False),
+    ("ckpt = ModelCheckpoint(make_path(out))\n", False),
+])
+def test_callbacks_made_between_the_model_and_its_compile(made, moved):
+    out = _scoped(made)
+    assert out.endswith("    model.compile('adam', 'mse')\n\n" + made + "model.fit(x, y)\n") == moved
+    assert ("    " + made in out) != moved
 
 
 def test_a_callback_pointed_at_the_template_before_fit_is_left_to_fit():

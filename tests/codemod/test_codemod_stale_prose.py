@@ -1574,3 +1574,24 @@ def test_which_half_was_checkpointed_goes_and_an_aside_on_when_it_ran_on_several
         '"""Sky camera.\n\nThe model is replicated on two GPUs with tf.distribute.MirroredStrategy.\n"""\n'
     )
     assert out.endswith("# Save model weights\nmodel.save_weights('w.h5')\n") and findings == []
+
+
+@pytest.mark.parametrize("text", [
+    # round 39: the removed helper's mechanics in new words (oa08, oa12)
+    "Data-parallel training helper: the batch is sliced per GPU and the outputs are concatenated on the CPU.",
+    "The template model is the layer just before the merge outputs.",
+    "ModelCheckpoint is attached to the multi-GPU model, so the checkpoint files contain the replicated graph.",
+    "Use export_template() afterwards to get a single-GPU h5.",
+])
+def test_round_39s_stale_sentences(text):
+    prose = Prose(frozenset({"make_parallel"}), True)
+    assert prose.wholly_stale(prose.renamed(text))
+    # (not renamed into a half truth first: "attached to the model, so ..." would keep its first clause)
+    assert "attached to the model" not in prose.renamed(text)
+
+
+def test_an_argparse_help_of_one_word_loses_its_closing_phrase_on_the_helper():
+    # round 39, oa20: help='GPUs for multi_gpu_model' was flagged and left
+    line = "parser.add_argument('--gpus', type=int, help='GPUs for multi_gpu_model')\n"
+    out, findings = migrate(IMPORTS + line + SITE)
+    assert "help='GPUs')" in out and findings == []
