@@ -164,8 +164,9 @@ MECHANICS: Final = re.compile(
     r"|\bre-?wrap\w*|\b(?:template|original|serial)\s+(?:model\s+|`\w+`\s+)?(?:holds|keeps|owns|stores)\s+(?:the\s+|all\s+|its\s+)?"
     r"(?:trained\s+)?weights\b"
     # "Multi-GPU: wrap the VAE", "wrap the model for 4 GPUs": nothing is wrapped under the strategy
-    r"|\b(?:build|builds|built|create|creates|created|place|placed|keep|kept)\s+(?:the\s+|our\s+)?(?:model|template|"
-    r"network|net)\s+on\s+(?:the\s+)?cpu\b"  # "We build the model on the CPU, then replicate it"
+    r"|\b(?:build|builds|built|create|creates|created|place|placed|keep|kept)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+){0,2}?"
+    # "We build the (landmark) model on the CPU, then replicate it"
+    r"(?:model|template|network|net)\s+on\s+(?:the\s+)?cpu\b"
     # "The network is loaded on the CPU and replicated across GPUs"
     r"|\b(?:model|template|network|net|weights)\s+(?:is|are|gets|get)\s+(?:built|loaded|created|placed|kept|"
     r"instantiated)\s+on\s+(?:the\s+)?cpu\b"
@@ -184,6 +185,9 @@ MECHANICS: Final = re.compile(
     # "predict() on the replica", "the replica is not loadable", "keep `model` around for saving"
     r"|\bon\s+the\s+replica\b|\b(?:replica|wrapper)\s+(?:is|are)\s+not\b"
     r"|\bkeep\w*\s+[^.;]{0,20}\baround\s+for\s+(?:sav|checkpoint)"
+    # "Keep a handle on `model` for saving", "the batch must be a multiple of NGPUS" (round 40)
+    r"|\bkeep\w*\s+(?:a\s+)?(?:handle|reference)\s+(?:on|to)\s+[^.;]{0,20}\bfor\s+(?:sav|checkpoint)"
+    r"|\bmultiple\s+of\s+(?:the\s+)?(?:number\s+of\s+(?:gpus|cards|devices)|\w*gpus?\w*|gpu\s+count)\b"
     # "checkpoints still save the base model": still, beside a parallel model that is gone
     r"|\bstill\s+(?:sav|checkpoint|writ)\w*\s+(?:the\s+)?(?:base|template|serial|original|single|cpu|`\w+`)"
     # "fall back to one if the wrap fails": the call that wrapped, gone
@@ -257,6 +261,7 @@ _HELPER_REFUSES: Final = re.compile(
 # "(data parallel over towers)": the old slicing's towers
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
 # "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
+_COMPARED: Final = re.compile(r"\b(?:faster|quicker|slower|cheaper|more\s+memory)\b", re.IGNORECASE)
 _BY_HAND: Final = re.compile(r",?\s+(?:by\s+hand|manually)\b(?=[\s.,;:)!?]|$)", re.IGNORECASE)
 _HELPER_ASIDE: Final = re.compile(r"\s*\([^()]*\b(?:" + "|".join(HELPERS) + r")\b[^()]*\)")
 _STRATEGY_FROM: Final = re.compile(
@@ -515,6 +520,8 @@ class Prose:
                 # ("attached to the multi-GPU model, so the files contain the replicated graph": the
                 # sentence is the pair's; renamed, its first clause would stay as a half truth)
                 or MECHANICS.search(_PARALLEL_MODEL.sub("", full))
+                # ("evaluate with the parallel model, it is faster": faster than the other half)
+                or _COMPARED.search(full)
             ):
                 part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
@@ -1112,7 +1119,8 @@ def _entries_trimmed(paragraph: str, prose: Prose) -> str:
     while k < len(lines):
         line = lines[k]
         field = _ENTRY.match(line)
-        if field is None:  # (a heading such as `Args:`, or a line of its own)
+        bullet = _BULLET.match(line)
+        if field is None and bullet is None:  # (a heading such as `Args:`, or a line of its own)
             out.append(line)
             k += 1
             continue
@@ -1121,10 +1129,18 @@ def _entries_trimmed(paragraph: str, prose: Prose) -> str:
         while end < len(lines) and lines[end].strip() and len(lines[end]) - len(lines[end].lstrip()) > indent:
             end += 1
         text = " ".join(part.strip() for part in lines[k:end])
+        if bullet is not None:
+            # `* We save the parallel model; on load, take layers[-2].`: an item wholly about the old
+            # pair goes, its lines with it (round 40, ea20); any other item stays as it is
+            if not (end - k <= 4 and prose.wholly_stale(text.lstrip("*- "))):
+                out += lines[k:end]
+            k = end
+            continue
         if end - k > 4 or not prose.names_removed(text):
             out += lines[k:end]
             k = end
             continue
+        assert field is not None  # (neither a heading nor an item: an entry)
         label = field[0].strip()
         said = text[len(label):].strip()
         left = prose.without_stale_sentences(said)
@@ -1142,6 +1158,8 @@ def _entries_trimmed(paragraph: str, prose: Prose) -> str:
 
 # an entry of an `Args:` list: `num_gpus: ...`, `gpus (int): ...`
 _ENTRY: Final = re.compile(r"^\s*[\w*]+(?:\s*\([^)]*\))?\s*:\s")
+# an item of a bulleted list: `  * text`, `- text`
+_BULLET: Final = re.compile(r"^\s*[*-]\s+")
 
 
 def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = False) -> str | None:
@@ -1189,6 +1207,8 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
             # its clause on the removed helper; the entry and the list stay
             trimmed = _entries_trimmed(paragraph, prose)
             changed = changed or trimmed != paragraph
+            if trimmed != paragraph and "\n" not in trimmed.strip() and trimmed.rstrip().endswith(":"):
+                continue  # ("Training notes:" over items that all went: the paragraph goes)
             paragraph = trimmed
         if not stale or _structured(paragraph) or (keep_first and k == 0):
             kept += [parts[k - 1], paragraph] if k and kept else [paragraph]
