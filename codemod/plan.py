@@ -753,6 +753,9 @@ class _Applier(cst.CSTTransformer):
 
     def _wrap(self, region: Region, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         lines: list[cst.EmptyLine] = []
+        # data made before the model (`X = rng.randn(400, 12)` that `build(X.shape[1])` reads) stay
+        # above the strategy line, where they were: they create no variable (round 41, fa08)
+        head, body = _data_before(body)
         if body:
             # The comment lines right above the first statement (no blank line between) are its
             # own (`# two inputs: ...` above `user_in = Input(...)`): they stay with it, under the
@@ -783,6 +786,8 @@ class _Applier(cst.CSTTransformer):
         region.hoisted = [self.moved.get(id(h)) or _with_node_edits(h, self.plan.nodes) for h in region.hoisted]
         if region.hoisted:
             first = region.hoisted[0]
+            if head:  # (the data come between: the build's lines go above the strategy line)
+                lines, choice = [], [*lines, *choice]
             if isinstance(first, (cst.FunctionDef, cst.ClassDef)) and any(
                 line.comment is None for line in first.leading_lines
             ):
@@ -830,7 +835,7 @@ class _Applier(cst.CSTTransformer):
                     first = first.with_changes(leading_lines=[cst.EmptyLine(indent=False), *lines])
                 out[-1], data = scope, [first, *data[1:]]
             out.extend(data)
-        emitted = [*region.hoisted, strategy, *announced, *out]
+        emitted = [*region.hoisted, *head, strategy, *announced, *out]
         if region.start == 0 and isinstance(region.block, cst.IndentedBlock):
             # a block's first statement starts right below its header (a hoisted `def` brings its
             # blank lines along)
@@ -935,6 +940,28 @@ def _data_after(
     moved = list(statements[start:end])
     kept = [*statements[:start], *statements[end:]]
     return kept, moved
+
+
+def _data_before(statements: list[cst.BaseStatement]) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement]]:
+    """The scope's first statements that only make data (`rng = np.random.RandomState(8)`, `X =
+    rng.randn(400, 12)`, `n = X.shape[1]`), and the rest; nothing moves, the scope starts later. A
+    notebook's cell boundary, or a statement of any other kind, ends them."""
+    values: set[str] = set()
+    count = 0
+    for statement in statements[:-1]:  # (never all of them: the scope holds the model)
+        if cell_boundary(statement) or _under_cell_marker(statement):
+            break
+        parsed = _one_statement(_MODULE.code_for_node(statement.with_changes(leading_lines=[])))
+        if parsed is None or not _data_assignment(parsed, values):
+            break
+        values |= _assigned_names(parsed)
+        count += 1
+    return [*statements[:count]], [*statements[count:]]
+
+
+def _under_cell_marker(statement: cst.BaseStatement) -> bool:
+    """An exported notebook's cell starts here (`# In[3]:` or `# %%` right above the statement)."""
+    return any(line.comment is not None and _CELL_MARK.match(line.comment.value) for line in _leading_lines(statement))
 
 
 def _data_assignment(statement: ast.stmt, values: set[str]) -> bool:
@@ -1227,14 +1254,14 @@ def _with_said(
     count = sliced_count(expression)
     if said.replicas is not None and said.replicas_for_both:
         several, one = ([_message_line(s) for s in group] for group in said.replicas)
-        return strategy, [_replicas_if(name, several, one, count)]
+        return strategy, [_replicas_if(name, several, one, count)] if several or one else []
     groups = (said.before, said.after, said.otherwise, said.otherwise_after)
     before, after, otherwise, otherwise_after = ([_message_line(s) for s in group] for group in groups)
     if count is not None:  # said after the strategy line, on the GPUs it holds
         after = [replicas_said(s, count, name) for s in after]
     if said.replicas is not None:
         several, one = ([_message_line(s) for s in group] for group in said.replicas)
-        after = [*after, _replicas_if(name, several, one, count)]
+        after = [*after, _replicas_if(name, several, one, count)] if several or one else after
     branch = expression.branch if isinstance(expression, StrategyCode) else None
     if isinstance(strategy, cst.If) and branch is not None:
         multi, single = (strategy.body, strategy.orelse) if branch.multi_when_true else (
@@ -1250,6 +1277,8 @@ def _with_said(
         return strategy.with_changes(body=new_single, orelse=orelse.with_changes(body=new_multi)), []
     if said.replicas is not None and not (before or otherwise or otherwise_after):
         return strategy, after  # only the `try`'s messages: its `if` on the replica count as it is
+    if not (before or after or otherwise or otherwise_after):
+        return strategy, []  # (every message went: no `if ...: pass` is left to say nothing)
     return strategy, [_replicas_if(name, [*before, *after], [*otherwise, *otherwise_after], count)]
 
 

@@ -171,3 +171,20 @@ def test_a_try_in_a_later_cell_than_the_build_keeps_its_if_in_that_cell():
     out = transform_source(before.encode(), "train.py").output.decode()
     assert "# %%\nif strategy.num_replicas_in_sync > 1:\n    print('several')\nelse:\n    print('one')\n" in out
     assert out.index("with strategy.scope():\n    model = build()") < out.index("print('several')")
+
+
+def test_a_guard_whose_only_message_named_the_helper_leaves_no_empty_if():
+    # round 41, fb05/fb14/fb15: `print('using multi_gpu_model with', n, 'GPUs')` went, and an
+    # `if strategy.num_replicas_in_sync == 1: pass` was left to say nothing
+    from multi_gpu_codemod import transform_source
+
+    source = (
+        "import tensorflow as tf\nfrom tensorflow.keras.utils import multi_gpu_model\n\n"
+        "physical = tf.config.list_physical_devices('GPU')\ncnn = build()\nif len(physical) > 1:\n"
+        "    cnn_train = multi_gpu_model(cnn, gpus=len(physical))\n"
+        "    print('using multi_gpu_model with', len(physical), 'GPUs')\nelse:\n    cnn_train = cnn\n"
+        "cnn_train.compile('adam', 'mse')\ncnn_train.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "pass" not in out and "num_replicas_in_sync" not in out
+    assert "strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n" in out

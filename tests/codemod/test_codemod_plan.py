@@ -395,3 +395,29 @@ def test_a_compile_read_the_same_as_the_one_before_goes_past_set_up_lines_only(b
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert out.count("model.compile('adam', 'mse')") == (2 if repeated else 1)
+
+
+@pytest.mark.parametrize("made,outside", [
+    # round 41, fa08: data the build reads stay above the strategy line, where they were (the
+    # configuration both read had started the scope above them)
+    ("    X = np.random.rand(40, 12)\n    n = X.shape[1]\n", True),
+    # a call that may do anything (read a file, build layers) stays under the scope
+    ("    X = load(path)\n    n = X.shape[1]\n", False),
+])
+def test_data_made_before_the_model_stay_above_the_scope(made, outside):
+    from multi_gpu_codemod import transform_source
+
+    source = (
+        "import numpy as np\nfrom keras.utils import multi_gpu_model\n\nDEFAULT = {'gpus': 2}\n\n\n"
+        "def load_config():\n    cfg = dict(DEFAULT)\n    return cfg\n\n\nif __name__ == '__main__':\n"
+        "    cfg = load_config()\n" + made + "\n    model = build(n, cfg)\n    # use every configured GPU\n"
+        "    model = multi_gpu_model(model, gpus=cfg['gpus'])\n    model.compile('adam', 'mse')\n    model.fit(X, X)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    strategy = "    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices(\"GPU\")[:cfg['gpus']])\n"
+    if outside:
+        assert out.endswith("    cfg = load_config()\n" + made + "\n    # use every configured GPU\n" + strategy
+                            + "    with strategy.scope():\n        model = build(n, cfg)\n"
+                            "        model.compile('adam', 'mse')\n    model.fit(X, X)\n"), out
+    else:
+        assert "    with strategy.scope():\n" + made.replace("    ", "        ") in out, out
