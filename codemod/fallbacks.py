@@ -20,7 +20,7 @@ from typing import Final
 
 import libcst as cst
 
-from ._tree import Tree, findall, used_names
+from ._tree import Tree, findall, used_names, walk
 from .wrapper_messages import MESSAGE_FUNCTIONS, announces_wrapper, reworded
 
 __all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message"]
@@ -45,6 +45,11 @@ class Said:
     replicas_for_both: bool = False
     # an `if`/`elif`/`else` chain that picked the model: each branch, to choose the strategy
     chain: list[ChainBranch] | None = None
+    # the comment lines right above the call (`# make the model parallel`) and above the guard's
+    # `else:` (`# otherwise, one GPU`): where the strategy is chosen in the branches, they stay
+    # with the branch they were in
+    call_leading: list[cst.EmptyLine] = field(default_factory=list)
+    else_leading: list[cst.EmptyLine] = field(default_factory=list)
 
 
 @dataclass
@@ -170,7 +175,7 @@ def _in_block(tree: Tree, statement: cst.CSTNode) -> bool:
     return isinstance(tree.parent(statement), (cst.Module, cst.IndentedBlock))
 
 
-def _said(block: cst.BaseSuite, anchor: cst.BaseStatement, allowed: bool) -> Said | None:
+def _said(tree: Tree, block: cst.BaseSuite, anchor: cst.BaseStatement, allowed: bool) -> Said | None:
     """The branch's messages around the call, when everything else in it is droppable."""
     if not allowed or not isinstance(block, cst.IndentedBlock):
         return None
@@ -181,17 +186,51 @@ def _said(block: cst.BaseSuite, anchor: cst.BaseStatement, allowed: bool) -> Sai
     if not rest or not all(message(s) for s in rest):
         return None
     # `print("converting model to parallel")` goes with the call: no model is converted now
-    before = [r for s in block.body[:index] if not droppable(s) for r in [_said_now(s)] if r is not None]
-    after = [r for s in block.body[index + 1:] if not droppable(s) for r in [_said_now(s)] if r is not None]
-    return Said(before, after)
+    elsewhere = _messages_of(tree, anchor)
+    before = [r for s in block.body[:index] if not droppable(s) for r in [_said_now(s, elsewhere)] if r is not None]
+    after = [r for s in block.body[index + 1:] if not droppable(s) for r in [_said_now(s, elsewhere)] if r is not None]
+    lines = list(getattr(anchor, "leading_lines", ()))  # (every concrete statement has them)
+    own = len(lines)
+    while own > 0 and lines[own - 1].comment is not None:
+        own -= 1
+    return Said(before, after, call_leading=lines[own:])
 
 
-def _said_now(statement: cst.BaseStatement) -> cst.BaseStatement | None:
+def _said_now(statement: cst.BaseStatement, said_elsewhere: frozenset[str]) -> cst.BaseStatement | None:
     """A branch's message as it reads after the rewrite: an announcement of the wrapper goes, or
-    says the GPU count it carried (`'Training on %d GPUs'`); any other message as it was."""
+    says the GPU count it carried (`'Training on %d GPUs'`), unless the code around says that
+    already (`logger.info('Training on %d GPU(s)', n_gpu)` a few lines below); any other message
+    as it was."""
     if not announces_wrapper(statement):
         return statement
-    return reworded(statement)
+    said = reworded(statement)
+    text = _text_of(said) if said is not None else None
+    return None if text is not None and _said_as(text) in said_elsewhere else said
+
+
+def _text_of(statement: cst.BaseStatement) -> str | None:
+    """The literal a message call says (`'Training on %d GPUs'` of `log.info('...', n)` or of
+    `print('...' % n)`)."""
+    call = statement.body[0].value if isinstance(statement, cst.SimpleStatementLine) and isinstance(
+        statement.body[0], cst.Expr) else None
+    first = call.args[0].value if isinstance(call, cst.Call) and call.args else None
+    literal = first.left if isinstance(first, cst.BinaryOperation) else first
+    return literal.value if isinstance(literal, cst.SimpleString) else None
+
+
+def _said_as(literal: str) -> str:
+    """A message's words, for comparing two: no quotes, case, `(s)` or closing dots."""
+    text = re.sub(r"^[a-zA-Z]*(['\"]{1,3})|(['\"]{1,3})$", "", literal).lower()
+    return re.sub(r"\bgpu(?:\(s\)|s\b)", "gpu", text).rstrip(" .!:")
+
+
+def _messages_of(tree: Tree, anchor: cst.CSTNode) -> frozenset[str]:
+    """The words of every string in the function (or module) around `anchor`, outside the `if`
+    or `try` that holds it."""
+    scope = tree.enclosing_scope_node(anchor)
+    holder = next((a for a in tree.ancestors(anchor) if isinstance(a, (cst.If, cst.Try))), anchor)
+    inside = {id(n) for n in walk(holder)}
+    return frozenset(_said_as(n.value) for n in walk(scope) if isinstance(n, cst.SimpleString) and id(n) not in inside)
 
 
 def _otherwise(
@@ -298,7 +337,8 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                 result.anchor, result.collapsed = owner, True
                 continue
         elif isinstance(owner, cst.If) and owner.body is block and _in_block(tree, owner):
-            said = None if _only(block, result.anchor) else _said(block, result.anchor, messages and not result.said)
+            allowed = messages and not result.said
+            said = None if _only(block, result.anchor) else _said(tree, block, result.anchor, allowed)
             orelse = owner.orelse
             if said is None and not _only(block, result.anchor):
                 return result
@@ -313,6 +353,7 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
             if (orelse is None and target == template) or otherwise is not None:
                 if said is not None:
                     said.otherwise, said.otherwise_after = otherwise or ([], [])
+                    said.else_leading = list(orelse.leading_lines) if isinstance(orelse, cst.Else) else []
                     result.said = said
                 result.guards.append(tree.code(owner.test))
                 result.anchor, result.collapsed = owner, True
@@ -320,7 +361,8 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
         elif isinstance(owner, cst.Else) and isinstance(block, cst.IndentedBlock):
             # `if n <= 1: parallel = model else: parallel = multi_gpu_model(...)`, each branch
             # perhaps saying which it is
-            said = None if _only(block, result.anchor) else _said(block, result.anchor, messages and not result.said)
+            allowed = messages and not result.said
+            said = None if _only(block, result.anchor) else _said(tree, block, result.anchor, allowed)
             if_node = tree.parent(owner)
             if (said is not None or _only(block, result.anchor)) and isinstance(if_node, cst.If) and _in_block(
                 tree, if_node
@@ -329,6 +371,7 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                 if otherwise is not None:
                     if said is not None:
                         said.otherwise, said.otherwise_after = otherwise
+                        said.else_leading = list(owner.leading_lines)
                         result.said = said
                     result.guards.append(f"not ({tree.code(if_node.test)})")
                     result.anchor, result.collapsed = if_node, True
@@ -367,7 +410,7 @@ def _chain(
     found: list[ChainBranch] = []
     for test, body, leading in branches:
         if body is block:
-            said = Said([], []) if _only(block, anchor) else _said(block, anchor, messages)
+            said = Said([], []) if _only(block, anchor) else _said(tree, block, anchor, messages)
             if said is None:
                 return None
             found.append(ChainBranch(test, True, said.before, said.after, leading))

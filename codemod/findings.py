@@ -28,6 +28,7 @@ CODES: dict[str, str] = {
     "MGPU119": "the template and the parallel model are compiled with different arguments",
     "MGPU120": "multi_gpu_model is also used as a value in this file",
     "MGPU121": "a method of the parallel model is replaced by assignment",
+    "MGPU122": "a helper saving the template it unwraps is also given other models",
     "MGPU202": "no compile found for the migrated model",
     "MGPU203": "*_on_batch call on a model now under MirroredStrategy",
     "MGPU204": "inference through model tensors and a TF1 session",

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 import ast
 import re
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import libcst as cst
+import libcst.matchers as m
 
 from ._tree import Block, bound_names, branch_suites, code_tokens, findall, walk, zip_equal
 from .cell_scopes import INERT_MODULES, PLACEHOLDER_PREFIX, builds_nothing, data_value, inert
@@ -776,7 +777,14 @@ class _Applier(cst.CSTTransformer):
         strategy = strategy_statements(region.name, expression, indent, self.unit, self.limit)
         announced: list[cst.BaseStatement] = []
         if region.said is not None:
-            strategy, announced = _with_said(strategy, region.name, expression, region.said)
+            # the call's and the `else:`'s comments go into the branches only if they were kept here
+            kept = {line.comment.value for line in [*lines, *choice] if line.comment is not None}
+            said_here = replace(
+                region.said,
+                call_leading=[line for line in region.said.call_leading if line.comment and line.comment.value in kept],
+                else_leading=[line for line in region.said.else_leading if line.comment and line.comment.value in kept],
+            )
+            strategy, announced = _with_said(strategy, region.name, expression, said_here)
             said = {c.value for s in announced for c in _walk_comments(s)}
             said |= {c.value for c in _walk_comments(strategy)}
             lines = [line for line in lines if line.comment is None or line.comment.value not in said]
@@ -1129,13 +1137,15 @@ def _only_says(statement: cst.BaseStatement) -> bool:
 
 
 def _every_branch(statement: cst.If, does: Callable[[cst.BaseStatement], bool]) -> bool:
-    """The `if`/`elif`/`else` chain's conditions call nothing and every statement of every branch `does`."""
+    """The `if`/`elif`/`else` chain's conditions call nothing (but `len`: `if len(gpus) > 1:`) and
+    every statement of every branch `does`."""
     tests: list[cst.BaseExpression] = []
     current: cst.CSTNode | None = statement
     while isinstance(current, cst.If):
         tests.append(current.test)
         current = current.orelse
-    return not any(isinstance(n, cst.Call) for t in tests for n in walk(t)) and all(
+    calls = [n for t in tests for n in walk(t) if isinstance(n, cst.Call)]
+    return not any(not m.matches(c.func, m.Name("len")) for c in calls) and all(
         isinstance(suite, cst.IndentedBlock) and all(does(s) for s in suite.body)
         for suite in branch_suites(statement)
     )
@@ -1268,10 +1278,11 @@ def _with_said(
             cst.ensure_type(strategy.orelse, cst.Else).body, strategy.body
         )
         multi = cst.ensure_type(multi, cst.IndentedBlock)
-        new_multi = multi.with_changes(body=[*before, *multi.body, *after])
+        chosen = [_with_leading(multi.body[0], said.call_leading), *multi.body[1:]] if multi.body else []
+        new_multi = multi.with_changes(body=[*before, *chosen, *after])
         single_block = cst.ensure_type(single.body if isinstance(single, cst.Else) else single, cst.IndentedBlock)
         new_single = single_block.with_changes(body=[*otherwise, *single_block.body, *otherwise_after])
-        orelse = cst.ensure_type(strategy.orelse, cst.Else)
+        orelse = cst.ensure_type(strategy.orelse, cst.Else).with_changes(leading_lines=said.else_leading)
         if branch.multi_when_true:
             return strategy.with_changes(body=new_multi, orelse=orelse.with_changes(body=new_single)), []
         return strategy.with_changes(body=new_single, orelse=orelse.with_changes(body=new_multi)), []

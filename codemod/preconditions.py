@@ -31,6 +31,7 @@ __all__ = [
     "ONE_COMPILE",
     "CALLS_ONLY",
     "NO_PATCHED_METHODS",
+    "HELPERS_GIVEN_MIGRATED",
     "NO_BATCH_CALLS",
     "COMPILE_OBJECTS",
     "ONE_STRATEGY",
@@ -50,6 +51,7 @@ COMPILE_FOLLOWS: Final = "MGPU202"
 ONE_COMPILE: Final = "MGPU119"
 CALLS_ONLY: Final = "MGPU120"
 NO_PATCHED_METHODS: Final = "MGPU121"
+HELPERS_GIVEN_MIGRATED: Final = "MGPU122"
 NO_BATCH_CALLS: Final = "MGPU203"
 OWN_SCOPE_COVERS: Final = "MGPU114"
 DEVICE_SETTINGS_FIRST: Final = "MGPU115"
@@ -128,6 +130,11 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "moved above the strategy line)", "compute the count before building the model"),
     Precondition(ONE_STRATEGY, "sites whose scopes would overlap use the same GPU count on the same paths",
                  "create one strategy for both models by hand"),
+    Precondition(HELPERS_GIVEN_MIGRATED, "every function of the file that the parallel model is passed to and that "
+                 "saves the template it unwraps from that parameter (`def export(parallel, path): "
+                 "parallel.layers[-2].save(path)`) is given, on every call, a parallel model the codemod migrates "
+                 "(it is then made to save the model it is given)",
+                 "make the function save the model it is given and pass it the template, then rerun"),
 )
 
 

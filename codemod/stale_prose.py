@@ -857,8 +857,13 @@ class _Pass(cst.CSTTransformer):
 
         def close() -> None:
             nonlocal dropped_last
+            units = list(map(self._across_lines, _units(paragraph)))
+            gone = [self._stale(unit) for unit in units]
+            for index in range(len(units)):  # "# ## Multi-GPU wrapper" over text that all went
+                if not gone[index] and _exported_heading_of_stale(units, gone, index):
+                    gone[index] = True
             left = [
-                line for unit in map(self._across_lines, _units(paragraph)) if not self._stale(unit)
+                line for unit, stale in zip(units, gone) if not stale
                 for line in (
                     [self._trimmed(unit[0])] if len(unit) == 1 else self._stale_head_cut(self._stale_tail_cut(unit))
                 )
@@ -1323,7 +1328,8 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
         rest = second.strip()
         if (first.count("(") == first.count(")") and not first.count("`") % 2 and rest[:1].isalpha()
                 and len(rest.split()) >= 4  # (a statement of its own, not "see utils/mgpu.py")
-                and not _CONTRAST.search(rest)):  # ("this callback saves the original model instead")
+                and not _CONTRAST.search(rest)  # ("this callback saves the original model instead")
+                and not _SUBJECTLESS.match(rest)):  # ("kept here because ...": the helper was)
             head, newline, tail = rest.partition("\n")
             if newline and len(head.split()) <= 2:  # "this" / "    callback saves ...": one line again
                 rest = head + " " + tail.lstrip()
@@ -1339,6 +1345,10 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     return first.rstrip() + (end if end in ".!?" else "")  # (ending as the sentence did)
 
 
+# a clause whose subject was the one before: "make_parallel is the slicing trick; kept here because ..."
+_SUBJECTLESS: Final = re.compile(
+    r"(?:[a-z]+ed|kept|left|built|written|taken|made|given|shown|known|meant|held|run|done)\b(?!\s+(?:by|as)\b)"
+)
 # words that point back at what the clause before said, gone with it
 _CONTRAST: Final = re.compile(r"\b(?:instead|as\s+well|too|also|either|both|the\s+other|original|as\s+is)\b",
                               re.IGNORECASE)
@@ -1488,6 +1498,21 @@ def _heading_of_stale(lines: list[str], units: list[list[int]], stale: list[bool
         if any(lines[k].strip() for k in unit):
             following.append(gone)
     return bool(following) and all(following)
+
+
+def _exported_heading_of_stale(units: list[list[cst.EmptyLine]], gone: list[bool], index: int) -> bool:
+    """`units[index]` is a markdown heading an export wrote as a comment (`# ## Multi-GPU wrapper`)
+    that `_heading_of_stale` would drop in the notebook: the lines under it in its paragraph all go."""
+    unit = units[index]
+    comment = unit[0].comment if len(unit) == 1 else None
+    if comment is None or not re.match(r"#\s*#", comment.value):
+        return False
+    lines = [comment.value[1:].strip()]
+    spans = [[0]]
+    for later in units[index + 1:]:
+        spans.append(list(range(len(lines), len(lines) + len(later))))
+        lines += [_words(line.comment.value) if line.comment is not None else "" for line in later]
+    return _heading_of_stale(lines, spans, [False, *gone[index + 1:]], 0)
 
 
 def _plain_paragraph(lines: list[str]) -> bool:

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 from typing import Final
 
-import re
-
 import libcst as cst
 import libcst.matchers as m
 
 from .._tree import Tree, code_of, walk_same_scope
 from ..fix_context import FixContext
+from ..unwrapping import (
+    PERSIST,
+    SELF_MODEL,
+    HelperUnwrap,
+    helper_unwrapping,
+    single_output_unwrap,
+    unwraps,
+    unwraps_any,
+)
 
 __all__ = ["CODES", "fix"]
 
@@ -98,42 +105,6 @@ def _report_set_model_swaps(ctx: FixContext) -> None:
             ))
 
 
-_SELF_MODEL = m.Attribute(value=m.Name("self"), attr=m.Name("model"))
-_WRAPPER_LAYER_NAME = re.compile(r"^model(_\d+)?$")
-_PERSIST = {"save", "save_weights", "load_weights", "set_weights", "get_weights", "to_json"}
-
-
-def _unwraps(node: cst.CSTNode) -> bool:
-    """`self.model.layers[-2]`, `self.model.layers[-(n + 1)]` or `self.model.get_layer('model_1')`:
-    the old ways a callback reached the template inside the parallel model."""
-    if isinstance(node, cst.Subscript) and m.matches(
-        node, m.Subscript(value=m.Attribute(value=_SELF_MODEL, attr=m.Name("layers")))
-    ):
-        index = node.slice[0].slice if len(node.slice) == 1 else None
-        value = index.value if isinstance(index, cst.Index) else None
-        return isinstance(value, cst.UnaryOperation) and isinstance(value.operator, cst.Minus) and not (
-            isinstance(value.expression, cst.Integer) and value.expression.value == "1")
-    if isinstance(node, cst.Call) and m.matches(
-        node, m.Call(func=m.Attribute(value=_SELF_MODEL, attr=m.Name("get_layer")))
-    ):
-        args = node.args
-        return len(args) == 1 and isinstance(args[0].value, cst.SimpleString) and bool(
-            _WRAPPER_LAYER_NAME.match(str(args[0].value.evaluated_value)))
-    return False
-
-
-def _unwraps_any(node: cst.CSTNode) -> bool:
-    """`x.layers[-2]` / `x.layers[-(n + 1)]` / `x.get_layer('model_1')` on any model expression."""
-    if isinstance(node, cst.Subscript) and m.matches(node.value, m.Attribute(attr=m.Name("layers"))):
-        return _unwraps(node.with_changes(value=node.value.with_changes(value=_SELF_MODEL_NODE)))
-    if isinstance(node, cst.Call) and m.matches(node.func, m.Attribute(attr=m.Name("get_layer"))):
-        return _unwraps(node.with_changes(func=node.func.with_changes(value=_SELF_MODEL_NODE)))
-    return False
-
-
-_SELF_MODEL_NODE = cst.Attribute(value=cst.Name("self"), attr=cst.Name("model"))
-
-
 def _report_helper_unwrapping(ctx: FixContext, done: set[int]) -> None:
     """Anywhere else: saving/loading `x.layers[-2]` is the old unwrapping by what it does (a plain
     model's second-to-last layer has no `save`). Occurrences on a migrated parallel model were
@@ -141,17 +112,18 @@ def _report_helper_unwrapping(ctx: FixContext, done: set[int]) -> None:
     tree = ctx.tree
     reported = {(f.line, f.col) for f in ctx.findings}
     for node in tree.all_nodes():
-        if id(node) in done or id(node) in ctx.plan.nodes or not _unwraps_any(node):
+        if id(node) in done or id(node) in ctx.plan.nodes or not unwraps_any(node):
             continue
         parent = tree.parent(node)
-        if not (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PERSIST):
+        if not (isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in PERSIST):
             continue
         if tree.position(node) in reported:
             continue
         code = tree.code(node)
         unwrapped = node.value if isinstance(node, cst.Subscript) else cst.ensure_type(node, cst.Call).func
         held = cst.ensure_type(unwrapped, cst.Attribute).value
-        if _only_given_migrated_models(ctx, node, held):
+        helper = helper_unwrapping(tree, node)
+        if helper is not None and _only_given_migrated_models(ctx, helper):
             # `def export(parallel, path): parallel.layers[-2].save(path)`, every call handing it a
             # model the codemod migrated: that model is the template itself now
             ctx.plan.nodes[id(node)] = held.deep_clone()
@@ -181,10 +153,10 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
         held: set[str] = set()  # `template = self.model.layers[-2]` then `template.save(...)`
         found: list[cst.CSTNode] = []
         for node in walk_same_scope(function.body):
-            if not _unwraps(node):
+            if not unwraps(node):
                 continue
             parent = tree.parent(node)
-            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in _PERSIST:
+            if isinstance(parent, cst.Attribute) and parent.value is node and parent.attr.value in PERSIST:
                 found.append(node)
             elif (
                 isinstance(parent, cst.Assign)
@@ -193,7 +165,7 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
             ):
                 name = parent.targets[0].target.value
                 uses = m.findall(
-                    function.body, m.Attribute(value=m.Name(name), attr=m.OneOf(*(m.Name(a) for a in _PERSIST)))
+                    function.body, m.Attribute(value=m.Name(name), attr=m.OneOf(*(m.Name(a) for a in PERSIST)))
                 )
                 if uses:
                     held.add(name)
@@ -202,10 +174,10 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
         for node in found:
             done.add(id(node))
             code = tree.code(node)
-            if only_migrated and _single_output_unwrap(node):
+            if only_migrated and single_output_unwrap(node):
                 # Every instance goes to the `fit` of a model the codemod migrated: `self.model` is
                 # that model, the template itself.
-                ctx.plan.nodes[id(node)] = _SELF_MODEL_NODE.deep_clone()
+                ctx.plan.nodes[id(node)] = SELF_MODEL.deep_clone()
                 continue
             ctx.report(node, "MGPU304", (
                 f"`{code}` unwrapped the old parallel model to reach the template; after migration `fit` runs "
@@ -216,53 +188,12 @@ def _report_callback_unwrapping(ctx: FixContext) -> None:
     _report_helper_unwrapping(ctx, done)
 
 
-def _only_given_migrated_models(ctx: FixContext, node: cst.CSTNode, held: cst.BaseExpression) -> bool:
-    """`held` is a parameter of a function of this file (not a method), bound nowhere else in it,
-    whose name is only ever called, each call passing a migrated parallel model there; and `node`
-    is the one-output unwrapping (`layers[-2]`)."""
-    tree = ctx.tree
-    if not (isinstance(held, cst.Name) and _single_output_unwrap(node)):
-        return False
-    function = next((a for a in tree.ancestors(node) if isinstance(a, cst.FunctionDef)), None)
-    block = tree.parent(function) if function is not None else None
-    if function is None or block is None or isinstance(tree.parent(block), cst.ClassDef):
-        return False  # (a method: `self` and its callers are another matter)
-    params = [*function.params.posonly_params, *function.params.params]
-    index = next((i for i, p in enumerate(params) if p.name.value == held.value), None)
-    scope = tree.scopes.get(held)
-    if index is None or scope is None or len(list(scope[held.value])) != 1:
-        return False
+def _only_given_migrated_models(ctx: FixContext, helper: HelperUnwrap) -> bool:
+    """Every call of `helper` passes a migrated parallel model for the parameter it unwraps (and
+    there is one), and the unwrapping is the one-output template's (`layers[-2]`)."""
     migrated = {id(n) for site in ctx.rewritten for n in ctx.references.get(id(site), [])}
-    outer = tree.scopes.get(function.name)
-    uses = [a.node for b in (outer[function.name.value] if outer is not None else ()) for a in b.references]
-    if not uses:
-        return False
-    for use in uses:
-        call = tree.parent(use)
-        if not (isinstance(call, cst.Call) and call.func is use):
-            return False  # (handed on, not called: who knows what it is given)
-        given = [a.value for a in call.args if a.keyword is not None and a.keyword.value == held.value]
-        positional = [a for a in call.args if a.keyword is None]
-        if any(a.star for a in call.args):
-            return False
-        given += [positional[index].value] if index < len(positional) else []
-        if len(given) != 1 or id(given[0]) not in migrated:
-            return False
-    return True
-
-
-def _single_output_unwrap(node: cst.CSTNode) -> bool:
-    """`layers[-2]` or `get_layer('model_N')`: the template of a one-output model, as the
-    template-recovery fixer reads `parallel.layers[-2]`; `-(self.num_outputs + 1)` depends on a value."""
-    if isinstance(node, cst.Call):
-        return True
-    index = node.slice[0].slice if isinstance(node, cst.Subscript) and len(node.slice) == 1 else None
-    value = index.value if isinstance(index, cst.Index) else None
-    return (
-        isinstance(value, cst.UnaryOperation)
-        and isinstance(value.expression, cst.Integer)
-        and value.expression.value == "2"
-    )
+    given = helper.given
+    return bool(given) and single_output_unwrap(helper.unwrap) and all(id(g) in migrated for g in given or ())
 
 
 def _only_given_to_migrated_fits(ctx: FixContext, owner: cst.ClassDef) -> bool:

@@ -45,6 +45,7 @@ from ..preconditions import (
     CALLER_OBJECTS,
     CALLS_ONLY,
     NO_PATCHED_METHODS,
+    HELPERS_GIVEN_MIGRATED,
     COMPILE_FOLLOWS,
     ONE_COMPILE,
     COMPILE_OBJECTS,
@@ -71,6 +72,7 @@ from ..strategy_expression import (
     KeptCondition, StrategyCode, compared_in_guards, refine, strategy_expression, surely_int,
 )
 from ..template_lookups import lookups
+from ..unwrapping import HelperUnwrap, helper_unwrapping, single_output_unwrap
 from ..value_uses import value_uses
 
 __all__ = ["CODES", "fix"]
@@ -137,6 +139,7 @@ def fix(ctx: FixContext) -> None:
         if result is not None and not _reported_patch(ctx, site):
             planned.append(result)
     planned = _drop_sharing_uncovered(ctx, planned, uncovered)
+    planned = _drop_given_to_unwrapping_helpers(ctx, planned)
     for item in planned:
         if item.own_scope is not None:
             ctx.current_site = item.site
@@ -258,6 +261,67 @@ def _drop_sharing_uncovered(
             "left as it is."
         ))
     return kept
+
+
+def _drop_given_to_unwrapping_helpers(ctx: FixContext, planned: list[_Planned]) -> list[_Planned]:
+    """MGPU122: a site whose parallel model goes to a function of the file that saves
+    `parameter.layers[-2]` is left unless every call of that function passes the parallel model of
+    a site rewritten too (then the checkpoints fixer makes it save the model it is given).
+    Migrated, the model is the template itself and `layers[-2]` one of its layers (AttributeError
+    at the save); the function cannot simply save what it is given while unmigrated parallel
+    models (or unknown values) reach it. Repeated: leaving one site can leave another."""
+    tree = ctx.tree
+    found = (helper_unwrapping(tree, n) for n in tree.all_nodes() if isinstance(n, (cst.Subscript, cst.Call)))
+    helpers = [h for h in found if h is not None]
+    if not helpers:
+        return planned
+    kept = list(planned)
+    while True:
+        reads = {id(item): {id(r) for r in ctx.references_of(item.site)} for item in kept}
+        migrated = set().union(*reads.values()) if reads else set()
+        left = next(((item, helper) for item in kept if item.own_scope is None for helper in helpers
+                     if _reaches(tree, helper, reads[id(item)]) and not _safe_helper(helper, migrated)), None)
+        if left is None:
+            return kept
+        item, helper = left
+        kept.remove(item)
+        _report_helper(ctx, item.site, helper, migrated)
+
+
+def _reaches(tree: Tree, helper: HelperUnwrap, reads: set[int]) -> bool:
+    """One of `reads` is an argument of a call of the helper's name."""
+    name = helper.function.name.value
+    for call in tree.all(cst.Call):
+        assert isinstance(call, cst.Call)
+        if isinstance(call.func, cst.Name) and call.func.value == name and any(id(a.value) in reads for a in call.args):
+            return True
+    return False
+
+
+def _safe_helper(helper: HelperUnwrap, migrated: set[int]) -> bool:
+    return helper.given is not None and single_output_unwrap(helper.unwrap) and all(
+        id(g) in migrated for g in helper.given)
+
+
+def _report_helper(ctx: FixContext, site: Site, helper: HelperUnwrap, migrated: set[int]) -> None:
+    tree = ctx.tree
+    name = helper.function.name.value
+    unwrap = tree.code(helper.unwrap)
+    other = next((g for g in helper.given or () if id(g) not in migrated), None)
+    if other is not None:
+        why = (f"`{name}` is also given `{tree.code(other)}` (line {tree.position(other)[0]}), which the codemod "
+               "does not migrate, so it cannot simply save what it is given")
+    elif helper.given is None:
+        why = f"`{name}` is also used where the codemod cannot see what it is given"
+    else:
+        why = f"the codemod cannot tell that `{unwrap}` is the template of a one-output model"
+    ctx.report(helper.unwrap, HELPERS_GIVEN_MIGRATED, (
+        f"`{name}` saves `{unwrap}`, the template inside the old parallel wrapper, and receives the model the "
+        f"`{site.name}` call on line {tree.position(site.call)[0]} returns; migrated, that model is the template "
+        f"itself and `{unwrap}` one of its layers (AttributeError at the save), while {why}. Make `{name}` save "
+        f"`{helper.parameter}` itself and pass it the template (or the migrated model) on every call, then "
+        "rerun; the call is left as it is."
+    ), site=site)
 
 
 def _reported_batch_calls(ctx: FixContext, site: Site, receivers: set[str],

@@ -56,11 +56,13 @@ def test_a_callback_only_given_to_migrated_fits_gets_self_model_where_the_index_
 
 @pytest.mark.parametrize("other_call,fixed", [
     ("", True),  # every call hands it the migrated model: the model itself is saved
-    ("export(serial, 'b.h5')\n", False),  # another call hands it something else: left, reported
+    ("export(serial, 'b.h5')\n", False),  # another call hands it something else: the site is left
+    ("hooks = [export]\n", False),  # handed on: what else it is given is unknown
 ])
 def test_a_helper_unwrapping_its_parameter_that_only_migrated_models_reach(other_call, fixed):
     # round 39, oa12: `export_template(parallel_model, path)` saved `parallel_model.layers[-2]`, a
-    # layer of the migrated model (AttributeError after training), with only MGPU304 to say so
+    # layer of the migrated model (AttributeError after training), with only MGPU304 to say so;
+    # a helper other models reach too left the same crash in a rewritten file until round 42
     from multi_gpu_codemod import transform_source
 
     source = (
@@ -71,6 +73,28 @@ def test_a_helper_unwrapping_its_parameter_that_only_migrated_models_reach(other
     )
     result = transform_source(source.encode(), "train.py")
     out = result.output.decode()
-    assert ("    parallel_model.save(path)\n" in out) == fixed
-    assert ("MGPU304" in [f.code for f in result.findings]) != fixed
-    assert "export(model, 'a.h5')\n" in out
+    if fixed:
+        assert "    parallel_model.save(path)\n" in out and "export(model, 'a.h5')\n" in out
+        assert result.findings == []
+    else:
+        assert out == source  # never a rewritten call whose model reaches `layers[-2].save`
+        assert [(f.line, f.code) for f in result.findings] == [(5, "MGPU122")]
+        assert "the `multi_gpu_model` call on line 9" in result.findings[0].message
+
+
+def test_a_helper_given_two_parallel_models_leaves_both_calls_when_one_is_left():
+    # leaving one site (its template is not built in its function: MGPU101) leaves the other, whose
+    # parallel model reaches the same `layers[-2].save` helper
+    from multi_gpu_codemod import transform_source
+
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef export(parallel, path):\n"
+        "    parallel.layers[-2].save(path)\n\n\ndef train(base):\n"
+        "    wide = multi_gpu_model(base, gpus=2)\n    wide.compile('sgd', 'mse')\n"
+        "    export(wide, 'w.h5')\n\n\nmodel = build()\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('sgd', 'mse')\nparallel.fit(x, y)\n"
+        "export(parallel, 'a.h5')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    assert result.output == source.encode()
+    assert sorted(f.code for f in result.findings) == ["MGPU101", "MGPU122"]

@@ -351,3 +351,59 @@ def test_the_else_of_an_elif_chain_chooses_the_default_strategy_with_the_scripts
     assert "if G == 0 or G == 1:\n    strategy = tf.distribute.get_strategy()\nelse:\n" in out
     assert "not (" not in out
     assert [strategy_devices(out, 4, G=g) for g in (0, 1, 2)] == ["one device", "one device", ["/gpu:0", "/gpu:1"]]
+
+
+def test_the_comments_of_the_else_and_of_the_call_stay_in_their_branches():
+    # round 42, ca20: pyimagesearch's `# otherwise, ...` above `else:` and `# make the model
+    # parallel` above the call were stacked above the `if` once the strategy was chosen in it
+    before = (
+        "from keras.utils import multi_gpu_model\n\nG = int(input())\n\nmodel = build()\n\n"
+        "# check to see if we are compiling using just a single GPU\nif G <= 1:\n"
+        "    print('[INFO] training with 1 GPU...')\n# otherwise, we are compiling using multiple GPUs\nelse:\n"
+        "    print('[INFO] training with {} GPUs...'.format(G))\n    # make the model parallel\n"
+        "    model = multi_gpu_model(model, gpus=G)\n\nmodel.compile(loss='mse', optimizer='adam')\n"
+        "model.fit(x, y)\n"
+    )
+    after = (
+        "import tensorflow as tf\n\nG = int(input())\n\n"
+        "# check to see if we are compiling using just a single GPU\nif G <= 1:\n"
+        "    print('[INFO] training with 1 GPU...')\n    strategy = tf.distribute.get_strategy()\n"
+        "# otherwise, we are compiling using multiple GPUs\nelse:\n"
+        "    print('[INFO] training with {} GPUs...'.format(G))\n    # make the model parallel\n"
+        '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:G])\n'
+        "with strategy.scope():\n    model = build()\n    model.compile(loss='mse', optimizer='adam')\n\n"
+        "model.fit(x, y)\n"
+    )
+    assert check_source_pair(before, after) == []
+
+
+def test_a_comment_on_the_call_dropped_with_its_argument_does_not_come_back_in_the_branch():
+    # the call's comment about `cpu_relocation=True` goes with the argument, in the branch too
+    source = (
+        "from keras.utils import multi_gpu_model\n\nN = int(input())\ntagger = build()\nif N > 1:\n"
+        "    # replicate on every GPU, weights live on the CPU\n"
+        "    model = multi_gpu_model(tagger, gpus=N, cpu_relocation=True)\n    print('Training on %d GPUs' % N)\n"
+        "else:\n    model = tagger\n    print('Training on one device')\nmodel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert "if N > 1:\n    strategy = tf.distribute.MirroredStrategy(" in out
+    assert "CPU" not in out
+
+
+@pytest.mark.parametrize("later,kept", [
+    ("logger.info('Training on %d GPU(s)', n_gpu)\n", False),  # said a few lines below already
+    ("logger.info('Fitting %d rows', len(x))\n", True),
+])
+def test_an_announcement_reworded_into_a_message_the_code_says_anyway_goes(later, kept):
+    # round 42, cb19: 'Wrapping model with multi_gpu_model for %d GPUs' became 'Training on %d
+    # GPUs', right above the unchanged `logger.info('Training on %d GPU(s)', n_gpu)`
+    source = (
+        "import logging\nfrom keras.utils import multi_gpu_model\n\nlogger = logging.getLogger('p')\n"
+        "n_gpu = 2\nnet = build()\nif n_gpu > 1:\n"
+        "    logger.info('Wrapping model with multi_gpu_model for %d GPUs', n_gpu)\n"
+        "    net = multi_gpu_model(net, gpus=n_gpu)\nnet.compile(optimizer='adam', loss='mse')\n"
+        + later + "net.fit(x, y)\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert ("logger.info('Training on %d GPUs', n_gpu)" in out) == kept
+    assert "Wrapping" not in out and "if n_gpu > 1:\n" in out and "    strategy = tf.distribute.Mirrored" in out

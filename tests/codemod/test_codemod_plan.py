@@ -318,6 +318,20 @@ def test_a_messages_only_if_left_by_the_guard_goes_above_the_scope_by_the_strate
     )
 
 
+def test_a_messages_only_if_on_the_length_of_the_gpu_list_goes_above_the_scope_too():
+    # round 42, ca16: `if len(gpus) > 1: print("Using %d GPUs" % len(gpus))` stayed under the
+    # `with`, between the build and the compile: its condition calls `len`, which creates nothing
+    before = (
+        "from keras import backend as K\nfrom keras.utils import multi_gpu_model\n\nctr_model = build()\n\n"
+        "gpus = K.tensorflow_backend._get_available_gpus()\nif len(gpus) > 1:\n"
+        "    print('Using %d GPUs' % len(gpus))\n    train_model = multi_gpu_model(ctr_model, gpus=len(gpus))\n"
+        "else:\n    train_model = ctr_model\n\ntrain_model.compile(optimizer='adam', loss='mse')\n"
+        "train_model.fit(x, y)\n"
+    )
+    after = transform_source(before.encode(), "train.py").output.decode()
+    assert "\nif len(gpus) > 1:\n    print('Using %d GPUs' % len(gpus))\nwith strategy.scope():\n" in after
+
+
 def test_a_messages_only_if_reading_what_the_scope_binds_stays_under_it():
     # `n` is counted from the model the scope builds: the message must follow it
     before = (

@@ -1619,3 +1619,38 @@ def test_a_bulleted_item_wholly_about_the_pair_goes_from_a_docstring():
     assert docstring_without_stale(value, prose) == '"""Sentiment encoder.\n\nTraining notes:\n' + kept + '"""'
     alone = '"""Sentiment encoder.\n\nTraining notes:\n' + item + '"""'
     assert docstring_without_stale(alone, prose) == '"""Sentiment encoder."""'  # (its heading went with it)
+
+
+@pytest.mark.parametrize("second,kept", [
+    ("kept here because the cluster still runs Keras 2.0.", ""),  # its subject was the helper
+    ("used only when more than one GPU is asked for.", ""),
+    ("the cluster still runs Keras 2.0 on every node.", "The cluster still runs Keras 2.0 on every node."),
+])
+def test_a_clause_whose_subject_was_the_stale_one_goes_with_it(second, kept):
+    # round 42, ca05: "make_parallel is the classic slicing trick (...); kept here because the
+    # cluster still runs Keras 2.0." left "Kept here because the cluster still runs Keras 2.0."
+    prose = Prose(frozenset({"make_parallel"}), True)
+    sentence = "make_parallel is the classic slicing trick (one tower per GPU); " + second
+    assert _clause_kept(sentence, prose) == kept
+
+
+def test_an_exported_markdown_heading_over_text_that_all_went_goes_too():
+    # round 42, cb15: "# ## Multi-GPU wrapper" stayed (MGPU305) over nothing once the paragraph
+    # on `ModelMGPU` under it and the class's cell were gone
+    from multi_gpu_codemod import transform_source
+
+    head = "#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nfrom keras.utils import multi_gpu_model\n\n\n"
+    source = (
+        head + "# ## Multi-GPU wrapper\n# `ModelMGPU` lets ModelCheckpoint save the serial model instead of the\n"
+        "# parallel one (otherwise the saved file needs the same number of GPUs).\n\n# In[2]:\n\n\n"
+        "mf = build()\nparallel = multi_gpu_model(mf, gpus=2)\nparallel.compile(loss='mse', optimizer='adam')\n"
+        "parallel.fit(x, y)\n"
+    )
+    result = transform_source(source.encode(), "nb.py")
+    out = result.output.decode()
+    assert "Multi-GPU wrapper" not in out and "ModelMGPU" not in out
+    assert "# In[2]:" in out and [f.code for f in result.findings] == []
+    # a heading over text that stays is kept
+    kept = source.replace("# parallel one (otherwise the saved file needs the same number of GPUs).\n",
+                          "# parallel one.\n# The embeddings are trained from scratch.\n")
+    assert "# ## Multi-GPU wrapper\n" in transform_source(kept.encode(), "nb.py").output.decode()
