@@ -290,7 +290,9 @@ def _announced(tree: Tree, owner: cst.Try, anchor: cst.BaseStatement, target: st
         return None
     if not all(message(s) for s in [*said, *otherwise]):
         return None
-    return said, otherwise
+    # ("using multi_gpu_model with %d gpus" after the call: "using %d gpus", as beside a guard's call)
+    elsewhere = _messages_of(tree, anchor)
+    return [r for s in said for r in [_said_now(s, elsewhere)] if r is not None], otherwise
 
 
 def _guarded(tree: Tree, statement: cst.Try, target: str, template: str) -> bool:

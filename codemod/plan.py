@@ -22,6 +22,7 @@ from .stale_comments import CPU_PLACEMENT, MECHANICS
 from .fallbacks import ChainBranch, Said, message
 from .replica_count import replicas_said, sliced_count
 from .strategy_expression import StrategyCode, refine
+from .unwrapping import SAVES
 
 if TYPE_CHECKING:
     from ._tree import Tree
@@ -1100,13 +1101,12 @@ def _runs_model(statement: cst.BaseStatement) -> bool:
     `else: h = model.fit(x, y, batch_size=32)`), with a condition that calls nothing."""
     if isinstance(statement, cst.If):
         # (a kept `if gpus > 1:` may also save or say what it did: `model.save(path)` creates nothing)
-        return _every_branch(statement, lambda s: _runs_model(s) or _calls_method(s, _SAVES) or message(s)) and any(
+        return _every_branch(statement, lambda s: _runs_model(s) or _calls_method(s, SAVES) or message(s)) and any(
             _runs_model(s) for suite in branch_suites(statement) for s in getattr(suite, "body", ())
         )
     return _calls_method(statement, _RUNS)
 
 
-_SAVES = frozenset({"save", "save_weights"})
 
 
 def _calls_method(statement: cst.BaseStatement, methods: frozenset[str]) -> bool:

@@ -73,8 +73,9 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "remove that use (after migration a test such as `multi_gpu_model is not None` is always "
                  "true), then rerun"),
     Precondition(NO_PATCHED_METHODS, "no method of the parallel model is replaced by assignment "
-                 "(`parallel.save = type(model.save)(_save, parallel)`, a save redirected to the template): "
-                 "after migration the two are one model, and the patch would call itself",
+                 "(`parallel.save = type(model.save)(_save, parallel)`, a save redirected to the template), there or "
+                 "in a function of the file it is handed to: after migration the two are one model, and the patch "
+                 "would call itself (or do nothing)",
                  "remove the patch (and the function it installs) and rerun"),
     Precondition(TEMPLATE_LOOKUPS_KNOWN, "every layer looked up in the parallel model is the template (`layers[-2]`, "
                  "`layers[-(n + 1)]`, `layers[-3]` with two outputs seen, `get_layer('model_1')` or another name "
@@ -113,7 +114,9 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "rows)", "use `fit` / `evaluate` / `predict` with `batch_size=len(x)` instead (or build the other "
                  "model outside those statements), then rerun"),
     Precondition(COMPILE_FOLLOWS, "a `compile` of the template (or of the parallel model) follows in the same "
-                 "function, or the template is loaded with `load_model`",
+                 "function, or the template is loaded with `load_model`, or the model is only used to predict "
+                 "(nothing in the function or file compiles, trains or evaluates it, or hands it to other code: "
+                 "`predict` needs no compile)",
                  "compile the model in the function that builds it, after the call"),
     Precondition(ONE_COMPILE, "the template and the parallel model are not both compiled, or are compiled with "
                  "the same arguments, or the template's own compile serves only before the call (after migration "

@@ -140,6 +140,11 @@ MECHANICS: Final = re.compile(
     # "always persist the single-device copy", "saving the single model is enough": the old pair's half
     r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)s?\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
+    # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
+    r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
+    r"|\bcpu\s+device\s+scope\b"
+    # "train a parallel copy" (round 43, db14): the old pair's other half
+    r"|\b(?:parallel|multi-?gpu|data-?parallel)\s+(?:cop(?:y|ies)|twins?|clones?)\b"
     # "This file imports the wrapper from utils": the multi-GPU wrapper, gone
     r"|\bimports?\s+the\s+wrapper\b|\bthe\s+wrapper\s+(?:from|class|module)\b"
     # kuza55's towers: "run one tower per GPU and merge the outputs on the CPU"
@@ -595,6 +600,10 @@ class Prose:
             return text
         if any(s[:1].islower() for s in sentences[1:]):  # "e.g. the": not sentences after all
             return text
+        if self.mechanics_gone:
+            stale = _halves_of_the_choice(sentences, stale)
+            if all(stale):
+                return text
         kept = [s for s, gone in zip(sentences, stale) if not gone]
         return " ".join(kept) if not stale[0] else text[: len(text) - len(text.lstrip("# "))] + " ".join(kept)
 
@@ -610,8 +619,33 @@ class Prose:
             stale = [gone or bool(_TEMPLATE.search(s)) for s, gone in zip(sentences, stale)]
         if self.mechanics_gone:  # "...; with one GPU just use the model as is": the contrast goes with it
             for k in range(1, len(sentences)):
-                stale[k] = stale[k] or (stale[k - 1] and bool(_CONTRAST.search(sentences[k])))
+                stale[k] = stale[k] or (stale[k - 1] and bool(
+                    _CONTRAST.search(sentences[k]) or _OTHERWISE.match(sentences[k])))
+            stale = _halves_of_the_choice(sentences, stale)
+            if not all(stale):  # (judged by whole sentences: "Otherwise ... multi_gpu_model ...; each GPU ...")
+                whole = [s for s in _FULL_STOP.split(text.strip())[0::2] if s.strip(" .-:#")]
+                named = [bool(self.names_removed(s)) for s in whole]
+                return len(whole) > 1 and all(_halves_of_the_choice(whole, named))
         return bool(sentences) and all(stale)
+
+
+# "With one GPU we just build the net." / "Otherwise the template lives on the CPU ...": the two
+# halves of the old choice between the plain model and the wrapper (rounds 42 and 43, cb01, db01)
+_ONE_DEVICE: Final = re.compile(
+    r"\b(?:only\s+)?(?:one|a\s+single|single|1)[- ](?:gpu|device|card)s?\b|\bno\s+(?:other\s+)?gpus?\b", re.IGNORECASE
+)
+_OTHERWISE: Final = re.compile(r"^\W*(?:otherwise|else|if\s+not)\b", re.IGNORECASE)
+
+
+def _halves_of_the_choice(sentences: list[str], stale: list[bool]) -> list[bool]:
+    """`stale` with a sentence on the one-device case gone where the "Otherwise ..." sentence
+    right after it, on the wrapper, goes: alone it describes half of a choice the code no longer
+    makes (the strategy covers both)."""
+    stale = list(stale)
+    for k in range(1, len(sentences)):
+        if stale[k] and not stale[k - 1] and _OTHERWISE.match(sentences[k]) and _ONE_DEVICE.search(sentences[k - 1]):
+            stale[k - 1] = True
+    return stale
 
 
 def _filled(text: str, width: int, first: str, later: str) -> list[str]:
@@ -1287,7 +1321,11 @@ def _message_kept(literal: str, prose: Prose, *, words: int = 2) -> str | None:
         if re.search(r"[%{}'\"\\]", tail) or not prose.names_removed(tail):
             continue
         if not prose.names_removed(head) and len(head.split()) >= words:
-            return opening + head.rstrip(" ,;") + inner[stop:] + closing
+            # "GPUs for multi_gpu_model (1 disables it)": an aside of its own after the phrase stays
+            aside = re.search(r"\s*\([^()]*\)$", tail)
+            kept = aside[0] if aside and not prose.names_removed(aside[0]) and prose.names_removed(
+                tail[:aside.start()]) else ""
+            return opening + head.rstrip(" ,;") + kept + inner[stop:] + closing
         return None
     return None
 
@@ -1329,7 +1367,8 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
         if (first.count("(") == first.count(")") and not first.count("`") % 2 and rest[:1].isalpha()
                 and len(rest.split()) >= 4  # (a statement of its own, not "see utils/mgpu.py")
                 and not _CONTRAST.search(rest)  # ("this callback saves the original model instead")
-                and not _SUBJECTLESS.match(rest)):  # ("kept here because ...": the helper was)
+                and not _SUBJECTLESS.match(rest)  # ("kept here because ...": the helper was)
+                and not _PAIR_HALF.search(rest)):  # ("the template model is what we checkpoint": one model now)
             head, newline, tail = rest.partition("\n")
             if newline and len(head.split()) <= 2:  # "this" / "    callback saves ...": one line again
                 rest = head + " " + tail.lstrip()
@@ -1345,6 +1384,8 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     return first.rstrip() + (end if end in ".!?" else "")  # (ending as the sentence did)
 
 
+# a half of the old pair, named as such: "the template model is what we checkpoint" (round 41, fa01)
+_PAIR_HALF: Final = re.compile(r"\b(?:template|serial|parallel)\s+model\b|\btemplate\b", re.IGNORECASE)
 # a clause whose subject was the one before: "make_parallel is the slicing trick; kept here because ..."
 _SUBJECTLESS: Final = re.compile(
     r"(?:[a-z]+ed|kept|left|built|written|taken|made|given|shown|known|meant|held|run|done)\b(?!\s+(?:by|as)\b)"
@@ -1354,7 +1395,7 @@ _CONTRAST: Final = re.compile(r"\b(?:instead|as\s+well|too|also|either|both|the\
                               re.IGNORECASE)
 # where a phrase on how the file ran begins: "... using the ModelMGPU wrapper so that ...", ", with ..."
 _MECHANICS_PHRASE: Final = re.compile(
-    r",?\s+(?:using|with|via|through|on\s+top\s+of)\s+"
+    r",?\s+(?:using|with|via|through|on\s+top\s+of|following)\s+"
     # "Object-count regression, ModelMGPU variant that tolerates gpus == 1."
     r"|,\s+(?=(?:the\s+|a\s+)?`?(?:" + "|".join(HELPERS) + r")\b)",
     re.IGNORECASE,

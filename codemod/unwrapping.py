@@ -1,8 +1,9 @@
 """The old ways code reached the template inside a parallel model (`layers[-2]`,
 `get_layer('model_1')`), and functions of the file that save what they unwrap from a parameter.
 
-Read by two fixers: checkpoints (callbacks and helpers that unwrap) and strategy_scope (a site
-whose parallel model reaches such a helper that other models reach too is left: MGPU122).
+Read by the checkpoints fixer (callbacks and helpers that unwrap), strategy_scope (a site whose
+parallel model reaches such a helper that other models reach too is left: MGPU122), and, for the
+methods that save a model (`SAVES`), template_recovery and plan.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from ._tree import Tree
 
 __all__ = [
     "PERSIST",
+    "SAVES",
     "SELF_MODEL",
     "HelperUnwrap",
     "helper_unwrapping",
@@ -28,6 +30,7 @@ __all__ = [
 
 # What a saved or loaded template was used for: `parallel.layers[-2].save(path)`.
 PERSIST: Final = frozenset({"save", "save_weights", "load_weights", "set_weights", "get_weights", "to_json"})
+SAVES: Final = frozenset({"save", "save_weights"})  # the methods that write a model to disk
 SELF_MODEL: Final = cst.Attribute(value=cst.Name("self"), attr=cst.Name("model"))
 _SELF_MODEL = m.Attribute(value=m.Name("self"), attr=m.Name("model"))
 _WRAPPER_LAYER_NAME = re.compile(r"^model(_\d+)?$")

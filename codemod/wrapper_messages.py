@@ -116,7 +116,7 @@ _COUNT_USED: Final = re.compile(
 
 # "[kws] using multi_gpu_model with %d GPUs": the helper first, then the count ("[kws] using %d GPUs")
 _HELPER_USED: Final = re.compile(
-    r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<verb>using|use)\s+(?:the\s+)?`?(?:" + "|".join(HELPERS) + r")`?"
+    r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<verb>using|use)\s+(?:the\s+)?`?(?:[\w.]+\.)?(?:" + "|".join(HELPERS) + r")`?"
     r"\s+(?:with|on|for|across|over)\s+(?P<count>%[dis]|\{[^{}]*\})\s+(?P<gpus>GPUs?|gpus?|cards|devices)"
     r"(?P<rest>[^%{]*)$",
     re.IGNORECASE,
@@ -125,7 +125,7 @@ _HELPER_USED: Final = re.compile(
 
 # "... with multi_gpu_model": the helper named as the tool, at the message's end
 _BY_HELPER: Final = re.compile(
-    r"\s+(?:with|via|using|through)\s+(?:the\s+)?`?(?:" + "|".join(HELPERS) + r")`?"
+    r"\s+(?:with|via|using|through)\s+(?:the\s+)?`?(?:[\w.]+\.)?(?:" + "|".join(HELPERS) + r")`?"
     r"(?:\s+(?:wrapper|helper))?(?=\s*[.!:]*\s*$)",
     re.IGNORECASE,
 )

@@ -22,7 +22,7 @@ from .._tree import (
     TF_DEVICE,
     Block, Tree, binds, bound_names, branch_suites, children_of, code_of, code_tokens, dotted_name, findall,
     runs_as_script,
-    used_names, walk_same_scope,
+    used_names, walk, walk_same_scope,
 )
 from ..wrapper_messages import announcing_messages, reworded
 from ..construction import (
@@ -179,22 +179,59 @@ def _reported_patch(ctx: FixContext, site: Site) -> bool:
     names are one model and the patched method would call itself (`RecursionError` at the save)."""
     tree = ctx.tree
     for name in ctx.references_of(site):
-        attribute = tree.parent(name)
-        target = tree.parent(attribute) if isinstance(attribute, cst.Attribute) else None
-        if not (isinstance(attribute, cst.Attribute) and attribute.value is name
-                and isinstance(target, cst.AssignTarget) and target.target is attribute):
-            continue
-        if attribute.attr.value == "callback_model":
-            continue  # Keras 2's callback hack: template_recovery removes it
-        patch = tree.statement_of(attribute)
-        ctx.report(attribute, NO_PATCHED_METHODS, (
-            f"`{tree.code(attribute)}` is replaced here (line {tree.position(patch or attribute)[0]}), on the model "
-            f"`{site.name}` returned; after migration that name is the model itself, and a replacement that calls "
-            f"the model's own `{attribute.attr.value}` would call itself. Remove the replacement (and the function it "
-            f"installs) and rerun; the `{site.name}` call on line {tree.position(site.call)[0]} is left as it is."
-        ), site=site)
-        return True
+        parent = tree.parent(name)
+        direct = [parent] if isinstance(parent, cst.Attribute) and parent.value is name else []
+        for attribute in [*direct, *_patched_by_helper(tree, name)]:
+            target = tree.parent(attribute)
+            if not (isinstance(target, cst.AssignTarget) and target.target is attribute):
+                continue
+            if attribute.attr.value == "callback_model":
+                continue  # Keras 2's callback hack: template_recovery removes it
+            through = None if direct and attribute is direct[0] else name
+            _report_patched(ctx, site, attribute, through)
+            return True
     return False
+
+
+def _patched_by_helper(tree: Tree, name: cst.Name) -> list[cst.Attribute]:
+    """`patch_save(parallel_model, model)` handing the parallel model to a function of the file:
+    the attributes of that parameter the function names (`parallel.save = model.save` among them)."""
+    arg = tree.parent(name)
+    call = tree.parent(arg) if isinstance(arg, cst.Arg) else None
+    if not (isinstance(arg, cst.Arg) and isinstance(call, cst.Call) and isinstance(call.func, cst.Name)
+            and not arg.star):
+        return []
+    scope = tree.scopes.get(call.func)
+    defined = [getattr(a, "node", None) for a in scope[call.func.value]] if scope is not None else []
+    function = defined[0] if len(defined) == 1 else None
+    if not isinstance(function, cst.FunctionDef):
+        return []
+    params = [*function.params.posonly_params, *function.params.params]
+    if arg.keyword is not None:
+        keyword = arg.keyword.value
+        param = next((p for p in params if p.name.value == keyword), None)
+    else:
+        index = [a for a in call.args if a.keyword is None].index(arg)
+        param = params[index] if index < len(params) else None
+    if param is None:
+        return []
+    return [
+        n for n in walk_same_scope(function.body)
+        if isinstance(n, cst.Attribute) and isinstance(n.value, cst.Name) and n.value.value == param.name.value
+    ]
+
+
+def _report_patched(ctx: FixContext, site: Site, attribute: cst.Attribute, through: cst.Name | None) -> None:
+    tree = ctx.tree
+    patch = tree.statement_of(attribute)
+    given = f" (it receives that model on line {tree.position(through)[0]})" if through is not None else ""
+    ctx.report(attribute, NO_PATCHED_METHODS, (
+        f"`{tree.code(attribute)}` is replaced here (line {tree.position(patch or attribute)[0]}), on the model "
+        f"`{site.name}` returned{given}; after migration that name is the model itself: a replacement that "
+        f"installs the model's own `{attribute.attr.value}` does nothing, and one that calls it would call "
+        "itself. Remove the replacement (and the function it installs) and rerun; the "
+        f"`{site.name}` call on line {tree.position(site.call)[0]} is left as it is."
+    ), site=site)
 
 
 def _reported_lookup(ctx: FixContext, site: Site) -> bool:
@@ -408,7 +445,7 @@ def _plan_site(
         return None
     if _reported_derived_compiled_elsewhere(ctx, site, scope_node, template, derived, compiles):
         return None
-    if not compiles and not _loaded(built_by):
+    if not compiles and not _loaded(built_by) and not _predicts_only(tree, scope_node, receivers, site.call):
         _report_no_compile(ctx, site, scope_node, template, target)
         return None
     if target is not None and target != template and _reported_two_compiles(ctx, site, template, target, compiles):
@@ -952,6 +989,19 @@ def _strategy_inputs_to_hoist(
         ))
         return None
     first = block.body[start]
+    line = tree.position(first)[0]
+    region = block.body[start:anchor_index + 1]
+    if all(_binding_line(tree, region, n) == line for n in names):
+        # (`cfg = load_config()`, read by the count and by the build: the first statement covered)
+        listed = " and ".join(f"`{n}`" for n in names)
+        ctx.report(site.call, GPU_COUNT_FIRST, (
+            f"the GPU count uses {listed} from line {line}{_short_code(tree, first)}, where the code the scope "
+            f"must cover starts (what builds `{template}` or its compile's arguments); the codemod cannot tell "
+            "that this statement creates no model or layer, so it does not move it above the strategy line. If "
+            f"it creates none, migrate by hand: create the strategy right after line {line}, then build and compile "
+            f"`{template}` under `with strategy.scope():`."
+        ))
+        return None
     assigned = " and ".join(
         f"`{n}`, assigned on line {_binding_line(tree, block.body[start:anchor_index + 1], n)}," for n in names
     )
@@ -1824,6 +1874,31 @@ def _loaded(statement: cst.CSTNode) -> bool:
     return any(_callee_name(c.func) == "load_model" for c in findall(statement, cst.Call))
 
 
+def _predicts_only(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], call: cst.Call) -> bool:
+    """The model is only used for inference (`parallel.predict(x)`, an inference script with no
+    compile): nothing in the function (or module) compiles, trains or evaluates it under any of
+    `receivers`, or hands it to other code; `predict` needs no compile, so no scope must cover one."""
+    predicts = False
+    for node in walk(scope_node):
+        if not (isinstance(node, cst.Name) and node.value in receivers):
+            continue
+        parent = tree.parent(node)
+        if isinstance(parent, cst.Attribute) and parent.value is node:
+            if parent.attr.value not in _INFERENCE_ONLY:
+                return False  # (`compile`, `fit`, `model.output` built on, `layers` changed: not inference alone)
+            predicts = predicts or parent.attr.value.startswith("predict")
+        elif isinstance(parent, cst.Call) and parent.func is node:
+            return False  # (called on tensors: a custom loop's step)
+        elif isinstance(parent, cst.Arg) and tree.parent(parent) is not call:
+            return False  # (handed to a function, which may compile or fit it)
+    return predicts
+
+
+# What an inference script does with its model besides predicting.
+_INFERENCE_ONLY = frozenset({"predict", "predict_generator", "summary", "save", "save_weights", "load_weights",
+                             "to_json", "count_params", "name", "input_shape", "output_shape"})
+
+
 def _free_names(tree: Tree, node: cst.CSTNode) -> set[str]:
     """The names `node` reads from around it: `used_names` without a comprehension's own loop
     variables (`[x for x in gpus]` reads `gpus`, not an `x` bound before)."""
@@ -2532,8 +2607,9 @@ def _report_no_compile(ctx: FixContext, site: Site, scope_node: cst.CSTNode, tem
             seen = (f" `{tree.code(call.func)}(...)` on line {line} receives the model and may compile it; the "
                     "codemod does not follow calls into other functions.")
             break
+    where = "function" if isinstance(scope_node, cst.FunctionDef) else "file"
     ctx.report(site.call, COMPILE_FOLLOWS, (
-        f"no {models} follows in this function, so the `strategy.scope()` the migration would open here cannot "
+        f"no {models} follows in this {where}, so the `strategy.scope()` the migration would open here cannot "
         f"cover a compile, and a compile outside the scope makes `fit` fail (Keras 3 creates the optimizer in "
         f"`compile`).{seen} {fix}; the call is left as it is."
     ))

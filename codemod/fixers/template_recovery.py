@@ -29,6 +29,7 @@ from .._tree import Tree, code_of, walk_same_scope
 from ..fix_context import FixContext, contains, same_scope_targets, subtree
 from ..recognise import Site
 from ..template_lookups import lookups
+from ..unwrapping import SAVES
 
 __all__ = ["CODES", "fix"]
 
@@ -112,7 +113,6 @@ def _both_arms(ctx: FixContext, lookup: cst.CSTNode, replacement: cst.CSTNode) -
     return parent if code_of(final) == code_of(replacement) else lookup
 
 
-_SAVES = frozenset({"save", "save_weights"})
 
 
 def _stale_save_comments(ctx: FixContext, site: Site) -> None:
@@ -127,7 +127,7 @@ def _stale_save_comments(ctx: FixContext, site: Site) -> None:
         small = statement.body[0]
         call = small.value if isinstance(small, cst.Expr) else None
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
-                and call.func.attr.value in _SAVES and tree.code(call.func.value) in names):
+                and call.func.attr.value in SAVES and tree.code(call.func.value) in names):
             continue
         kept = stale_comments.without(statement.leading_lines, stale_comments.MECHANICS)
         ctx.plan.dropped_lines |= {

@@ -580,3 +580,47 @@ def test_a_method_patched_on_the_parallel_model_keeps_the_site():
     # Keras 2's `callback_model` hack is no patched method: it goes with the rewrite
     hack = source.replace("parallel.save = type(model.save)(_save, parallel)", "parallel.callback_model = model")
     assert transform_source(hack.encode(), "t.py").changed
+
+
+@pytest.mark.parametrize("patch,left", [
+    ("parallel.save = lambda *a, **k: model.save(*a, **k)", True),  # migrated: RecursionError at the save
+    ("parallel.save = model.save", True),  # migrated: `model.save = model.save`, a no-op left in the diff
+    ("print(parallel.name)", False),  # reads the parameter, patches nothing
+])
+def test_a_method_patched_by_a_helper_the_parallel_model_is_handed_to_keeps_the_site(patch, left):
+    # round 43, da20: `parallel_model = patch_save(parallel_model, model)`, where `patch_save`
+    # replaced `save` on its parameter: the direct assignment was reported, the helper's was not
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef patch_save(parallel, model):\n"
+        f"    {patch}\n    return parallel\n\n\nmodel = build()\n"
+        "parallel_model = multi_gpu_model(model, gpus=2)\npatch_save(parallel_model, model)\n"
+        "parallel_model.compile('adam', 'mse')\nparallel_model.fit(x, y)\n"
+    )
+    result = transform_source(source.encode(), "t.py")
+    assert (result.output == source.encode()) == left
+    if left:
+        assert [(f.line, f.code) for f in result.findings] == [(5, "MGPU121")]
+        assert "(it receives that model on line 11)" in result.findings[0].message
+
+
+@pytest.mark.parametrize("use,rewritten", [
+    ("scores = model.predict(batch, batch_size=256)\n", True),  # inference: no compile to cover
+    ("model.fit(batch, labels)\n", False),  # trained without a compile here: MGPU202
+    ("scores = run(model, batch)\n", False),  # handed on: it may be compiled or trained there
+])
+def test_a_model_only_used_for_prediction_needs_no_compile(use, rewritten):
+    # round 43, db20: an inference script (`model_from_json`, `load_weights`, the wrap, `predict`)
+    # was left with MGPU202, asking for a compile it does not need
+    source = (
+        "from keras.models import model_from_json\nfrom keras.utils import multi_gpu_model\n\n"
+        "with open('arch.json') as fh:\n    model = model_from_json(fh.read())\nmodel.load_weights('w.h5')\n"
+        "model = multi_gpu_model(model, gpus=2)\n" + use
+    )
+    result = transform_source(source.encode(), "t.py")
+    assert result.changed == rewritten
+    if rewritten:
+        assert "with strategy.scope():\n    with open('arch.json') as fh:\n" in result.output.decode()
+        assert "    model.load_weights('w.h5')\n" in result.output.decode()
+    else:
+        assert [f.code for f in result.findings] == ["MGPU202"]
+        assert "follows in this file" in result.findings[0].message

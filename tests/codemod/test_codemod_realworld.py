@@ -111,3 +111,17 @@ def test_at_least_half_of_the_sites_are_rewritten():
 @pytest.mark.parametrize("name", RUNNABLE)
 def test_migrated_script_trains_on_two_simulated_gpus(name, tmp_path):
     run_on_two_simulated_gpus(ROOT / name, tmp_path)
+
+
+@pytest.mark.slow
+@needs_tensorflow
+def test_a_migrated_inference_script_predicts_what_the_shim_run_predicts(tmp_path):
+    # round 43, db20: a predict-only script (no compile) is rewritten; its migrated form must
+    # predict on 2 simulated GPUs what the unchanged script predicts through the shim
+    from multi_gpu_codemod import verify
+
+    report = verify.verify(ROOT / "runnable/predict_only.py", modes=("shim", "migrated"), workdir=tmp_path,
+                           timeout=600)
+    assert report.passed, [r.error for r in report.runs.values()]
+    compared = [c for c in report.comparisons if c.metric == "predictions"]
+    assert compared and all(c.status == "ok" for c in compared), compared

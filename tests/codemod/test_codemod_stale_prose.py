@@ -1347,6 +1347,62 @@ def test_an_argparse_help_loses_its_closing_phrase_on_the_helper():
     assert "help='number of GPUs')" in out and findings == []
 
 
+@pytest.mark.parametrize("help_text,kept", [
+    ("GPUs for multi_gpu_model (1 disables it)", "GPUs (1 disables it)"),  # round 43, da08: the aside stays
+    ("number of GPUs for multi_gpu_model (see the multi_gpu_model docs)", "number of GPUs"),  # on the helper: goes
+])
+def test_an_argparse_help_keeps_its_own_aside_after_the_phrase_on_the_helper(help_text, kept):
+    line = f"parser.add_argument('--gpus', help='{help_text}')\n"
+    out, findings = migrate(IMPORTS + line + SITE)
+    assert f"help='{kept}')" in out and findings == []
+
+
+@pytest.mark.parametrize("text", [
+    # rounds 42 and 43 (cb01, db01): the one-GPU half alone was left, a choice the code no longer makes
+    "With one GPU we just build the net. Otherwise the template lives on the CPU and\n`multi_gpu_model` "
+    "copies it onto every GPU; each GPU gets a slice of the batch.",
+    "If there is only one GPU we just build the model. Otherwise the template\nlives on the CPU and "
+    "`multi_gpu_model` copies it to every GPU; gradients are\nmerged back on the CPU.",
+])
+def test_the_one_gpu_half_of_the_old_choice_goes_with_its_otherwise(text):
+    assert Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text)
+    assert markdown(text, Prose(frozenset({"multi_gpu_model"}), True))[0] == ""
+
+
+def test_a_sentence_on_one_gpu_not_followed_by_an_otherwise_stays():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = "Train for ten epochs on one GPU. The batch is split by multi_gpu_model."
+    assert prose.without_stale_sentences(text) == "Train for ten epochs on one GPU."
+
+
+@pytest.mark.parametrize("text", [
+    "# With more than one GPU, train a parallel copy; otherwise train the model itself.",  # round 43, db14
+    # round 41, fa12: the old placement, as its authors wrote it
+    "The template model is instantiated under a CPU device scope so its weights are\n"
+    "hosted on the CPU and the GPUs only hold the replicas.",
+])
+def test_more_of_the_old_pair_and_placement_is_mechanics(text):
+    assert Prose(frozenset({"multi_gpu_model"}), True).wholly_stale(text)
+
+
+def test_a_clause_kept_after_a_stale_one_is_not_about_a_half_of_the_old_pair():
+    # round 41, fa01: "...with keras.utils.multi_gpu_model; the template model is what we
+    # checkpoint." left "The template model is what we checkpoint."
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    sentence = ("When --gpus is larger than one the network is replicated on every GPU with\n"
+                "keras.utils.multi_gpu_model; the template model is what we checkpoint.")
+    assert _clause_kept(sentence, prose) == ""
+
+
+def test_a_summary_following_the_helpers_docs_keeps_what_the_file_is():
+    # round 41, fa12: "Fine-grained flower classifier, following the multi_gpu_model docs."
+    from multi_gpu_codemod.stale_prose import _summary_kept
+
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    sentence = "Fine-grained flower classifier, following the multi_gpu_model docs."
+    assert _summary_kept(sentence, prose) == "Fine-grained flower classifier."
+
+
 # Comment lines that only the old pair made true, one row per review round's finding: each
 # goes (or loses its clause on the pair) wherever it stands between two statements.
 STALE_COMMENT_LINES = [

@@ -650,6 +650,25 @@ REPORTED = [
     pytest.param(
         'from keras.utils import multi_gpu_model\n'
         '\n'
+        'def main():\n'
+        '    cfg = load_config()\n'
+        '    model = build(cfg)\n'
+        '    parallel = multi_gpu_model(model, gpus=cfg["gpus"])\n'
+        "    parallel.compile('adam', 'mse')\n",
+        [
+            # round 41: the count's own line is where the scope starts ("assigned on line 4, after
+            # line 4" said before): what to do instead
+            'table.py:6:16: MGPU105 the GPU count uses `cfg` from line 4 (`cfg = load_config()`), where the code'
+            " the scope must cover starts (what builds `model` or its compile's arguments); the codemod cannot tell"
+            ' that this statement creates no model or layer, so it does not move it above the strategy line. If it'
+            ' creates none, migrate by hand: create the strategy right after line 4, then build and compile `model`'
+            ' under `with strategy.scope():`.',
+        ],
+        id='gpu-count-assigned-where-the-scope-starts',
+    ),
+    pytest.param(
+        'from keras.utils import multi_gpu_model\n'
+        '\n'
         'def wrap(net, n):\n'
         '    return multi_gpu_model(net, gpus=n)\n',
         [

@@ -118,3 +118,26 @@ def test_a_past_tense_announcement_keeps_the_count():
     # round 35, ha13: "[info] wrapped model for %d GPUs" went whole
     out = reworded(cst.parse_statement('print("[info] wrapped model for %d GPUs" % args.gpus)\n'))
     assert out is not None and cst.Module([out]).code == 'print("[info] training on %d GPUs" % args.gpus)\n'
+
+
+@pytest.mark.parametrize("text,said", [
+    # round 43, da08: the helper named with its module
+    ('logger.info("Using %d GPUs via keras.utils.multi_gpu_model", n)\n', 'logger.info("Using %d GPUs", n)\n'),
+    ('print("using tf.keras.utils.multi_gpu_model with %d gpus" % n)\n', 'print("using %d gpus" % n)\n'),
+])
+def test_the_helper_named_with_its_module_is_reworded_like_the_bare_name(text, said):
+    out = reworded(cst.parse_statement(text))
+    assert out is not None and cst.Module([out]).code == said
+
+
+def test_an_announcement_in_the_try_that_said_which_path_ran_is_reworded():
+    # round 43, da02: "using multi_gpu_model with %d gpus" under the call stayed, flagged (MGPU305)
+    source = (
+        "from keras.utils import multi_gpu_model\n\nbase = build()\ntry:\n"
+        "    model = multi_gpu_model(base, gpus=N)\n    print('using multi_gpu_model with %d gpus' % N)\n"
+        "except ValueError:\n    model = base\n    print('training on one device')\n"
+        "model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    out = _migrated(source)
+    assert "multi_gpu_model" not in out
+    assert "if strategy.num_replicas_in_sync > 1:\n    print('using %d gpus' % strategy.num_replicas_in_sync)\n" in out
