@@ -335,7 +335,12 @@ def collapse(tree: Tree, statement: cst.BaseStatement, target: str, template: st
                 continue
             replicas = _announced(tree, owner, result.anchor, target, template) if messages else None
             if replicas is not None and not result.said:
-                result.said = Said([], [], replicas=replicas)
+                # the comments on the handler's fallback (`# fewer than 2 GPUs visible: ...` over
+                # `model = base_model`) say why one device runs: they go with its message
+                handled = cst.ensure_type(owner.handlers[0].body, cst.IndentedBlock).body
+                fallback = [line for st in handled if not message(st)
+                            for line in getattr(st, "leading_lines", ()) if line.comment is not None]
+                result.said = Said([], [], replicas=replicas, else_leading=fallback)
                 result.anchor, result.collapsed = owner, True
                 continue
         elif isinstance(owner, cst.If) and owner.body is block and _in_block(tree, owner):

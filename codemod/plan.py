@@ -982,6 +982,8 @@ def _data_assignment(statement: ast.stmt, values: set[str]) -> bool:
         # (a call only to a built-in that counts: `if len(gpus) >= 2:`)
         calls = [n for n in ast.walk(statement.test) if isinstance(n, ast.Call)]
         return all(_operand(c) for c in calls) and all(_data_assignment(s, values) for s in branches)
+    if isinstance(statement, ast.AugAssign):  # `batch_size *= 2`, `BATCH *= n_gpus` (round 44, ba11, ba15)
+        return isinstance(statement.target, ast.Name) and (_arithmetic(statement.value) or _operand(statement.value))
     return (
         isinstance(statement, ast.Assign) and all(isinstance(t, ast.Name) for t in statement.targets)
         and inert(statement, values) and (data_value(statement.value, values) or _arithmetic(statement.value))
@@ -994,6 +996,8 @@ def _assigned_names(statement: ast.stmt | None) -> set[str]:
         return set().union(*(_assigned_names(s) for s in [*statement.body, *statement.orelse]))
     if isinstance(statement, ast.Assign):
         return {t.id for t in statement.targets if isinstance(t, ast.Name)}
+    if isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+        return {statement.target.id}
     return set()
 
 
@@ -1262,15 +1266,18 @@ def _with_said(
     if said.chain is not None:
         return _chosen_in_chain(strategy, name, expression, said.chain), []
     count = sliced_count(expression)
-    if said.replicas is not None and said.replicas_for_both:
+    if said.replicas is not None:
         several, one = ([_message_line(s) for s in group] for group in said.replicas)
+        one = [_with_leading(one[0], said.else_leading), *one[1:]] if one else one
+        replicas = (several, one)
+    if said.replicas is not None and said.replicas_for_both:
         return strategy, [_replicas_if(name, several, one, count)] if several or one else []
     groups = (said.before, said.after, said.otherwise, said.otherwise_after)
     before, after, otherwise, otherwise_after = ([_message_line(s) for s in group] for group in groups)
     if count is not None:  # said after the strategy line, on the GPUs it holds
         after = [replicas_said(s, count, name) for s in after]
     if said.replicas is not None:
-        several, one = ([_message_line(s) for s in group] for group in said.replicas)
+        several, one = replicas
         after = [*after, _replicas_if(name, several, one, count)] if several or one else after
     branch = expression.branch if isinstance(expression, StrategyCode) else None
     if isinstance(strategy, cst.If) and branch is not None:

@@ -143,6 +143,8 @@ MECHANICS: Final = re.compile(
     # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
     r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
     r"|\bcpu\s+device\s+scope\b"
+    # "saves the CPU copy, not the GPU replica" (round 44, ba19): the old pair's two halves
+    r"|\bcpu\s+(?:copy|version)\b|\bthe\s+gpu\s+replicas?\b"
     # "train a parallel copy" (round 43, db14): the old pair's other half
     r"|\b(?:parallel|multi-?gpu|data-?parallel)\s+(?:cop(?:y|ies)|twins?|clones?)\b"
     # "This file imports the wrapper from utils": the multi-GPU wrapper, gone
@@ -222,7 +224,9 @@ _TEMPLATE_MODEL: Final = re.compile(
     # (or a message's object: "saved template model")
     r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\()|(?<=,\s)|(?<=\bsaved\s)|(?<=\bsaving\s)|(?<=\bloaded\s))"
     # (or emphasised: "Save the *template* model")
-    r"(?:(?P<em>[*_]{0,2})(?:template|serial|single[- ](?:gpu|device))(?P=em)\s+model"
+    # (or described as inside the wrapper: "saves the wrapped template model", round 43, da14)
+    r"(?:(?:wrapped\s+|inner\s+|underlying\s+)?"
+    r"(?P<em>[*_]{0,2})(?:template|serial|single[- ](?:gpu|device))(?P=em)\s+model"
     # (a possessive too: "Save the serial model's weights", round 38, la08)
     r"|(?:serial|single[- ](?:gpu|device)|cpu)\s+template(?:\s+model)?)\b(?![-_(`\"]|'(?!s\b)|\.\w)",
     re.IGNORECASE,
@@ -476,7 +480,8 @@ class Prose:
                 part = _BOTH_PLURAL.sub("the model", part)
                 part = _THROUGH_WRAPPER.sub(rf"\g<verb> under {STRATEGY}", part)
                 part = _PAIR_ASIDE.sub("", part)
-                part = _REPLICA_OBJECT.sub(r"\g<verb> the model", part)  # "recompile the replica"
+                if not _TEMPLATE.search(part):  # ("save the template, train the replica": the pair, stale)
+                    part = _REPLICA_OBJECT.sub(r"\g<verb> the model", part)  # "recompile the replica"
             # (an aside on the pair goes by its own rule: "(ModelCheckpoint would save the wrapper)")
             said = re.sub(r"\([^()]*\)", "", part)
             if self.mechanics_gone and _TEMPLATE_WEIGHTS.search(said) and not MECHANICS.search(said):
@@ -499,6 +504,10 @@ class Prose:
             if _PAIR.search(_TRAINED.sub("", _TOOL_HELPER.sub("", _WITHOUT_WRAPPER.sub("", part)))):
                 # it says more about the old pair (template, copy, CPU): not made true by a name
                 # ("the ModelMGPU wrapper" ending a clause is the tool's name: renamed below)
+                return part
+            if _STILL_USED.search(part):
+                # "We still use multi_gpu_model here because the image is pinned to TF 2.1": why the
+                # helper was kept, false of the strategy (round 44, ba15)
                 return part
             if self.mechanics_gone:
                 part = _WITHOUT_WRAPPER.sub("", part)  # ("loads without the GPU wrapper": there is none)
@@ -635,6 +644,11 @@ _ONE_DEVICE: Final = re.compile(
     r"\b(?:only\s+)?(?:one|a\s+single|single|1)[- ](?:gpu|device|card)s?\b|\bno\s+(?:other\s+)?gpus?\b", re.IGNORECASE
 )
 _OTHERWISE: Final = re.compile(r"^\W*(?:otherwise|else|if\s+not)\b", re.IGNORECASE)
+# the other half opening on the several-GPU case: "With several, the template lives on the CPU ..." (round 44, bb01)
+_SEVERAL: Final = re.compile(
+    r"^\W*(?:with|on|for|given|if\s+(?:there\s+are|we\s+have))\s+(?:several|multiple|more|many|two\s+or\s+more)\b",
+    re.IGNORECASE,
+)
 
 
 def _halves_of_the_choice(sentences: list[str], stale: list[bool]) -> list[bool]:
@@ -643,7 +657,8 @@ def _halves_of_the_choice(sentences: list[str], stale: list[bool]) -> list[bool]
     makes (the strategy covers both)."""
     stale = list(stale)
     for k in range(1, len(sentences)):
-        if stale[k] and not stale[k - 1] and _OTHERWISE.match(sentences[k]) and _ONE_DEVICE.search(sentences[k - 1]):
+        opens = _OTHERWISE.match(sentences[k]) or _SEVERAL.match(sentences[k])
+        if stale[k] and not stale[k - 1] and opens and _ONE_DEVICE.search(sentences[k - 1]):
             stale[k - 1] = True
     return stale
 
@@ -891,7 +906,7 @@ class _Pass(cst.CSTTransformer):
 
         def close() -> None:
             nonlocal dropped_last
-            units = list(map(self._across_lines, _units(paragraph)))
+            units = [self._aside_trimmed(unit) for unit in map(self._across_lines, _units(paragraph))]
             gone = [self._stale(unit) for unit in units]
             for index in range(len(units)):  # "# ## Multi-GPU wrapper" over text that all went
                 if not gone[index] and _exported_heading_of_stale(units, gone, index):
@@ -951,6 +966,22 @@ class _Pass(cst.CSTTransformer):
         if any(len(line) > max(width, 100) for line in filled):
             return unit
         return [unit[min(k, len(unit) - 1)].with_changes(comment=cst.Comment(line)) for k, line in enumerate(filled)]
+
+    def _aside_trimmed(self, unit: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+        """A one-line comment wholly stale only by its closing aside ("# encoder shares weights with ae
+        (and therefore with the GPU replicas)") less that aside, when what is left says something."""
+        comment = unit[0].comment if len(unit) == 1 else None
+        if comment is None or not self._stale(unit):
+            return unit
+        aside = re.search(r"\s*\([^()]*\)(?=[.!?]?\s*$)", comment.value)
+        if aside is None or not self.prose.names_removed(aside[0]):
+            return unit
+        kept = comment.value[:aside.start()] + comment.value[aside.end():]
+        if len(_words(kept).split()) < 3 or self.prose.wholly_stale(kept) or self.prose.names_removed(kept) or (
+            _OTHER_HALF.search(kept) or _ONE_DEVICE.search(kept)  # ("single-GPU evaluation on the template")
+        ):
+            return unit
+        return [unit[0].with_changes(comment=comment.with_changes(value=kept))]
 
     def _trimmed(self, line: cst.EmptyLine) -> cst.EmptyLine:
         """A one-line comment less its sentences that name something removed, when others stay."""
@@ -1384,11 +1415,14 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
     return first.rstrip() + (end if end in ".!?" else "")  # (ending as the sentence did)
 
 
+# "still use `multi_gpu_model` here because ...": the helper kept for a reason of its own
+_STILL_USED: Final = re.compile(r"\bstill\s+(?:use|uses|using|need|needs|rel(?:y|ies)\s+on)\b", re.IGNORECASE)
 # a half of the old pair, named as such: "the template model is what we checkpoint" (round 41, fa01)
 _PAIR_HALF: Final = re.compile(r"\b(?:template|serial|parallel)\s+model\b|\btemplate\b", re.IGNORECASE)
 # a clause whose subject was the one before: "make_parallel is the slicing trick; kept here because ..."
 _SUBJECTLESS: Final = re.compile(
     r"(?:[a-z]+ed|kept|left|built|written|taken|made|given|shown|known|meant|held|run|done)\b(?!\s+(?:by|as)\b)"
+    r"|(?:it|its|they)\b"  # ("...; it splits every batch": what "it" was went first)
 )
 # words that point back at what the clause before said, gone with it
 _CONTRAST: Final = re.compile(r"\b(?:instead|as\s+well|too|also|either|both|the\s+other|original|as\s+is)\b",

@@ -23,10 +23,13 @@ from ..cell_scopes import PLACEHOLDER_PREFIX
 from ..fix_context import FixContext
 from ..plan import Plan
 from ..recognise import MULTI_GPU_MODEL_NAMES
+from ..stale_prose import HELPERS
 
 __all__ = ["PRAGMA", "fix", "finish"]
 
 _Block = TypeVar("_Block", cst.Module, cst.IndentedBlock)
+# The old helpers, named in a comment: `# local helper with make_parallel()`.
+_NAMES_HELPER = re.compile(r"\b(?:" + "|".join(HELPERS) + r")\b")
 # A comment that is an instruction to a tool about its own line.
 PRAGMA = re.compile(r"#\s*(noqa\b|type:\s*ignore|pylint:|pragma:|nosec\b|isort:|fmt:|pyright:|mypy:)", re.IGNORECASE)
 _MODULES = {name.rsplit(".", 1)[0] for name in MULTI_GPU_MODEL_NAMES}
@@ -453,8 +456,11 @@ def _hand_on_lines(block: _Block, emptied: dict[int, cst.SimpleStatementLine], t
             carry += list(marker.leading_lines)
             trailing = marker.trailing_whitespace.comment
             # `import x  # why`: the comment stays, on a line of its own; a pragma (noqa: E402)
-            # only spoke of the removed line
-            if trailing is not None and not PRAGMA.match(trailing.value):
+            # only spoke of the removed line, and so did one naming the removed helper (`import
+            # multi_gpu  # local helper with make_parallel()`, round 44, ba13)
+            if trailing is not None and not PRAGMA.match(trailing.value) and not _NAMES_HELPER.search(
+                trailing.value
+            ):
                 carry.append(cst.EmptyLine(comment=trailing))
             continue
         assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))

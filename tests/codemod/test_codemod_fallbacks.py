@@ -407,3 +407,18 @@ def test_an_announcement_reworded_into_a_message_the_code_says_anyway_goes(later
     out = transform_source(source.encode()).output.decode()
     assert ("logger.info('Training on %d GPUs', n_gpu)" in out) == kept
     assert "Wrapping" not in out and "if n_gpu > 1:\n" in out and "    strategy = tf.distribute.Mirrored" in out
+
+
+def test_the_comment_on_the_handlers_fallback_goes_with_its_message():
+    # round 43, da02: "# fewer than 2 GPUs visible: fall back to the plain model" (over the
+    # handler's `model = base_model`) landed above the strategy line, describing nothing there
+    source = (
+        "from keras.utils import multi_gpu_model\n\nbase = build()\ntry:\n"
+        "    model = multi_gpu_model(base, gpus=N)\n    print('using %d gpus' % N)\nexcept ValueError:\n"
+        "    # fewer than 2 GPUs visible: fall back to the plain model\n    model = base\n"
+        "    print('training on one device')\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode()).output.decode()
+    assert ("else:\n    # fewer than 2 GPUs visible: fall back to the plain model\n"
+            "    print('training on one device')\n") in out
+    assert out.count("fewer than 2 GPUs") == 1

@@ -114,3 +114,18 @@ def test_tf_imported_inside_the_function_keeps_the_full_name():
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert out.startswith("import tensorflow\n") and "strategy = tensorflow.distribute.MirroredStrategy(" in out
+
+
+@pytest.mark.parametrize("comment,kept", [
+    ("# local helper with make_parallel()", False),  # round 44, ba13: it only spoke of the line that went
+    ("# vendored from our utils repo", True),  # why the file had it: stays, on a line of its own
+])
+def test_a_removed_imports_comment_goes_with_it_when_it_names_the_helper(comment, kept):
+    source = (
+        "import numpy as np\n\nimport multi_gpu  " + comment + "\n\nmodel = build()\n"
+        "model = multi_gpu.make_parallel(model, 2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert "import multi_gpu" not in out and "MirroredStrategy" in out
+    assert (comment.replace("make_parallel()", "") in out) == kept
+    assert "MirroredStrategy\n" not in out.split("strategy =")[0]  # (no renamed helper comment left above)

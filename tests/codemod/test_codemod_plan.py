@@ -435,3 +435,20 @@ def test_data_made_before_the_model_stay_above_the_scope(made, outside):
                             "        model.compile('adam', 'mse')\n    model.fit(X, X)\n"), out
     else:
         assert "    with strategy.scope():\n" + made.replace("    ", "        ") in out, out
+
+
+@pytest.mark.parametrize("scaled", [
+    "batch_size *= 2\n",  # round 44, ba11
+    "if n_gpus >= 2:\n    batch_size *= n_gpus\n",  # round 44, ba15 (the `if` the call left)
+])
+def test_the_batch_scaled_between_the_model_and_its_compile_goes_after_the_scope(scaled):
+    before = (
+        "from keras.utils import multi_gpu_model\n\nbatch_size = 32\nn_gpus = 2\nmodel = build()\n"
+        "model = multi_gpu_model(model, gpus=2)\n" + scaled + "model.compile('adam', 'mse')\n"
+        "model.fit(x, y, batch_size=batch_size)\n"
+    )
+    after = transform_source(before.encode(), "train.py").output.decode()
+    scope = after.index("with strategy.scope():")
+    assert after.index("    model.compile(") > scope
+    assert after.index(scaled.splitlines()[0]) > after.index("    model.compile(")
+    assert scaled in after  # at the block's level again, as written

@@ -1710,3 +1710,59 @@ def test_an_exported_markdown_heading_over_text_that_all_went_goes_too():
     kept = source.replace("# parallel one (otherwise the saved file needs the same number of GPUs).\n",
                           "# parallel one.\n# The embeddings are trained from scratch.\n")
     assert "# ## Multi-GPU wrapper\n" in transform_source(kept.encode(), "nb.py").output.decode()
+
+
+def test_the_several_gpu_half_of_the_old_choice_also_takes_the_one_gpu_half():
+    # round 44, bb01: "With one GPU we just build it. With several, the template lives on the CPU ..."
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = ("With one GPU we just build it. With several, the template lives on the CPU and\n"
+            "`multi_gpu_model` copies it to every GPU; the gradients are merged on the CPU.")
+    assert prose.wholly_stale(text)
+
+
+def test_why_the_helper_was_still_used_is_not_renamed_into_the_strategy():
+    # round 44, ba15: "We still use multi_gpu_model here because the cluster image is pinned to TF
+    # 2.1" became "We still use tf.distribute.MirroredStrategy here because ...", and its clause
+    # "it splits every batch" would stand for the helper
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = ("We still use tf.keras.utils.multi_gpu_model here because the cluster image\n"
+            "is pinned to TF 2.1; it splits every batch across the visible GPUs.")
+    assert prose.renamed(text) == text
+    assert _clause_kept(text.replace("\n", " "), prose) == ""
+
+
+@pytest.mark.parametrize("text", [
+    "# encoder shares weights with ae (and therefore with the GPU replicas)",  # round 44 (ra07): the aside goes
+])
+def test_a_comment_stale_only_by_its_closing_aside_keeps_the_rest(text):
+    from multi_gpu_codemod import transform_source
+
+    source = (IMPORTS + "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+              "parallel.fit(x, y)\n\n" + text + "\nencoder = Model(model.input, model.layers[1].output)\n")
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert "# encoder shares weights with ae\nencoder = " in out
+
+
+def test_a_comment_whose_rest_is_about_the_pair_goes_whole():
+    from multi_gpu_codemod import transform_source
+
+    line = "# single-GPU evaluation on the template (weights are shared with the replicas)"
+    source = (IMPORTS + "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+              "parallel.fit(x, y)\n\n" + line + "\nprint(model.evaluate(x, y))\n")
+    assert "single-GPU" not in transform_source(source.encode(), "t.py").output.decode()
+
+
+@pytest.mark.parametrize("text,expected", [
+    # round 44, da14: "save the template, train the replica" is the pair, not "train the model"
+    ('Model and checkpoint handling follow the usual "save the template, train the replica" pattern.', None),
+    # round 44, da14: the template described as inside the wrapper is the one model now
+    ("ModelCheckpoint replacement: saves the wrapped template model.", "ModelCheckpoint replacement: saves the model."),
+    # round 44, ba19: the old pair's two halves
+    ("ModelCheckpoint replacement: saves the CPU copy, not the GPU replica.", None),
+])
+def test_more_of_the_pair_named_in_callback_docstrings(text, expected):
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    if expected is None:
+        assert prose.wholly_stale(prose.renamed(text))
+    else:
+        assert prose.renamed(text) == expected
