@@ -145,6 +145,12 @@ MECHANICS: Final = re.compile(
     r"|\bcpu\s+device\s+scope\b"
     # "saves the CPU copy, not the GPU replica" (round 44, ba19): the old pair's two halves
     r"|\bcpu\s+(?:copy|version)\b|\bthe\s+gpu\s+replicas?\b"
+    # round 45: "the original (non-parallel) model is what we ship", "raises ValueError when fewer
+    # than 2 are visible" (the old call's refusal), "reload it with the same number of GPUs"
+    r"|\bnon-?parallel\s+model\b|\b(?:original|serial|base)\b[^.;]{0,30}\bis\s+what\s+(?:we|you)\s+"
+    r"(?:save|ship|export|checkpoint)"
+    r"|\braises?\s+(?:a\s+)?ValueError\b[^.;]{0,30}\b(?:fewer|less|one|single|no|only)\b"
+    r"|\bwith\s+the\s+same\s+(?:number\s+of\s+gpus|gpu\s+count)\b"
     # "train a parallel copy" (round 43, db14): the old pair's other half
     r"|\b(?:parallel|multi-?gpu|data-?parallel)\s+(?:cop(?:y|ies)|twins?|clones?)\b"
     # "This file imports the wrapper from utils": the multi-GPU wrapper, gone
@@ -604,7 +610,8 @@ class Prose:
             # after the last `;` goes when it alone names what was removed
             head, _, tail = text.rpartition("; ")
             if self.names_removed(tail) and not self.names_removed(head) and head.strip("# "):
-                return head.rstrip()
+                # (ending as the comment did: "...; falls back if the wrap fails." keeps its full stop)
+                return head.rstrip() + (text.rstrip()[-1] if text.rstrip()[-1:] in (".", "!", "?") else "")
         if not any(stale) or all(stale) or sentences[-1].rstrip()[-1:] not in (".", "!", "?"):
             return text
         if any(s[:1].islower() for s in sentences[1:]):  # "e.g. the": not sentences after all

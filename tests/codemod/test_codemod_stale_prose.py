@@ -1433,6 +1433,13 @@ STALE_COMMENT_LINES = [
     ("# re-compile the replicated model with a larger lr for the larger batch\n",
      "# re-compile the model with a larger lr for the larger batch\n"),  # ja19: the recompile stays, so does its note
     ("# always save the template, the multi-GPU graph is tied to the GPU count\n", ""),  # jb05
+    # round 45
+    ("# the original (non-parallel) model is what we ship\n", ""),  # aa04
+    ("# replicate on all GPUs; raises ValueError when fewer than 2 are visible\n",
+     "# replicate on all GPUs\n"),  # ab03: the old call's refusal, not the strategy's
+    ("# NOTE: this is the multi-GPU model, reload it with the same number of GPUs\n", ""),  # ab19
+    ("# Tries to use every GPU; falls back to one device if the wrap fails.\n",
+     "# Tries to use every GPU.\n"),  # aa05: ends as the comment did
 ]
 
 
