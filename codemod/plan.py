@@ -1111,8 +1111,6 @@ def _runs_model(statement: cst.BaseStatement) -> bool:
     return _calls_method(statement, _RUNS)
 
 
-
-
 def _calls_method(statement: cst.BaseStatement, methods: frozenset[str]) -> bool:
     """`x.m(...)` or `name = x.m(...)`, alone on its line, for a method `m` of `methods`."""
     if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:

@@ -115,8 +115,8 @@ PRECONDITIONS: tuple[Precondition, ...] = (
                  "model outside those statements), then rerun"),
     Precondition(COMPILE_FOLLOWS, "a `compile` of the template (or of the parallel model) follows in the same "
                  "function, or the template is loaded with `load_model`, or the model is only used to predict "
-                 "(nothing in the function or file compiles, trains or evaluates it, or hands it to other code: "
-                 "`predict` needs no compile)",
+                 "(nothing in the function or file compiles, trains or evaluates it, returns or stores it, or hands it "
+                 "to other code: `predict` needs no compile)",
                  "compile the model in the function that builds it, after the call"),
     Precondition(ONE_COMPILE, "the template and the parallel model are not both compiled, or are compiled with "
                  "the same arguments, or the template's own compile serves only before the call (after migration "

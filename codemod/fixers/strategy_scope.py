@@ -1887,10 +1887,12 @@ def _predicts_only(tree: Tree, scope_node: cst.CSTNode, receivers: set[str], cal
             if parent.attr.value not in _INFERENCE_ONLY:
                 return False  # (`compile`, `fit`, `model.output` built on, `layers` changed: not inference alone)
             predicts = predicts or parent.attr.value.startswith("predict")
-        elif isinstance(parent, cst.Call) and parent.func is node:
-            return False  # (called on tensors: a custom loop's step)
-        elif isinstance(parent, cst.Arg) and tree.parent(parent) is not call:
-            return False  # (handed to a function, which may compile or fit it)
+        elif isinstance(parent, cst.AssignTarget) and parent.target is node:
+            continue  # (bound here: `model = model_from_json(...)`)
+        elif not (isinstance(parent, cst.Arg) and tree.parent(parent) is call):
+            # returned, stored, handed to a function or called on tensors: code the codemod does not
+            # see may compile or train it (outside the scope, where `fit` fails)
+            return False
     return predicts
 
 

@@ -607,6 +607,7 @@ def test_a_method_patched_by_a_helper_the_parallel_model_is_handed_to_keeps_the_
     ("scores = model.predict(batch, batch_size=256)\n", True),  # inference: no compile to cover
     ("model.fit(batch, labels)\n", False),  # trained without a compile here: MGPU202
     ("scores = run(model, batch)\n", False),  # handed on: it may be compiled or trained there
+    ("scores = model.predict(batch)\nregistry['scorer'] = model\n", False),  # stored: compiled elsewhere?
 ])
 def test_a_model_only_used_for_prediction_needs_no_compile(use, rewritten):
     # round 43, db20: an inference script (`model_from_json`, `load_weights`, the wrap, `predict`)
@@ -624,3 +625,14 @@ def test_a_model_only_used_for_prediction_needs_no_compile(use, rewritten):
     else:
         assert [f.code for f in result.findings] == ["MGPU202"]
         assert "follows in this file" in result.findings[0].message
+
+
+def test_a_builder_that_predicts_and_returns_the_model_still_needs_its_compile():
+    # the caller may compile and fit what it gets, outside any scope the codemod could open here
+    source = (
+        "from keras.models import model_from_json\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "def scorer(arch, n):\n    model = model_from_json(arch)\n    parallel = multi_gpu_model(model, gpus=n)\n"
+        "    print(parallel.predict(probe))\n    return parallel\n"
+    )
+    result = transform_source(source.encode(), "t.py")
+    assert not result.changed and [f.code for f in result.findings] == ["MGPU202"]
