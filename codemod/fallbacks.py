@@ -21,7 +21,7 @@ from typing import Final
 import libcst as cst
 
 from ._tree import Tree, findall, used_names, walk
-from .wrapper_messages import MESSAGE_FUNCTIONS, announces_wrapper, reworded
+from .wrapper_messages import MESSAGE_FUNCTIONS, announces_wrapper, message_text, reworded
 
 __all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message"]
 
@@ -204,24 +204,13 @@ def _said_now(statement: cst.BaseStatement, said_elsewhere: frozenset[str]) -> c
     if not announces_wrapper(statement):
         return statement
     said = reworded(statement)
-    text = _text_of(said) if said is not None else None
+    text = message_text(said) if said is not None else None
     return None if text is not None and _said_as(text) in said_elsewhere else said
 
 
-def _text_of(statement: cst.BaseStatement) -> str | None:
-    """The literal a message call says (`'Training on %d GPUs'` of `log.info('...', n)` or of
-    `print('...' % n)`)."""
-    call = statement.body[0].value if isinstance(statement, cst.SimpleStatementLine) and isinstance(
-        statement.body[0], cst.Expr) else None
-    first = call.args[0].value if isinstance(call, cst.Call) and call.args else None
-    literal = first.left if isinstance(first, cst.BinaryOperation) else first
-    return literal.value if isinstance(literal, cst.SimpleString) else None
-
-
-def _said_as(literal: str) -> str:
-    """A message's words, for comparing two: no quotes, case, `(s)` or closing dots."""
-    text = re.sub(r"^[a-zA-Z]*(['\"]{1,3})|(['\"]{1,3})$", "", literal).lower()
-    return re.sub(r"\bgpu(?:\(s\)|s\b)", "gpu", text).rstrip(" .!:")
+def _said_as(text: str) -> str:
+    """A message's words, for comparing two: no case, `(s)` or closing dots."""
+    return re.sub(r"\bgpu(?:\(s\)|s\b)", "gpu", text.lower()).rstrip(" .!:")
 
 
 def _messages_of(tree: Tree, anchor: cst.CSTNode) -> frozenset[str]:
@@ -230,7 +219,8 @@ def _messages_of(tree: Tree, anchor: cst.CSTNode) -> frozenset[str]:
     scope = tree.enclosing_scope_node(anchor)
     holder = next((a for a in tree.ancestors(anchor) if isinstance(a, (cst.If, cst.Try))), anchor)
     inside = {id(n) for n in walk(holder)}
-    return frozenset(_said_as(n.value) for n in walk(scope) if isinstance(n, cst.SimpleString) and id(n) not in inside)
+    return frozenset(_said_as(n.evaluated_value) for n in walk(scope) if isinstance(n, cst.SimpleString)
+                     and id(n) not in inside and isinstance(n.evaluated_value, str))
 
 
 def _otherwise(

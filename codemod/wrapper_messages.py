@@ -18,7 +18,7 @@ import libcst as cst
 from ._tree import Tree, findall
 from .stale_prose import HELPERS
 
-__all__ = ["MESSAGE_FUNCTIONS", "announces_wrapper", "announcing_messages", "reworded"]
+__all__ = ["MESSAGE_FUNCTIONS", "announces_wrapper", "announcing_messages", "message_text", "reworded"]
 
 _STALE_MESSAGE: Final = re.compile(
     r"\b(?:parallel|multi[- _]?gpus?)[\s_]+models?\b|\bmodel\s+(?:in)?to\s+(?:a\s+)?(?:parallel|multi[- _]?gpu)"
@@ -40,7 +40,7 @@ def announcing_messages(tree: Tree, anchor: cst.BaseStatement) -> list[cst.BaseS
     found: list[cst.BaseStatement] = []
     for step in (-1, 1):
         k = index + step
-        while 0 <= k < len(body) and _message(body[k]) is not None:
+        while 0 <= k < len(body) and message_text(body[k]) is not None:
             if announces_wrapper(body[k]):
                 found.append(body[k])
             k += step
@@ -133,10 +133,10 @@ _BY_HELPER: Final = re.compile(
 
 def announces_wrapper(statement: cst.BaseStatement) -> bool:
     """`print("converting model to parallel")`: a message about the wrapper, false without it."""
-    return bool(_STALE_MESSAGE.search(_message(statement) or ""))
+    return bool(_STALE_MESSAGE.search(message_text(statement) or ""))
 
 
-def _message(statement: cst.BaseStatement) -> str | None:
+def message_text(statement: cst.BaseStatement) -> str | None:
     """The literal text of `print(...)` / `logger.info(...)` alone on its line, else None."""
     if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
         return None
