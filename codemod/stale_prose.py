@@ -215,7 +215,8 @@ _PARALLEL_MODEL: Final = re.compile(
     # (also emphasised: "recompile the *parallel* model")
     # (or a message's object: "compiled multi-GPU model on 2 GPUs")
     r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\bcompiled\s)|(?<=\bbuilt\s)|(?<=\bcreated\s)|(?<=\btraining\s))"
-    r"(?P<em>[*_]{0,2})(?:parallel|multi-gpu|multi\s+gpu)(?P=em)\s+model\b",
+    # ("compile the multi-GPU version": the other version is gone)
+    r"(?P<em>[*_]{0,2})(?:parallel|multi-gpu|multi\s+gpu)(?P=em)\s+(?:model|version)\b",
     re.IGNORECASE,
 )
 # "compile the *parallel* model, not `ae`": the other half named beside it, no rename makes it true
@@ -333,6 +334,8 @@ _PAIR_ASIDE: Final = re.compile(
     r"(?:model|one|wrapper|copy)\)"
     # "model used for training (may be multi-gpu)"
     r"|\s*\((?:may\s+be|maybe|possibly|if)\s+(?:multi[- ]?gpu|parallel|wrapped)\)"
+    # "number of GPUs (1 = no wrapping)": one device is a strategy of one replica now
+    r"|\s*\((?:1|one)\s*(?:=|:|means|->)\s*no\s+(?:wrapping|wrapper|parallel(?:ism)?|multi[- ]?gpu)\)"
     # "the (parallel) model"
     r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel)\)(?=\s+(?:model|network|net)\b)"
     # "(recompiling the template has no effect on it)": an aside on the template, one model now

@@ -1773,3 +1773,24 @@ def test_more_of_the_pair_named_in_callback_docstrings(text, expected):
         assert prose.wholly_stale(prose.renamed(text))
     else:
         assert prose.renamed(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # "the multi-GPU version" is the other of two versions: one model now
+    ("# compile the multi-GPU version", "# compile the model"),
+    # the count's aside on what one GPU meant to the wrapper: a strategy of one replica now
+    ("# number of GPUs to use (1 = no wrapping)", "# number of GPUs to use"),
+    ("# how many cards (one means no parallelism)", "# how many cards"),
+])
+def test_the_other_version_and_the_one_gpu_aside(text, expected):
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.renamed(text) == expected
+
+
+def test_a_count_comment_keeps_its_words_and_loses_the_wrapping_aside():
+    source = (IMPORTS + "G = 2  # number of GPUs to use (1 = no wrapping)\nmodel = build()\n"
+              "parallel = multi_gpu_model(model, gpus=G)\nparallel.compile('adam', 'mse')"
+              "  # compile the multi-GPU version\nparallel.fit(x, y)\n")
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert "G = 2  # number of GPUs to use\n" in out
+    assert "model.compile('adam', 'mse')  # compile the model\n" in out
