@@ -10,6 +10,7 @@ import libcst as cst
 
 from . import (
     exported_cells, guard_choice, orphan_banners, pair_returns, pruning, stale_prose, template_names, unread_counts,
+    wide_lines,
 )
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
@@ -115,6 +116,7 @@ def _transform_module_sites(
         new = pair_returns.described(new, singles)  # (a builder whose docstring went says what it returns)
         findings += stale_prose.findings(source if source is not None else module.code, reported, path)
     new = orphan_banners.without_orphan_closers(module, new)
+    new = wide_lines.wrapped(module, new)
     return new, sorted(set(findings)), statuses, renamed
 
 

@@ -157,3 +157,22 @@ def test_the_blank_line_above_the_removed_call_goes_below_the_scope(between, fit
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert out.endswith("with strategy.scope():\n    model = build()\n" + expected), out
+
+
+def test_a_line_a_late_rename_pushes_past_the_files_widest_is_wrapped_like_black():
+    """Round 44, ba04: `model.fit(...)` renamed to `base_model.fit(...)` after the plan (the
+    template keeps its name) grew a 102-column line to 107; wrapped as the plan wraps moved lines."""
+    fit = "history_of_training = model.fit(x_train_images, y_train_labels, batch_size=256, epochs=100, verbose=2)"
+    source = (
+        "from keras.utils import multi_gpu_model\n\n"
+        "base_model = build()\nmodel = multi_gpu_model(base_model, gpus=2)\nmodel.compile('adam', 'mse')\n"
+        f"{fit}\nbase_model.save('m.h5')\n"
+    )
+    assert len(fit) == 102
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert (
+        "history_of_training = base_model.fit(\n"
+        "    x_train_images, y_train_labels, batch_size=256, epochs=100, verbose=2\n)\n"
+    ) in out
+    assert max(len(line) for line in out.splitlines()) <= 102
+    assert transform_source(out.encode(), "t.py").output.decode() == out
