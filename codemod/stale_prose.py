@@ -81,7 +81,8 @@ _VARIANT: Final = re.compile(
     r"(?P<noun>\s+(?:variant|version|edition)s?\b)(?!\s+(?:that|which)\b)",  # not "... variant that tolerates"
     re.IGNORECASE,
 )
-_TRAIN_VERB: Final = {"wrap": "train", "wraps": "trains", "wrapped": "trained", "wrapping": "training"}
+# "builds it and wraps it in multi_gpu_model": the strategy replicates it (it does not train it there)
+_TRAIN_VERB: Final = {"wrap": "replicate", "wraps": "replicates", "wrapped": "replicated", "wrapping": "replicating"}
 _RUN_VERB: Final = {"wrap": "run", "wraps": "runs", "wrapped": "run", "wrapping": "running"}
 _INFERENCE: Final = re.compile(r"\bpredict|\binferen|\binfer\b", re.IGNORECASE)
 # The helper as the subject of what the strategy does too ("multi_gpu_model splits each batch").
@@ -107,7 +108,7 @@ MECHANICS: Final = re.compile(
     # "with a multi-GPU checkpoint fix", "The template is what we save."
     r"|\bmulti[- ]?gpu\s+checkpoint(?:ing)?\s+(?:fix|workaround|hack)\b|\btemplate\s+is\s+what\s+(?:we|you)\s+save\b"
     # "the weights are shared with `autoencoder`", "build on the CPU and copy the weights to every GPU"
-    r"|\bweights\s+(?:are|is|stays?|remains?)\s+shared\s+(?:with|between)\b|\bbuil[dt]\w*\s+on\s+(?:the\s+)?cpu\b"
+    r"|\bweights\s+(?:are|is|stays?|remains?)\s+shared\s+(?:with|between)\b|\bbuil[dt]\w*\s+(?:it\s+|them\s+)?on\s+(?:the\s+)?cpu\b"
     # "Checkpoints must be taken from the template", "train the replica, but keep checkpointing the
     # template", "so sampling runs on one device": the old pair's two halves and their roles
     r"|\bcheckpoint\w*\s+(?:must\s+|should\s+|have\s+to\s+|are\s+)?(?:be\s+)?(?:taken\s+)?(?:from|of)\s+the\s+template\b"
@@ -167,7 +168,9 @@ MECHANICS: Final = re.compile(
     # "the template is the layer just before the merge outputs", "the checkpoint files contain the
     # replicated graph", "export it to get a single-GPU h5" (round 39, oa12)
     r"|\blayer\s+(?:just\s+|right\s+)?before\s+the\s+(?:merg|concat)\w*|\breplicated\s+graph\b"
-    r"|\bsingle[- ]gpu\s+(?:h5|hdf5|file|checkpoint|copy|weights)\b"
+    # (not "a saved single-GPU checkpoint" resumed on several: the file's history, round 46, ac17)
+    r"|(?<!saved\s)(?<!existing\s)(?<!previous\s)(?<!pretrained\s)"
+    r"\bsingle[- ]gpu\s+(?:h5|hdf5|file|checkpoint|copy|weights)\b"
     # "only wraps the model when there is more than one" (round 38, lb03): nothing is wrapped now
     r"|\bwraps?\s+the\s+(?:model|network|net)\s+(?:only\s+)?(?:when|if)\b"
     r"|\btemplate\b[^.;]{0,40}\band\s+the\s+(?:training|parallel|gpu|multi-?gpu)\s+model\b"
@@ -183,7 +186,8 @@ MECHANICS: Final = re.compile(
     # "The network is loaded on the CPU and replicated across GPUs"
     r"|\b(?:model|template|network|net|weights)\s+(?:is|are|gets|get)\s+(?:built|loaded|created|placed|kept|"
     r"instantiated)\s+on\s+(?:the\s+)?cpu\b"
-    r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;]{0,40}\b(?:multi[- ]?gpus?|gpus)\b"
+    # (not a list: "Wraps model construction, multi-GPU replication and fitting", a class's job, round 46)
+    r"|\bmulti-?gpus?\b[^.;]{0,20}\bwrap\w*|\bwrap(?:s|ped|ping)?\b[^.;,]{0,40}\b(?:multi[- ]?gpus?|gpus)\b"
     # "batch must be divisible by GPU_COUNT": the old slicing's limit, not the strategy's
     r"|\bdivisible\s+by\s+(?:the\s+)?(?:number\s+of\s+(?:gpus|cards|devices)|(?:\w*_)?gpus?(?:_\w*)?\b|gpu\s+count)"
     # "train the replicated copy", "its multi-GPU twin", "compile the copy", "save/load calls go to base_model"
@@ -194,6 +198,10 @@ MECHANICS: Final = re.compile(
     # "save the template model, not the parallel one": the other half of the old pair
     r"|\b(?:parallel|multi-?gpu|wrapped)\s+one\b|\bpossibly\s+(?:parallel|multi-?gpu|replicated|wrapped)\b"
     # "the parallel ones are only used for training", "the serial generator/discriminator"
+    # "Always save template_model.", "the template (for saving) and the one to train", "It returns
+    # *both* models", "weights shared with base_model" (round 46: ad08, ac11, ad04)
+    r"|\b(?:always|only|never)\s+sav\w*\s+(?:the\s+)?[`*]{0,2}template\b|\bsav\w*\s+`?template_model\b|\btemplate\b[^.;]{0,40}\band\s+the\s+one\s+"
+    r"(?:to\s+|we\s+|you\s+)?(?:train|fit)\b|\btemplate[*_`]{0,2}\s+(?:\([^()]*\)\s+)?for\s+(?:saving|checkpoint\w*|export\w*)\b|\breturns?\s+[*_]{0,2}both[*_]{0,2}\s+models\b|\bweights\s+shared\s+with\b"
     r"|\bparallel\s+ones\b|\bserial\s+(?:generators?|discriminators?|encoders?|decoders?|networks?|nets?|versions?)\b"
     # "predict() on the replica", "the replica is not loadable", "keep `model` around for saving"
     r"|\bon\s+the\s+replica\b|\b(?:replica|wrapper)\s+(?:is|are)\s+not\b"
@@ -233,7 +241,7 @@ _TEMPLATE_MODEL: Final = re.compile(
     # (or emphasised: "Save the *template* model")
     # (or described as inside the wrapper: "saves the wrapped template model", round 43, da14)
     r"(?:(?:wrapped\s+|inner\s+|underlying\s+)?"
-    r"(?P<em>[*_]{0,2})(?:template|serial|single[- ](?:gpu|device))(?P=em)\s+model"
+    r"(?P<em>[*_]{0,2})(?:template|serial|single[- ](?:gpu|device)|inner)(?P=em)\s+model"
     # (a possessive too: "Save the serial model's weights", round 38, la08)
     r"|(?:serial|single[- ](?:gpu|device)|cpu)\s+template(?:\s+model)?)\b(?![-_(`\"]|'(?!s\b)|\.\w)",
     re.IGNORECASE,
@@ -337,7 +345,8 @@ _PAIR_ASIDE: Final = re.compile(
     # "number of GPUs (1 = no wrapping)": one device is a strategy of one replica now
     r"|\s*\((?:1|one)\s*(?:=|:|means|->)\s*no\s+(?:wrapping|wrapper|parallel(?:ism)?|multi[- ]?gpu)\)"
     # "the (parallel) model"
-    r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel)\)(?=\s+(?:model|network|net)\b)"
+    r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel|single[- ](?:gpu|device)|serial|template)\)"
+    r"(?=\s+(?:model|network|net)\b)"
     # "(recompiling the template has no effect on it)": an aside on the template, one model now
     r"|\s*\([^()]*\bthe\s+template\b(?![._-]\w)[^()]*\)"
     # "uses the template model (same weights)": the same as nothing now
@@ -355,7 +364,10 @@ _PARALLEL_SUBJECT: Final = re.compile(
 )
 # "# template model": a label for the half of the old pair the line built
 _PAIR_LABEL: Final = re.compile(
-    r"^[#\s]*(?:the\s+)?(?:template|serial|single[- ]?(?:gpu|device))(?:\s+model)?\s*[.:]?\s*$", re.IGNORECASE
+    # (with an aside on where its weights are: "# template model (weights live here)", round 46, ad13)
+    r"^[#\s]*(?:the\s+)?(?:template|serial|single[- ]?(?:gpu|device))(?:\s+model)?"
+    r"(?:\s*\((?:weights|variables)\s[^()]*\))?\s*[.:]?\s*$",
+    re.IGNORECASE,
 )
 _ON_PARALLEL_MODEL: Final = re.compile(
     r"\b(?P<verb>run|runs|ran|running|train|trains|trained|training|fit|fits|fitting)\s+on\s+the\s+"
@@ -481,7 +493,8 @@ class Prose:
             verbs = _RUN_VERB if _INFERENCE.search(match.string) else _TRAIN_VERB
             verb = verbs.get(match["verb"].lower(), match["verb"].lower())
             verb = verb.capitalize() if match["verb"][0].isupper() else verb
-            return f"{verb}{match['object'] or ''} under {match['tick']}{STRATEGY}{match['tick']}"
+            by = "with" if verb.lower().startswith("replicat") else "under"
+            return f"{verb}{match['object'] or ''} {by} {match['tick']}{STRATEGY}{match['tick']}"
         def sentence(part: str, full: str) -> str:
             original = part
             if self.mechanics_gone:
@@ -651,7 +664,10 @@ class Prose:
 # "With one GPU we just build the net." / "Otherwise the template lives on the CPU ...": the two
 # halves of the old choice between the plain model and the wrapper (rounds 42 and 43, cb01, db01)
 _ONE_DEVICE: Final = re.compile(
-    r"\b(?:only\s+)?(?:one|a\s+single|single|1)[- ](?:gpu|device|card)s?\b|\bno\s+(?:other\s+)?gpus?\b", re.IGNORECASE
+    r"\b(?:only\s+)?(?:one|a\s+single|single|1)[- ](?:gpu|device|card)s?\b|\bno\s+(?:other\s+)?gpus?\b"
+    # "If `G <= 1` we train normally." (round 46, ad03): the one-GPU case as the script's condition
+    r"|\bif\s+`?[A-Za-z_][\w.\[\]'\"]*\s*(?:<=\s*1|<\s*2|==\s*1)\b",
+    re.IGNORECASE,
 )
 _OTHERWISE: Final = re.compile(r"^\W*(?:otherwise|else|if\s+not)\b", re.IGNORECASE)
 # the other half opening on the several-GPU case: "With several, the template lives on the CPU ..." (round 44, bb01)
@@ -1503,7 +1519,11 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
         if not body or body.startswith(("#", "-", "*", "+", "|", "```")) or body[:2].rstrip(".").isdigit():
             units.append([])  # a unit of its own, and the one before ends
         units[-1].append(k)
-        if not body or body.startswith("#") or body[-1:] in (".", "!", "?", ":", ";", ")"):
+        # (a line closing an aside ends a sentence only where the aside does: "(2 GPUs on the rig)" /
+        # "and keeps the template." is one sentence, round 46, ad04)
+        if not body or body.startswith("#") or body[-1:] in (".", "!", "?", ":", ";") or (
+            body.endswith(")") and (body.rstrip(")")[-1:] in (".", "!", "?") or body.startswith("("))
+        ):
             units.append([])
     kept: list[str] = []
     reported: list[tuple[int, str, str]] = []

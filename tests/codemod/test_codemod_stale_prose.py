@@ -136,12 +136,12 @@ def test_a_docstring_loses_only_its_stale_sentences():
         "    parallel.compile('adam', 'mse')\n    return parallel\n"
     )
     after, findings = migrate(IMPORTS + before)
-    # the model "wrapped with" the helper is trained under the strategy; "the compiled parallel
+    # the model "wrapped with" the helper is replicated with the strategy; "the compiled parallel
     # model" after the `;` is the one compiled model now
     # (filled again within the paragraph's widest line: the renamed line would read 88 columns)
     kept = (
         "The sequence branch is an LSTM, the static branch a small MLP.  The\n"
-        "    model is trained under tf.distribute.MirroredStrategy so each GPU\n"
+        "    model is replicated with tf.distribute.MirroredStrategy so each GPU\n"
         "    gets a slice of the batch; the compiled model is returned."
     )
     assert f'    """Build the two-input model.\n\n    {kept}\n    """\n' in after
@@ -189,8 +189,8 @@ def test_pragmas_and_files_left_as_they_are_are_never_touched():
     ("ModelMGPU forwards save() to the serial model", "ModelMGPU forwards save() to the serial model"),
     ("wrapped with multi_gpu_model_v2", "wrapped with multi_gpu_model_v2"),
     ("replicated with keras.utils.multi_gpu_model;", "replicated with tf.distribute.MirroredStrategy;"),
-    ("the model is wrapped with multi_gpu_model", "the model is trained under tf.distribute.MirroredStrategy"),
-    ("builds it and wraps it in multi_gpu_model.", "builds it and trains it under tf.distribute.MirroredStrategy."),
+    ("the model is wrapped with multi_gpu_model", "the model is replicated with tf.distribute.MirroredStrategy"),
+    ("builds it and wraps it in multi_gpu_model.", "builds it and replicates it with tf.distribute.MirroredStrategy."),
     ("ResNet, trained through a ModelMGPU wrapper.", "ResNet, trained under tf.distribute.MirroredStrategy."),
     ("Trained with keras.utils.multi_gpu_model.", "Trained with tf.distribute.MirroredStrategy."),
     ("wrapped with multi_gpu_model, merged on the CPU", "wrapped with multi_gpu_model, merged on the CPU"),
@@ -288,7 +288,7 @@ def test_dotted_names_wrapped_with_and_messages_in_code():
     )
     after, findings = migrate(before)
     assert after.startswith(
-        '"""Trained with tf.distribute.MirroredStrategy.\n\nThe model is trained under tf.distribute.MirroredStrategy'
+        '"""Trained with tf.distribute.MirroredStrategy.\n\nThe model is replicated with tf.distribute.MirroredStrategy'
         ' so each GPU\ngets a slice of the batch.\n"""\n'
     )
     # the help text loses its aside on the helper (round 33: a help text reads as a message does);
@@ -414,7 +414,7 @@ def test_a_docstring_paragraph_the_rename_makes_too_wide_is_filled_again_to_its_
     )
     after, findings = migrate(before)
     assert after.startswith(
-        '"""Helpers.\n\nget_model() returns the network ready to train: compiled, and trained under\n'
+        '"""Helpers.\n\nget_model() returns the network ready to train: compiled, and replicated with\n'
         "tf.distribute.MirroredStrategy when more than one GPU was requested, ready for the long\n"
         'training loop.\n"""\n'
     )
@@ -474,10 +474,11 @@ def test_a_clause_with_its_own_subject_after_a_comma_and_goes_alone():
 
 
 @pytest.mark.parametrize("text,expected", [
-    # the model named, with its own words, is trained under the strategy; the tool keeps its backticks
+    # the model named, with its own words, is replicated with the strategy; the tool keeps its backticks
     ("and wrap the siamese model with `multi_gpu_model` over two cards.",
-     "and train the siamese model under `tf.distribute.MirroredStrategy` over two cards."),
-    ("We wrap our base network in multi_gpu_model.", "We train our base network under tf.distribute.MirroredStrategy."),
+     "and replicate the siamese model with `tf.distribute.MirroredStrategy` over two cards."),
+    ("We wrap our base network in multi_gpu_model.",
+     "We replicate our base network with tf.distribute.MirroredStrategy."),
     # what ran on the parallel model runs on the strategy's replicas
     ("Both stages run on the parallel model (4 GPUs).",
      "Both stages run under tf.distribute.MirroredStrategy (4 GPUs)."),
@@ -1277,7 +1278,7 @@ def test_an_rst_literal_names_the_tool_as_a_backquoted_one_does():
     # round 31, ma12: "is wrapped by ``multi_gpu_model``" in an Args line
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     said = "With more than one the tagger is wrapped by ``multi_gpu_model``."
-    assert prose.renamed(said) == "With more than one the tagger is trained under ``tf.distribute.MirroredStrategy``."
+    assert prose.renamed(said) == "With more than one the tagger is replicated with ``tf.distribute.MirroredStrategy``."
 
 
 def test_compiled_again_for_training_is_the_pairs_mechanics():
@@ -1557,7 +1558,7 @@ def test_a_renamed_docstring_line_past_79_columns_and_its_paragraph_is_filled_ag
     )
     assert prose.renamed(text) == (
         '"""MLP.\n\nHistory: this used to run on one GPU (see the commented block); now the\n'
-        "MLP is trained under tf.distribute.MirroredStrategy so each of the two\n"
+        "MLP is replicated with tf.distribute.MirroredStrategy so each of the two\n"
         'GPUs gets half of every batch.\n"""'
     )
     one_line = '"""Trains with multi_gpu_model on every GPU of the machine, logging the loss."""'
@@ -1794,3 +1795,42 @@ def test_a_count_comment_keeps_its_words_and_loses_the_wrapping_aside():
     out = transform_source(source.encode(), "t.py").output.decode()
     assert "G = 2  # number of GPUs to use\n" in out
     assert "model.compile('adam', 'mse')  # compile the model\n" in out
+
+
+@pytest.mark.parametrize("text,renamed,stale", [
+    # round 46: true of the file or of the strategy, kept
+    ("# Resume training of a saved single-GPU checkpoint on several GPUs.", None, False),  # ac17
+    ("Wraps model construction, multi-GPU replication and fitting.", None, False),  # ac15: a class's job
+    # the old pair's words, stale
+    ("# docs: if G <= 1 just build the net, otherwise build it on the CPU and wrap it.", None, True),  # ac10
+    ("Always save template_model.", None, True),  # ad08
+    ("It returns *both* models: the template (for saving) and the one to train.", None, True),  # ac11
+    ("and keeps the **template** for saving.", None, True),  # ad04
+    ("# template model (weights live here)", None, True),  # ad13
+    # the template described as the inner model is the one model (ad09)
+    ("Save the inner (single-GPU) model at the end of every epoch.",
+     "Save the model at the end of every epoch.", False),
+])
+def test_round_46_prose(text, renamed, stale):
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    now = prose.renamed(text, markdown=not text.startswith("#"))
+    assert now == (renamed or text)
+    assert prose.wholly_stale(now) == stale
+
+
+def test_a_comment_clause_on_shared_weights_goes_the_rest_stays():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = "# parallelise across both cards; weights shared with base_model"  # round 46, ad04
+    assert prose.without_stale_sentences(prose.renamed(text)) == "# parallelise across both cards"
+
+
+def test_the_one_gpu_condition_goes_with_the_otherwise_sentence():
+    """Round 46, ad03: "If `G <= 1` we train normally." was left alone, half of a choice the code no
+    longer makes; a line closing an aside ("(2 GPUs on the rig)") no longer ends the sentence."""
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = ("# Title\n\nIf `G <= 1` we train normally. Otherwise the weights are placed on the CPU\n"
+            "and `multi_gpu_model` replicates the network onto the `G` GPUs.")
+    assert markdown(text, prose)[0] == "# Title"
+    text = ("# Title\n\nEach fold builds a model, wraps it in `multi_gpu_model` (2 GPUs on the rig)\n"
+            "and keeps the **template** for saving.")
+    assert markdown(text, prose)[0] == "# Title"
