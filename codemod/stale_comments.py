@@ -39,9 +39,12 @@ WRAPPER: Final = re.compile(
     re.IGNORECASE,
 )
 # The old call's own mechanics, in a comment on the call: the helper it went through, the
-# wrapper, the merge of the replicas' outputs ("outputs are concatenated per head").
+# wrapper, the merge of the replicas' outputs ("outputs are concatenated per head"), how its
+# arguments were written ("# positional gpus arg", round 46, ac14: no such argument is left).
 MECHANICS: Final = re.compile(
-    f"{WRAPPER.pattern}|\\bModelMGPU\\b|\\bmake_parallel\\b|\\bto_multi_gpu\\b|\\bconcatenat", re.IGNORECASE
+    f"{WRAPPER.pattern}|\\bModelMGPU\\b|\\bmake_parallel\\b|\\bto_multi_gpu\\b|\\bconcatenat"
+    "|\\b(?:positional|keyword)\\s+(?:\\w+\\s+)?(?:arg|args|argument|arguments|kwarg|kwargs)\\b",
+    re.IGNORECASE,
 )
 # "Not needed to change the device scope for model definition:" (the Keras docs' example): the
 # strategy's scope is where the model is built now

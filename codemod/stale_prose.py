@@ -342,8 +342,10 @@ _PAIR_ASIDE: Final = re.compile(
     r"(?:model|one|wrapper|copy)\)"
     # "model used for training (may be multi-gpu)"
     r"|\s*\((?:may\s+be|maybe|possibly|if)\s+(?:multi[- ]?gpu|parallel|wrapped)\)"
-    # "number of GPUs (1 = no wrapping)": one device is a strategy of one replica now
-    r"|\s*\((?:1|one)\s*(?:=|:|means|->)\s*no\s+(?:wrapping|wrapper|parallel(?:ism)?|multi[- ]?gpu)\)"
+    # "number of GPUs (1 = no wrapping)": one device is a strategy of one replica now;
+    # "(>=2)": the old call's refusal of one GPU (round 46, ad15)
+    r"|\s*\((?:1|one)\s*(?:=|:|means|->)\s*no\s+(?:wrapping|wrapper|replication|parallel(?:ism)?|multi[- ]?gpu)\)"
+    r"|\s*\(\s*(?:>=?\s*2|at\s+least\s+(?:2|two)|min(?:imum)?\.?\s*2)\s*\)"
     # "the (parallel) model"
     r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel|single[- ](?:gpu|device)|serial|template)\)"
     r"(?=\s+(?:model|network|net)\b)"
@@ -450,6 +452,8 @@ class Prose:
         # (`gpu_model`, `parallel_model`), not `G` or `model`
         gone = bound_names(old) - bound_names(new)
         removed = {n for n in gone if n in HELPERS or ("_" in n.strip("_") and len(n) > 4)}
+        if mechanics_gone:  # "Keras 2.0.x did not have multi_gpu_model yet." over make_parallel (round 46, ac05)
+            removed |= {n for n in HELPERS if re.search(rf"\b{n}\b", old) and n not in bound_names(new)}
         parallel = {p: t for p, t in _wrapped(old).items() if p in removed and t in bound_names(new)}
         quoted = {n for n in gone - removed if len(n) > 2 and n.isidentifier()}
         return cls(frozenset(removed), mechanics_gone, parallel, frozenset(quoted))
@@ -628,6 +632,15 @@ class Prose:
             if self.names_removed(tail) and not self.names_removed(head) and head.strip("# "):
                 # (ending as the comment did: "...; falls back if the wrap fails." keeps its full stop)
                 return head.rstrip() + (text.rstrip()[-1] if text.rstrip()[-1:] in (".", "!", "?") else "")
+            prefix = text[: len(text) - len(text.lstrip("# "))]
+            body = text[len(prefix):]
+            clause = _clause_kept(body, self) if self.names_removed(head) and not self.names_removed(tail) else ""
+            if re.search(r"\bthen\b|^\W*(?:and|but|so|which)\b", tail, re.IGNORECASE):
+                clause = ""  # ("...; the script then saves `model`": after what went)
+            if clause and clause.lower() == tail.strip().lower():
+                # "# wrap for multi-GPU; effective batch = BATCH_SIZE * gpu_count": the clause that
+                # says something of its own stays, in the comment's own case (round 46, ac13)
+                return prefix + (clause if body[:1].isupper() else tail.strip())
         if not any(stale) or all(stale) or sentences[-1].rstrip()[-1:] not in (".", "!", "?"):
             return text
         if any(s[:1].islower() for s in sentences[1:]):  # "e.g. the": not sentences after all
@@ -836,9 +849,10 @@ class _Pass(cst.CSTTransformer):
             if self.calls and self.calls[-1] == "add_argument" and self.keyword == "help":
                 # `help='number of GPUs for multi_gpu_model'`: the help less its closing phrase
                 # (`help='GPUs for multi_gpu_model'` -> `help='GPUs'`: a help names its option's value)
-                cut = _message_kept(updated.value, self.prose, words=1)
-                if cut is not None:
-                    return updated.with_changes(value=cut)
+                value = self._help_asides_dropped(updated.value)
+                cut = _message_kept(value, self.prose, words=1) or self._help_renamed(value)
+                if cut is not None or value != updated.value:
+                    return updated.with_changes(value=cut or value)
             if self.calls and self.calls[-1] in _PRINTS:
                 # `print('weights written from the single-GPU template')`: the message less that phrase
                 cut = _message_kept(updated.value, self.prose, words=1 if self.calls[-1] in _LABELS else 2)
@@ -849,6 +863,28 @@ class _Pass(cst.CSTTransformer):
                     return updated.with_changes(value=said)
             self._report(updated.value, updated.value)
         return updated
+
+    def _help_asides_dropped(self, literal: str) -> str:
+        """A help text less its asides on the old call's limits, once nothing is wrapped: "(1 = no
+        replication)", "(>=2)" (round 46, ac02, ad15); one GPU is a strategy of one replica now."""
+        parts = _string_parts(literal)
+        if parts is None or not self.prose.mechanics_gone or "\n" in literal:
+            return literal
+        opening, inner, closing = parts
+        kept = _PAIR_ASIDE.sub("", inner)
+        return opening + kept + closing if kept.strip() else literal
+
+    def _help_renamed(self, literal: str) -> str | None:
+        """A help text naming the helper as the tool, renamed as prose is, when that leaves nothing
+        removed in it: "global batch; multi_gpu_model splits it across GPUs" (round 46, ac02)."""
+        parts = _string_parts(literal)
+        if parts is None or "\n" in literal:
+            return None
+        opening, inner, closing = parts
+        renamed = self.prose.renamed(inner)
+        if renamed == inner or self.prose.names_removed(renamed) or re.search(r"[%{}'\"\\]", renamed):
+            return None
+        return opening + renamed + closing
 
     def _one_model_said(self, literal: str) -> str | None:
         """A printed message naming the template's half as a kind of model ("Saved the single-GPU
@@ -1348,7 +1384,9 @@ _FAILED_LEAD: Final = re.compile(
     r"^\s*(?P<tag>\[\w+\]\s*)?(?:[\w.`]+|the\s+wrap)\s+(?:failed|raised(?:\s+an?\s+\w+)?|errored|is\s+unavailable)\s*[,:;-]\s*",
     re.IGNORECASE,
 )
-_CLOSING_PHRASE: Final = re.compile(r"\s+(?:from|of|on|to|into|with|via|using|through|for)\s+", re.IGNORECASE)
+# (the space after the word left to the next phrase: "replicate the model on with multi_gpu_model"
+# loses " with ...", not " on with ...", round 46, ad15)
+_CLOSING_PHRASE: Final = re.compile(r"\s+(?:from|of|on|to|into|with|via|using|through|for)(?=\s)", re.IGNORECASE)
 
 
 def _message_kept(literal: str, prose: Prose, *, words: int = 2) -> str | None:

@@ -27,7 +27,7 @@ RUNNABLE = ["runnable/optimizer_before_branch.py", "runnable/inputs_above_branch
             "runnable/checkpoint_branch.py", "runnable/alias_and_attribute_reads.py",
             "runnable/head_on_parallel_output.py", "runnable/own_strategy_scope.py",
             "runnable/device_settings_in_construction.py", "runnable/template_reloaded_in_try.py",
-            "runnable/same_count_both_branches.py"]
+            "runnable/same_count_both_branches.py", "runnable/kfold_strategy_once.py"]
 
 
 def _sites() -> list[tuple[str, dict]]:

@@ -300,7 +300,8 @@ def test_a_sweep_then_a_retrain_under_the_same_names_get_a_scope_each():
     strategy = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
     assert output == (
         "from keras.optimizers import Adam\nimport tensorflow as tf\n\nx, y = load()\nresults = []\n"
-        "for lr in [0.1, 0.01]:\n    " + strategy + "    with strategy.scope():\n        model = cnn()\n"
+        # (the sweep's strategy made once, above its loop: loop_strategy.py)
+        + strategy + "for lr in [0.1, 0.01]:\n    with strategy.scope():\n        model = cnn()\n"
         "        pmodel = model\n        pmodel.compile(optimizer=Adam(lr=lr), loss='mse')\n"
         "    results.append(pmodel.fit(x, y).history['loss'][-1])\n\n"
         "best = {'lr': 0.1}\n" + strategy + "with strategy.scope():\n    model = cnn()\n    pmodel = model\n"

@@ -171,3 +171,17 @@ def test_a_commented_out_call_goes_alone_and_the_note_above_it_stays():
     )
     output = transform_source(source.encode()).output.decode()
     assert "# 3 GPUs on the risk cluster\nstrategy = " in output and "old box" not in output
+
+
+@pytest.mark.parametrize("comment,goes", [
+    ("# positional gpus arg", True),  # round 46, ac14: how the call's arguments were written
+    ("# keyword argument form", True),
+    ("# 8 GPUs on the DGX-1", False),  # the count: what the strategy line now chooses
+])
+def test_a_comment_on_how_the_calls_arguments_were_written_goes_with_the_call(comment, goes):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\n"
+        f"model = multi_gpu_model(model, 8)   {comment}\nmodel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert (comment in out) is not goes

@@ -1351,11 +1351,19 @@ def test_an_argparse_help_loses_its_closing_phrase_on_the_helper():
 @pytest.mark.parametrize("help_text,kept", [
     ("GPUs for multi_gpu_model (1 disables it)", "GPUs (1 disables it)"),  # round 43, da08: the aside stays
     ("number of GPUs for multi_gpu_model (see the multi_gpu_model docs)", "number of GPUs"),  # on the helper: goes
+    # round 46: asides on the old call's limits go; the phrase cut keeps the option's own words
+    ("number of GPUs for multi_gpu_model (1 = no replication)", "number of GPUs"),  # ac02
+    ("number of GPUs to replicate the model on with multi_gpu_model (>=2)",
+     "number of GPUs to replicate the model on"),  # ad15: " on" stays
+    ("GPUs to use (at least 2)", "GPUs to use"),
+    # the helper as the subject of what the strategy does is renamed, as in a comment (ac02)
+    ("global batch; multi_gpu_model splits it across GPUs",
+     "global batch; tf.distribute.MirroredStrategy splits it across GPUs"),
 ])
 def test_an_argparse_help_keeps_its_own_aside_after_the_phrase_on_the_helper(help_text, kept):
     line = f"parser.add_argument('--gpus', help='{help_text}')\n"
     out, findings = migrate(IMPORTS + line + SITE)
-    assert f"help='{kept}')" in out and findings == []
+    assert f"help='{kept}'" in out and f"help='{kept} " not in out and findings == []
 
 
 @pytest.mark.parametrize("text", [
@@ -1834,3 +1842,35 @@ def test_the_one_gpu_condition_goes_with_the_otherwise_sentence():
     text = ("# Title\n\nEach fold builds a model, wraps it in `multi_gpu_model` (2 GPUs on the rig)\n"
             "and keeps the **template** for saving.")
     assert markdown(text, prose)[0] == "# Title"
+
+
+@pytest.mark.parametrize("text,kept", [
+    # round 46, ac13: the clause before the `;` on the wrapper goes, the one that says something stays
+    ("# wrap for multi-GPU; effective batch = BATCH_SIZE * gpu_count", "# effective batch = BATCH_SIZE * gpu_count"),
+    ("# Wrap with multi_gpu_model; the global batch is BATCH times the count.",
+     "# The global batch is BATCH times the count."),
+    # not a clause whose subject or pronoun went with the first, nor a pointer too short to stand alone
+    ("# multi_gpu_model copies it; it splits every batch", None),
+    ("# wrap for multi-GPU; see utils", None),
+])
+def test_a_comment_keeps_the_clause_after_its_stale_semicolon_clause(text, kept):
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.without_stale_sentences(text) == (kept or text)
+
+
+def test_a_helper_the_file_never_imported_is_stale_too_once_every_site_is_rewritten():
+    """Round 46, ac05: over a `make_parallel` script, "# Keras 2.0.x did not have multi_gpu_model
+    yet." stayed: the file never bound `multi_gpu_model`, so it did not count as removed."""
+    source = (
+        "# Written for Keras 2.0.x.\n# Keras 2.0.x did not have multi_gpu_model yet.\n"
+        "from multi_gpu import make_parallel\n\nmodel = build()\nmodel = make_parallel(model, 2)\n"
+        "model.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert out.startswith("# Written for Keras 2.0.x.\n") and "multi_gpu_model" not in out
+
+
+def test_a_clause_after_the_semicolon_that_goes_on_from_the_stale_one_is_not_kept_alone():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = "# shape: `model = multi_gpu_model(model, gpus=2)` rebinding it; the script then saves `model`."
+    assert prose.without_stale_sentences(text) == text

@@ -1,0 +1,79 @@
+"""loop_strategy.py: a strategy a loop body made on every pass is made once above the loop."""
+
+import pytest
+
+from codemod_fixtures import check_source_pair
+from multi_gpu_codemod import transform_source
+
+HEAD = "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n\nN = 2\n"
+STRATEGY = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:N])\n'
+
+
+def test_a_k_fold_loop_makes_one_strategy_above_it():
+    before = HEAD + (
+        "for fold, (tr, va) in enumerate(splits):\n"
+        "    base = build()\n"
+        "    net = multi_gpu_model(base, gpus=N)  # split batches over the GPUs\n"
+        "    net.compile('adam', 'mse')\n"
+        "    net.fit(x[tr], y[tr])\n"
+        "    base.save('fold%d.h5' % fold)\n"
+    )
+    after = "import tensorflow as tf\n\nN = 2\n" + (
+        "# split batches over the GPUs\n" + STRATEGY
+        + "for fold, (tr, va) in enumerate(splits):\n"
+        "    with strategy.scope():\n"
+        "        base = build()\n"
+        "        base.compile('adam', 'mse')\n"
+        "    base.fit(x[tr], y[tr])\n"
+        "    base.save('fold%d.h5' % fold)\n"
+    )
+    check_source_pair(before, after)
+
+
+def test_the_loops_blank_lines_go_above_the_strategy_its_comment_stays_on_the_loop():
+    before = HEAD + (
+        "\n# cross-validation\nfor fold in range(3):\n"
+        "    base = build()\n    net = multi_gpu_model(base, gpus=N)\n    net.compile('adam', 'mse')\n"
+        "    net.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "N = 2\n\n" + STRATEGY + "# cross-validation\nfor fold in range(3):\n    with strategy.scope():\n" in out
+
+
+@pytest.mark.parametrize("loop,why", [
+    # the count changes per pass: the strategy differs per pass
+    ("for N in (1, 2):\n", "the loop binds the count"),
+    ("for fold in range(3):\n    N = counts[fold]\n", "the body binds the count"),
+])
+def test_a_strategy_reading_what_the_loop_binds_stays_in_the_loop(loop, why):
+    before = HEAD + loop + (
+        "    base = build()\n    net = multi_gpu_model(base, gpus=N)\n"
+        "    net.compile('adam', 'mse')\n    net.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "\n    " + STRATEGY in out, why
+
+
+def test_a_loop_that_clears_the_session_keeps_its_strategy_per_pass():
+    before = HEAD + (
+        "for fold in range(3):\n    tf.keras.backend.clear_session()\n"
+        "    base = build()\n    net = multi_gpu_model(base, gpus=N)\n"
+        "    net.compile('adam', 'mse')\n    net.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "for fold in range(3):\n    tf.keras.backend.clear_session()\n    " + STRATEGY in out
+
+
+def test_a_strategy_chosen_in_an_if_moves_whole_when_the_condition_is_the_loops_too():
+    before = HEAD + (
+        "def run(folds, n):\n"
+        "    for fold in folds:\n"
+        "        base = build()\n"
+        "        if n > 1:\n"
+        "            base = multi_gpu_model(base, gpus=n)\n"
+        "        base.compile('adam', 'mse')\n"
+        "        base.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "def run(folds, n):\n    if n > 1:\n        strategy = " in out
+    assert "    for fold in folds:\n        with strategy.scope():\n" in out
