@@ -648,6 +648,15 @@ class _Applier(cst.CSTTransformer):
                         # choice of devices; it stays where it was, above what comes next
                         comments = [*comments, *[c for c in moved if any(c is line for line in own)]]
                         moved = [c for c in moved if not any(c is line for line in own)]
+                    # commented-out code on the template (`# model.load_weights('prev.h5')`, round
+                    # 46, ac03) is no note on the devices: above the strategy line it would come
+                    # before the model exists; it stays with what follows the call, under the scope
+                    code = [line for line in own if line.comment is not None
+                            and stale_comments.commented_code(line.comment.value)
+                            and not MECHANICS.search(line.comment.value) and "multi_gpu" not in line.comment.value]
+                    if code:
+                        comments = [*comments, *[c for c in moved if any(c is line for line in code)]]
+                        moved = [c for c in moved if not any(c is line for line in code)]
                 else:
                     moved, comments = comments, []
                 # a notebook cell's marker (`# %%`, `# In[5]:`) and what follows it stay: the cell

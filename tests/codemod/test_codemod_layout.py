@@ -176,3 +176,18 @@ def test_a_line_a_late_rename_pushes_past_the_files_widest_is_wrapped_like_black
     ) in out
     assert max(len(line) for line in out.splitlines()) <= 102
     assert transform_source(out.encode(), "t.py").output.decode() == out
+
+
+def test_commented_out_code_on_the_template_above_the_call_stays_below_the_construction():
+    """Round 46, ac03: `# model.load_weights('prev.h5')` between the build and the wrap went above
+    the strategy line, before the model exists; a note on the devices still goes up."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = unet()\n# model.load_weights('prev.h5')\n"
+        "model = multi_gpu_model(model, 4)   # 4x Titan X\nmodel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert out.endswith(
+        "# 4x Titan X\nstrategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices(\"GPU\")[:4])\n"
+        "with strategy.scope():\n    model = unet()\n    # model.load_weights('prev.h5')\n"
+        "    model.compile('adam', 'mse')\n"
+    )
