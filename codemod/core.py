@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import (
-    exported_cells, guard_choice, loop_strategy, orphan_banners, pair_returns, pruning, stale_prose, template_names,
-    unread_counts, wide_lines,
+    exported_cells, guard_choice, loop_strategy, orphan_banners, pair_returns, pruning, stale_prose, template_aliases,
+    template_names, unread_counts, wide_lines,
 )
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
@@ -94,6 +94,10 @@ def _transform_module_sites(
     new = continued.follow(new)
     new = guard_choice.fold(new)
     new = loop_strategy.hoisted(new, {region.name for region in ctx.plan.regions})
+    new = template_aliases.without_aliases(new, module, {
+        tree.code(s.template) for s in ctx.rewritten
+        if isinstance(s.template, cst.Name) and isinstance(s.target, cst.Name) and s.template.value == s.target.value
+    })
     new, singles = pair_returns.single_returns(module, new)
     new = unread_counts.without_unread_counts(module, new)
     statuses = site_statuses(ctx, source)

@@ -280,10 +280,17 @@ def _inner_comments(statement: cst.BaseStatement) -> list[cst.EmptyLine]:
         if id(node) in skip:
             continue
         if isinstance(node, cst.Comment):
-            found.append(cst.EmptyLine(comment=node))
+            # an arrow pointed at the line it ended ("# <- the only multi-gpu line", round 47, ae04):
+            # on a line of its own it points at nothing
+            # (the same node where there is none: comments are told apart by identity elsewhere)
+            pointed = node.with_changes(value=_ARROW.sub("# ", node.value)) if _ARROW.match(node.value) else node
+            found.append(cst.EmptyLine(comment=pointed))
             continue
         stack.extend(reversed(node.children))
     return found
+
+
+_ARROW: Final = re.compile(r"^#\s*(?:<-+|<=+|←|\^+)\s*")
 
 
 def _handler_notes(statement: cst.BaseStatement) -> set[int]:
@@ -615,9 +622,18 @@ class _Applier(cst.CSTTransformer):
                 if pieces and not _summary(pieces[0]) else (lambda s: message(s) or cell_boundary(s))
             )
             before = next((s for s in reversed(emitted) if not skipped(s)), None)
+            before_original = origin.get(id(before)) if before is not None else None
+            if isinstance(before_original, cst.With) and id(before_original) in self.plan.unwrap:
+                # the last statement of a dissolved `with tf.device('/cpu:0'):` block, the template's
+                # compile in it (round 47, af10: compiled again, the same, after the wrap)
+                inner = cst.ensure_type(before_original.body, cst.IndentedBlock).body
+                last = inner[-1] if inner else None
+                before_original = last if last is not None and before is not None and code_tokens(
+                    _MODULE.code_for_node(last.with_changes(leading_lines=[]))
+                ) == code_tokens(_MODULE.code_for_node(before.with_changes(leading_lines=[]))) else None
             if (
                 len(pieces) == 1 and before is not None and not (region is not None and index == region.start)
-                and _repeats_after_rename(orig, pieces[0], origin.get(id(before)), before)
+                and _repeats_after_rename(orig, pieces[0], before_original, before)
             ):
                 # `model.compile(...)` then `parallel_model.compile(...)` with the same arguments
                 # read the same once renamed: the second compile would only redo the first.

@@ -649,6 +649,13 @@ class Prose:
             stale = _halves_of_the_choice(sentences, stale)
             if all(stale):
                 return text
+        for k in range(1, len(sentences)):
+            # "Remember to scale `batch_size` with it." after the sentence on `CFG['gpus']` that
+            # went: what "it" named went first (round 47, af12)
+            if stale[k - 1] and not stale[k] and _POINTS_BACK.search(sentences[k]):
+                stale[k] = True
+        if all(stale):
+            return text
         kept = [s for s, gone in zip(sentences, stale) if not gone]
         return " ".join(kept) if not stale[0] else text[: len(text) - len(text.lstrip("# "))] + " ".join(kept)
 
@@ -674,6 +681,11 @@ class Prose:
         return bool(sentences) and all(stale)
 
 
+# a sentence whose pronoun names what the sentence before it said: "... with it.", "It splits ..."
+_POINTS_BACK: Final = re.compile(
+    r"\b(?:with|by|to|for|of|on|from|in)\s+(?:it|them)\b|^\W*(?:it|they|these|this)\s+(?!is\s+(?:a|an|the)\b)\w",
+    re.IGNORECASE,
+)
 # "With one GPU we just build the net." / "Otherwise the template lives on the CPU ...": the two
 # halves of the old choice between the plain model and the wrapper (rounds 42 and 43, cb01, db01)
 _ONE_DEVICE: Final = re.compile(
@@ -772,7 +784,10 @@ def _units(paragraph: list[cst.EmptyLine]) -> list[list[cst.EmptyLine]]:
         # copy` over `# two cards`: notes of their own, where a wrapped sentence fills its lines)
         # (and an aside opening the next line, "# ... if the wrap fails" / "# (e.g. on a CPU-only session).")
         continues = bool(following) and (
-            words.rsplit(" ", 1)[-1].lower() in _JOINING or (following[:1].islower() and len(words) >= 40)
+            # (a name in backquotes goes on like a word: "... machine via" / "# `multi_gpu_model`.", round 47, ae10)
+            words.rsplit(" ", 1)[-1].lower() in _JOINING or (
+                (following[:1].islower() or following[:1] == "`") and len(words) >= 40
+            )
             or (following[:1] == "(" and len(words) >= 40)
         )
         # (a `:` or `;` before a line that goes on in lower case is mid-sentence: "...Xception:" /
@@ -790,7 +805,7 @@ def _units(paragraph: list[cst.EmptyLine]) -> list[list[cst.EmptyLine]]:
 # words a line of a wrapped sentence can end on
 _JOINING: Final = frozenset(
     "a an the is are was were be been of to and or but with by for in on at from that which so as than "
-    "into onto its their our your this these those".split()
+    "into onto its their our your this these those via using through over across per under between".split()
 )
 
 
@@ -841,6 +856,27 @@ class _Pass(cst.CSTTransformer):
         first = body[0] if body else None
         if isinstance(first, cst.SimpleStatementLine) and isinstance(first.body[0], cst.Expr):
             self.docstrings.add(id(first.body[0].value))
+
+    def leave_FormattedString(
+        self, original: cst.FormattedString, updated: cst.FormattedString
+    ) -> cst.FormattedString:
+        # a printed f-string: `print(f"Training using {n} GPUs (multi_gpu_model)")` loses its closing
+        # aside on what was removed (round 47, af20); one naming it elsewhere is reported
+        text = "".join(p.value for p in updated.parts if isinstance(p, cst.FormattedStringText))
+        if not self.prose.names_removed(text):
+            return updated
+        last = updated.parts[-1] if updated.parts else None
+        if self.calls and self.calls[-1] in _PRINTS and isinstance(last, cst.FormattedStringText):
+            aside = re.search(r"\s*\([^()]*\)([.!?:]*)$", last.value)
+            rest = "".join(p.value for p in updated.parts[:-1] if isinstance(p, cst.FormattedStringText))
+            if aside and self.prose.names_removed(aside[0]) and not self.prose.names_removed(
+                rest + last.value[:aside.start()]
+            ):
+                kept = last.value[:aside.start()] + aside[1]
+                return updated.with_changes(parts=[*updated.parts[:-1], last.with_changes(value=kept)])
+        code = cst.Module([]).code_for_node(updated)
+        self._report(code, code)
+        return updated
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
         # a message or help text in the code (`help="... multi_gpu_model needs >= 2"`); not a
@@ -973,12 +1009,18 @@ class _Pass(cst.CSTTransformer):
             for index in range(len(units)):  # "# ## Multi-GPU wrapper" over text that all went
                 if not gone[index] and _exported_heading_of_stale(units, gone, index):
                     gone[index] = True
-            left = [
-                line for unit, stale in zip(units, gone) if not stale
-                for line in (
-                    [self._trimmed(unit[0])] if len(unit) == 1 else self._stale_head_cut(self._stale_tail_cut(unit))
-                )
+            parts = [
+                ([self._trimmed(unit[0])] if len(unit) == 1 else self._stale_head_cut(self._stale_tail_cut(unit)))
+                if not stale else [] for unit, stale in zip(units, gone)
             ]
+            for index in range(len(parts) - 1):
+                # "# ... with `tf.distribute.MirroredStrategy`;" over a clause that went: the one left
+                # ends the sentence now (round 47, af14)
+                last = parts[index][-1].comment if parts[index] else None
+                if last is not None and gone[index + 1] and last.value.endswith(";"):
+                    ended = last.with_changes(value=last.value[:-1] + ".")
+                    parts[index][-1] = parts[index][-1].with_changes(comment=ended)
+            left = [line for part in parts for line in part]
             if paragraph and not left:
                 dropped_last = True  # and the blank line after it, so no gap is left doubled
             else:
@@ -1559,7 +1601,12 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
         units[-1].append(k)
         # (a line closing an aside ends a sentence only where the aside does: "(2 GPUs on the rig)" /
         # "and keeps the template." is one sentence, round 46, ad04)
-        if not body or body.startswith("#") or body[-1:] in (".", "!", "?", ":", ";") or (
+        following = lines[k + 1].strip() if k + 1 < len(lines) else ""
+        if not body or body.startswith("#") or body[-1:] in (".", "!", "?", ";") or (
+            # (a `:` before a line that goes on in lower case or with a `name` is mid-sentence:
+            # "... from the keras issue tracker:" / "`save`/`load` calls are ...", round 47, af02)
+            body[-1:] == ":" and not (following[:1].islower() or following[:1] == "`")
+        ) or (
             body.endswith(")") and (body.rstrip(")")[-1:] in (".", "!", "?") or body.startswith("("))
         ):
             units.append([])

@@ -23,13 +23,11 @@ from ..cell_scopes import PLACEHOLDER_PREFIX
 from ..fix_context import FixContext
 from ..plan import Plan
 from ..recognise import MULTI_GPU_MODEL_NAMES
-from ..stale_prose import HELPERS
 
 __all__ = ["PRAGMA", "fix", "finish"]
 
 _Block = TypeVar("_Block", cst.Module, cst.IndentedBlock)
 # The old helpers, named in a comment: `# local helper with make_parallel()`.
-_NAMES_HELPER = re.compile(r"\b(?:" + "|".join(HELPERS) + r")\b")
 # A comment that is an instruction to a tool about its own line.
 PRAGMA = re.compile(r"#\s*(noqa\b|type:\s*ignore|pylint:|pragma:|nosec\b|isort:|fmt:|pyright:|mypy:)", re.IGNORECASE)
 _MODULES = {name.rsplit(".", 1)[0] for name in MULTI_GPU_MODEL_NAMES}
@@ -454,14 +452,10 @@ def _hand_on_lines(block: _Block, emptied: dict[int, cst.SimpleStatementLine], t
         marker = emptied.get(id(statement))
         if marker is not None and marker is statement:
             carry += list(marker.leading_lines)
-            trailing = marker.trailing_whitespace.comment
-            # `import x  # why`: the comment stays, on a line of its own; a pragma (noqa: E402)
-            # only spoke of the removed line, and so did one naming the removed helper (`import
-            # multi_gpu  # local helper with make_parallel()`, round 44, ba13)
-            if trailing is not None and not PRAGMA.match(trailing.value) and not _NAMES_HELPER.search(
-                trailing.value
-            ):
-                carry.append(cst.EmptyLine(comment=trailing))
+            # `import multi_gpu  # why`: its comment spoke of the line that went, and goes too (a
+            # pragma, a note naming the helper, round 44, ba13; "# kuza55's helper, lives in utils/"
+            # or "# vendored from our utils repo", round 47, af16: left alone, it floated over
+            # whatever came next)
             continue
         assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
         if carry:

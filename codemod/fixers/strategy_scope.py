@@ -187,10 +187,20 @@ def _reported_patch(ctx: FixContext, site: Site) -> bool:
                 continue
             if attribute.attr.value == "callback_model":
                 continue  # Keras 2's callback hack: template_recovery removes it
+            if attribute.attr.value in _DATA_ATTRIBUTES:
+                # `disc.trainable = False` freezes a GAN's discriminator (round 47, af04): a flag the
+                # one model takes as the wrapper did, no method replaced
+                continue
             through = None if direct and attribute is direct[0] else name
             _report_patched(ctx, site, attribute, through)
             return True
     return False
+
+
+# attributes of a model that hold data, not methods: setting one replaces nothing that could recurse
+_DATA_ATTRIBUTES: Final = frozenset({
+    "trainable", "stop_training", "name", "history", "optimizer", "loss", "metrics_names", "built", "run_eagerly",
+})
 
 
 def _patched_by_helper(tree: Tree, name: cst.Name) -> list[cst.Attribute]:

@@ -98,10 +98,11 @@ def deleted_definition_lines(before: bytes | str, after: bytes | str) -> set[int
 
 def lost_comments(before: str, after: str, gone: set[int] | None = None) -> list[str]:
     """The comments of `before` (outside the lines `gone`) that `after` lost, less those the
-    migration may drop: a pragma on a removed import line; a comment on the CPU placement or the
-    wrapper (stale_comments.py), in its paragraph; one on a dropped `cpu_merge=` / `cpu_relocation=`
-    argument; one naming an identifier (`gpu_model`) the code no longer has (stale_prose.py); one on
-    the `except ...:` line of a handler the rewrite removed (plan.py)."""
+    migration may drop: a comment on a removed import line (a pragma, or why it was there); a
+    comment on the CPU placement or the wrapper (stale_comments.py), in its paragraph; one on a
+    dropped `cpu_merge=` / `cpu_relocation=` argument; one naming an identifier (`gpu_model`) the
+    code no longer has (stale_prose.py); one on the `except ...:` line of a handler the rewrite
+    removed (plan.py)."""
     import io
     import re
     import tokenize
@@ -120,6 +121,8 @@ def lost_comments(before: str, after: str, gone: set[int] | None = None) -> list
         return bool(
             STALE.search(c.string) or MECHANICS.search(c.string) or re.search(r"cpu_(merge|relocation)=", c.line)
             or re.match(r"\s*except\b", c.line)  # when the one-device path ran: gone with the handler
+            # (on an import line that went: it spoke of that line)
+            or (re.match(r"\s*(?:from\s+\S+\s+)?import\s", c.line) and c.line.split("#")[0].strip() not in after)
             or any(re.search(rf"\b{re.escape(n)}\b", c.string) for n in removed_names)
         )
 

@@ -118,9 +118,11 @@ def test_tf_imported_inside_the_function_keeps_the_full_name():
 
 @pytest.mark.parametrize("comment,kept", [
     ("# local helper with make_parallel()", False),  # round 44, ba13: it only spoke of the line that went
-    ("# vendored from our utils repo", True),  # why the file had it: stays, on a line of its own
+    # round 47, af16: why the file had it spoke of the line too; kept, it floated over the code below
+    ("# vendored from our utils repo", False),
+    ("# kuza55's helper, lives in utils/", False),
 ])
-def test_a_removed_imports_comment_goes_with_it_when_it_names_the_helper(comment, kept):
+def test_a_removed_imports_comment_goes_with_it(comment, kept):
     source = (
         "import numpy as np\n\nimport multi_gpu  " + comment + "\n\nmodel = build()\n"
         "model = multi_gpu.make_parallel(model, 2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"

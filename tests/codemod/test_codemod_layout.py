@@ -191,3 +191,28 @@ def test_commented_out_code_on_the_template_above_the_call_stays_below_the_const
         "with strategy.scope():\n    model = unet()\n    # model.load_weights('prev.h5')\n"
         "    model.compile('adam', 'mse')\n"
     )
+
+
+def test_a_compile_repeated_after_a_dissolved_device_block_goes():
+    """Round 47, af10: the template compiled inside `with tf.device('/cpu:0'):`, then the parallel
+    model compiled the same way: renamed, the second compile read as the first, twice in one scope."""
+    source = (
+        "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n\n"
+        "with tf.device('/cpu:0'):\n    lm = build()\n    lm.compile(loss='mse', optimizer='adam')\n\n"
+        "parallel_lm = multi_gpu_model(lm, 8)\nparallel_lm.compile(loss='mse', optimizer='adam')\n"
+        "parallel_lm.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert out.count(".compile(") == 1
+    assert "with strategy.scope():\n    lm = build()\n    lm.compile(loss='mse', optimizer='adam')\n" in out
+
+
+@pytest.mark.parametrize("arrow", ["<- ", "<-- ", "^ "])
+def test_an_arrow_on_the_calls_line_is_dropped_when_its_comment_goes_above(arrow):
+    # round 47, ae04: "# <- the only multi-gpu line" above the strategy line pointed at nothing
+    source = (
+        "from keras.utils import multi_gpu_model\n\nm = build()\n"
+        f"m = multi_gpu_model(m, 2)   # {arrow}the only multi-gpu line\nm.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert "# the only multi-gpu line\nstrategy = " in out

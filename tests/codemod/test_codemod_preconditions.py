@@ -582,6 +582,20 @@ def test_a_method_patched_on_the_parallel_model_keeps_the_site():
     assert transform_source(hack.encode(), "t.py").changed
 
 
+@pytest.mark.parametrize("flag", ["parallel.trainable = False", "parallel.stop_training = True"])
+def test_a_flag_set_on_the_parallel_model_is_no_patched_method(flag):
+    """Round 47, af04: `disc.trainable = False`, a GAN freezing its discriminator, was reported as
+    a replaced method (MGPU121, with advice that would break the GAN) and the site left."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel = multi_gpu_model(model, gpus=2)\n"
+        f"parallel.compile('adam', 'mse')\n{flag}\ncombined = Model(z, parallel(gen(z)))\n"
+        "combined.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source.encode(), "t.py")
+    assert result.changed and not [f for f in result.findings if f.code == "MGPU121"]
+    assert f"    {flag.replace('parallel', 'model')}\n" in result.output.decode()
+
+
 @pytest.mark.parametrize("patch,left", [
     ("parallel.save = lambda *a, **k: model.save(*a, **k)", True),  # migrated: RecursionError at the save
     ("parallel.save = model.save", True),  # migrated: `model.save = model.save`, a no-op left in the diff

@@ -1874,3 +1874,51 @@ def test_a_clause_after_the_semicolon_that_goes_on_from_the_stale_one_is_not_kep
     prose = Prose(frozenset({"multi_gpu_model"}), True)
     text = "# shape: `model = multi_gpu_model(model, gpus=2)` rebinding it; the script then saves `model`."
     assert prose.without_stale_sentences(text) == text
+
+
+def test_a_printed_f_string_loses_its_aside_on_the_helper_or_is_reported():
+    """Round 47, af20: `print(f"Training using {n_gpus} GPUs (multi_gpu_model)")` was kept as it was,
+    and not reported."""
+    head = (IMPORTS + "n = 2\nmodel = build()\nparallel = multi_gpu_model(model, gpus=n)\n"
+            "parallel.compile('adam', 'mse')\n")
+    out, findings = migrate(head + 'print(f"Training using {n} GPUs (multi_gpu_model)")\nparallel.fit(x, y)\n')
+    assert 'print(f"Training using {n} GPUs")\n' in out and findings == []
+    out, findings = migrate(head + 'print(f"{n} GPUs, wrapped by multi_gpu_model for {x}")\nparallel.fit(x, y)\n')
+    assert [code for _, code, _ in findings] == ["MGPU305"]
+
+
+@pytest.mark.parametrize("header,kept", [
+    # round 47, ae10: a sentence wrapped before its backquoted name was cut at the line
+    ("# We use both GPUs on the machine via\n# `multi_gpu_model`, as the docs said.\n",
+     "# We use both GPUs on the machine via `tf.distribute.MirroredStrategy`, as the\n# docs said.\n"),
+    # round 47, af14: the clause left ends the sentence, not on a `;`
+    ("# Data-parallel training over two GPUs with `multi_gpu_model`;\n# `parallel_model` is what we fit.\n",
+     "# Data-parallel training over two GPUs with `tf.distribute.MirroredStrategy`.\n"),
+])
+def test_a_comment_paragraph_is_cut_at_sentences_and_ends_on_one(header, kept):
+    source = header + "\n" + IMPORTS + "model = build()\nparallel_model = multi_gpu_model(model, gpus=2)\n" \
+        "parallel_model.compile('adam', 'mse')\nparallel_model.fit(x, y)\n"
+    out, _ = migrate(source)
+    assert out.startswith(kept + "\n")
+
+
+def test_a_markdown_line_ending_in_a_colon_before_a_name_goes_on_into_the_next():
+    """Round 47, af02: "... so we use the `ModelMGPU` trick from the keras issue tracker:" /
+    "`save`/`load` calls are forwarded ..." was cut after the colon, which was left dangling."""
+    prose = Prose(frozenset({"multi_gpu_model", "ModelMGPU"}), True)
+    text = ("# U-Net\n\nTraining on 2 GPUs. `ModelCheckpoint` on a `multi_gpu_model` saves the *parallel* model,\n"
+            "so we use the `ModelMGPU` trick from the keras issue tracker:\n"
+            "`save`/`load` calls are forwarded to the serial (template) model.")
+    assert markdown(text, prose)[0] == "# U-Net\n\nTraining on 2 GPUs."
+
+
+def test_a_sentence_pointing_back_at_a_stale_one_goes_with_it():
+    """Round 47, af12: "Remember to scale `batch_size` with it." was left after the sentence on
+    `CFG['gpus']` that "it" named went."""
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = ("All knobs live in `CFG`. `CFG['gpus']` picks Keras `multi_gpu_model` over that many GPUs. "
+            "Remember to scale `batch_size` with it.")
+    assert prose.without_stale_sentences(text) == "All knobs live in `CFG`."
+    # (a sentence of its own after it stays)
+    text = "Knobs live in `CFG`. It wraps with `multi_gpu_model`. Scale `batch_size` by hand."
+    assert prose.without_stale_sentences(text) == "Knobs live in `CFG`. Scale `batch_size` by hand."
