@@ -19,6 +19,8 @@ from typing import Final
 
 import libcst as cst
 
+from .stale_comments import CELL_MARKER
+
 __all__ = ["hoisted"]
 
 # calls after which the loop's author may rely on fresh global state: the strategy stays per pass
@@ -203,22 +205,24 @@ def _resets(loop: cst.For) -> bool:
     return bool(_walk(loop.body).calls & _RESETS)
 
 
+def _split_leading(loop: cst.For) -> tuple[list[cst.EmptyLine], list[cst.EmptyLine]]:
+    """The loop's leading lines: those that go above the strategy line (its blank lines, or up to and
+    past an exported cell's marker, `# In[5]:` / `# %%`, so the strategy stays in the loop's cell)
+    and those that stay on the loop (its own comments)."""
+    leading = list(loop.leading_lines)
+    marks = [k for k, line in enumerate(leading) if line.comment is not None and CELL_MARKER.match(line.comment.value)]
+    start = marks[-1] + 1 if marks else 0
+    while start < len(leading) and leading[start].comment is None:
+        start += 1
+    return leading[:start], leading[start:]
+
+
 def _above(loop: cst.For, line: cst.BaseStatement) -> list[cst.BaseStatement]:
     assert isinstance(line, (cst.SimpleStatementLine, cst.If))
-    """The strategy statement, dedented above the loop: the loop's blank lines go above it, its
-    own comment lines (and the loop's) stay with each."""
-    leading = list(loop.leading_lines)
-    blanks = []
-    while leading and leading[0].comment is None:
-        blanks.append(leading.pop(0))
     # (libcst writes a statement and its comment lines at the indentation of the block it is in)
-    return [line.with_changes(leading_lines=[*blanks, *line.leading_lines])]
+    return [line.with_changes(leading_lines=[*_split_leading(loop)[0], *line.leading_lines])]
 
 
 def _below(loop: cst.For, inner: list[cst.BaseStatement]) -> cst.For:
-    leading = list(loop.leading_lines)
-    while leading and leading[0].comment is None:
-        leading.pop(0)
     body = cst.ensure_type(loop.body, cst.IndentedBlock)
-    return loop.with_changes(leading_lines=leading, body=body.with_changes(body=inner))
-
+    return loop.with_changes(leading_lines=_split_leading(loop)[1], body=body.with_changes(body=inner))

@@ -22,6 +22,7 @@ module, with the names the wrap rebound.
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Collection, Sequence
 
 import libcst as cst
@@ -34,10 +35,14 @@ __all__ = ["without_aliases"]
 
 def without_aliases(module: cst.Module, original: cst.Module, rebound: Collection[str]) -> cst.Module:
     """`module` less each `alias = template` the wrap of a rebound template's name made necessary."""
-    if not rebound or not any(f"= {name}\n" in module.code for name in rebound):
+    if not rebound or not any(re.search(rf"=\s*{re.escape(name)}\s*(?:#.*)?$", module.code, re.MULTILINE)
+                              for name in rebound):
         return module
     tree = ast.parse(module.code)
     declared = {n for node in ast.walk(tree) if isinstance(node, (ast.Global, ast.Nonlocal)) for n in node.names}
+    # (a `del handle` renamed would delete the model)
+    declared |= {t.id for node in ast.walk(tree) if isinstance(node, ast.Delete) for t in ast.walk(node)
+                 if isinstance(t, ast.Name)}
     wrapper = MetadataWrapper(module)
     scopes = wrapper.resolve(ScopeProvider)
     positions = wrapper.resolve(PositionProvider)

@@ -77,3 +77,30 @@ def test_a_strategy_chosen_in_an_if_moves_whole_when_the_condition_is_the_loops_
     out = transform_source(before.encode(), "t.py").output.decode()
     assert "def run(folds, n):\n    if n > 1:\n        strategy = " in out
     assert "    for fold in folds:\n        with strategy.scope():\n" in out
+
+
+def test_in_an_exported_notebook_the_strategy_stays_in_the_loops_cell():
+    before = (
+        "#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nfrom keras.utils import multi_gpu_model\nN = 2\n\n\n"
+        "# In[2]:\n\n\nfor fold in range(3):\n    m = build()\n    p = multi_gpu_model(m, gpus=N)\n"
+        "    p.compile('adam', 'mse')\n    p.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "# In[2]:\n\n\n" + STRATEGY + "for fold in range(3):\n    with strategy.scope():\n" in out
+
+
+def test_in_a_notebook_the_strategy_stays_in_the_loops_cell():
+    import json
+
+    from multi_gpu_codemod.notebook import transform_notebook
+
+    cells = [
+        "from keras.utils import multi_gpu_model\nN = 2",
+        "for fold in range(3):\n    m = build()\n    p = multi_gpu_model(m, gpus=N)\n    p.compile('adam', 'mse')\n"
+        "    p.fit(x, y)",
+    ]
+    notebook = {"nbformat": 4, "nbformat_minor": 5, "metadata": {}, "cells": [
+        {"cell_type": "code", "metadata": {}, "execution_count": None, "outputs": [], "source": c} for c in cells
+    ]}
+    out = json.loads(transform_notebook(json.dumps(notebook).encode(), "t.ipynb").output)
+    assert "".join(out["cells"][1]["source"]).startswith(STRATEGY + "for fold in range(3):\n")

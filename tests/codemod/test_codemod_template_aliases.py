@@ -54,3 +54,14 @@ def test_a_module_level_handle_another_file_may_import_stays():
     script = before + "model.fit(x, y)\ntemplate_model.save('m.h5')\n"  # trains at module level: a script
     out = transform_source(script.encode(), "t.py").output.decode()
     assert "template_model" not in out and out.endswith("model.fit(x, y)\nmodel.save('m.h5')\n")
+
+
+def test_a_handle_with_a_trailing_comment_goes_too_but_not_one_that_is_deleted():
+    head = "from keras.utils import multi_gpu_model\n\n\ndef train(gpus):\n    model = create_model()\n"
+    tail = ("    model = multi_gpu_model(model, gpus=gpus)\n    model.compile('adam', 'mse')\n    model.fit(x, y)\n"
+            "    template.save('final.h5')\n")
+    out = transform_source((head + "    template = model  # for saving\n" + tail).encode(), "t.py").output.decode()
+    assert "template" not in out and "    model.save('final.h5')\n" in out
+    deleted = head + "    template = model\n" + tail + "    del template\n"
+    out = transform_source(deleted.encode(), "t.py").output.decode()
+    assert "    template = model\n" in out and "    del template\n" in out
