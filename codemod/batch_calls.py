@@ -26,10 +26,11 @@ ON_BATCH = {
     "predict_on_batch": "`{model}.predict(x, batch_size=len(x), verbose=0)`",
 }
 # What goes wrong with each, on 2 GPUs.
+# (said of any batch, not of the file's: reviewers read "an 8-sample batch" as a claim about theirs)
 EFFECT = {
-    "train_on_batch": "with 2 GPUs each step computes on the 8 samples of an 8-sample batch twice",
-    "test_on_batch": "with 2 GPUs the 8 samples of an 8-sample batch are evaluated twice",
-    "predict_on_batch": "with 2 GPUs, `predict_on_batch` on 8 inputs returns 16 rows",
+    "train_on_batch": "with 2 GPUs each step computes on every sample of the batch twice",
+    "test_on_batch": "with 2 GPUs every sample of the batch is evaluated twice",
+    "predict_on_batch": "with 2 GPUs, `predict_on_batch` returns twice as many rows as it was given inputs",
 }
 
 

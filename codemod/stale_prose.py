@@ -156,6 +156,10 @@ MECHANICS: Final = re.compile(
     r"|\b(?:parallel|multi-?gpu|data-?parallel)\s+(?:cop(?:y|ies)|twins?|clones?)\b"
     # "This file imports the wrapper from utils": the multi-GPU wrapper, gone
     r"|\bimports?\s+the\s+wrapper\b|\bthe\s+wrapper\s+(?:from|class|module)\b"
+    # "the wrapper is what we compile and fit" (round 48, ah01): there is none
+    r"|\bthe\s+wrapper\s+is\s+(?:what|the\s+one)\b"
+    # "(not under tf.device('/cpu:0'))" (round 48, ag11): the old placement, the scope places it now
+    r"|\b(?:under|in|inside|within)\s+`?(?:with\s+)?tf\.device\(\s*['\"]/cpu:0['\"]\s*\)"
     # kuza55's towers: "run one tower per GPU and merge the outputs on the CPU"
     r"|\b(?:merg|concat)\w*\s+(?:the\s+|their\s+)?(?:outputs?|results|predictions)\b[^.;]{0,20}\bcpu\b|\btowers?\s+(?:per|on\s+each)\s+gpu\b"
     # "checkpoint the template so the file loads on one GPU", "the training model for fit() and the
@@ -531,6 +535,10 @@ class Prose:
                 # it says more about the old pair (template, copy, CPU): not made true by a name
                 # ("the ModelMGPU wrapper" ending a clause is the tool's name: renamed below)
                 return part
+            if _OLD_WAY.search(part) and _HELPER_NAMES.search(part):
+                # "# Old-school data parallelism (`make_parallel`)": renamed, the strategy would be
+                # the old way (round 48, ah06); left to the staleness rules
+                return part
             if _STILL_USED.search(part):
                 # "We still use multi_gpu_model here because the image is pinned to TF 2.1": why the
                 # helper was kept, false of the strategy (round 44, ba15)
@@ -593,6 +601,8 @@ class Prose:
                 sentence(part, full) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(full))
             )
         out = "".join(whole(part) if k % 2 == 0 else part for k, part in enumerate(_FULL_STOP.split(text)))
+        if out != text:  # "Keras' `multi_gpu_model` splits ...": the strategy is TensorFlow's (round 48, ah01)
+            out = _KERAS_OWNED.sub("", out)
         # in text wrapped within 100 columns, a line the longer name would push past them stays as it
         # was (stale: dropped or reported); unwrapped text (a markdown paragraph on one line) has no width
         if markdown or max((len(line) for line in text.splitlines()), default=0) > 100:
@@ -665,6 +675,12 @@ class Prose:
         template; the parallel model cannot be reloaded on one GPU": the pair, both halves)."""
         if self.mechanics_gone and _PAIR_LABEL.match(text):
             return True  # "# template model" over the construction: there is one model
+        if text.startswith("#") and "\n" not in text and _commented_code(text):
+            # "#parallel_model.save('p.h5')   # don't! see TemplateCheckpoint": code on a name that
+            # is gone, whatever its own note says (round 48, ah15)
+            code = text.lstrip("# ").split("  #", 1)[0]
+            if self.names_removed(code):
+                return True
         sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip(" .-:#")]
         stale = [bool(self.names_removed(s)) for s in sentences]
         if self.mechanics_gone and any(MECHANICS.search(s) for s in sentences) and not all(stale):
@@ -681,6 +697,10 @@ class Prose:
         return bool(sentences) and all(stale)
 
 
+# "Keras' `tf.distribute.MirroredStrategy`", once the helper is renamed: the strategy is not Keras's
+_KERAS_OWNED: Final = re.compile(r"\b(?:Keras|keras)(?:'s|'|\u2019s|\u2019)\s+(?=`{0,2}" + re.escape(STRATEGY) + ")")
+# "Old-school data parallelism (`make_parallel`)": the helper as the old way, no name for the strategy
+_OLD_WAY: Final = re.compile(r"\b(?:old[- ]school|old[- ]style|legacy|outdated|deprecated)\b", re.IGNORECASE)
 # a sentence whose pronoun names what the sentence before it said: "... with it.", "It splits ..."
 _POINTS_BACK: Final = re.compile(
     r"\b(?:with|by|to|for|of|on|from|in)\s+(?:it|them)\b|^\W*(?:it|they|these|this)\s+(?!is\s+(?:a|an|the)\b)\w",
@@ -1524,7 +1544,10 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
 # "still use `multi_gpu_model` here because ...": the helper kept for a reason of its own
 _STILL_USED: Final = re.compile(r"\bstill\s+(?:use|uses|using|need|needs|rel(?:y|ies)\s+on)\b", re.IGNORECASE)
 # a half of the old pair, named as such: "the template model is what we checkpoint" (round 41, fa01)
-_PAIR_HALF: Final = re.compile(r"\b(?:template|serial|parallel)\s+model\b|\btemplate\b", re.IGNORECASE)
+# (or the wrapper: "...; the wrapper is what we compile and fit", round 48, ah01)
+_PAIR_HALF: Final = re.compile(
+    r"\b(?:template|serial|parallel)\s+model\b|\btemplate\b|\b(?:the|our|a)\s+wrapper\b", re.IGNORECASE
+)
 # a clause whose subject was the one before: "make_parallel is the slicing trick; kept here because ..."
 _SUBJECTLESS: Final = re.compile(
     r"(?:[a-z]+ed|kept|left|built|written|taken|made|given|shown|known|meant|held|run|done)\b(?!\s+(?:by|as)\b)"
@@ -1668,7 +1691,8 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
 
 # a heading about the old multi-GPU set-up: "### Multi-GPU notes", "## Data-parallel helper"
 _DEVICE_HEADING: Final = re.compile(
-    r"\b(?:multi[- ]?gpus?|gpus?|data[- ]parallel(?:ism)?|parallel(?:ism)?|replicas?|wrapper|helper)\b", re.IGNORECASE
+    r"\b(?:multi[- ]?gpus?|gpus?|data[- ]parallel(?:ism)?|parallel(?:ism)?|replicas?|wrapper|helper|wrap)\b",
+    re.IGNORECASE,
 )
 
 
@@ -1792,7 +1816,9 @@ def located_in_output(found: Sequence[Finding], source: str, output: str) -> lis
 def _message(text: str, name: str) -> str:
     shown = " ".join(text.split())
     shown = shown if len(shown) <= 70 else shown[:67] + "..."
-    if re.fullmatch(r"[\w.]+", name):
+    if name.lower() == "kuza55":  # the helper's author, named for it: no name the migration removed (round 48, ag04)
+        what = "still describes the removed multi-GPU helper (kuza55's `make_parallel`)"
+    elif re.fullmatch(r"[\w.]+", name):
         what = f"still names `{name}`, which the migration removed"
     else:  # a phrase of the old wrapper's mechanics ("the template lives on the CPU"), not a name
         what = f"still describes the removed multi-GPU wrapper ({' '.join(name.split())!r})"

@@ -1922,3 +1922,45 @@ def test_a_sentence_pointing_back_at_a_stale_one_goes_with_it():
     # (a sentence of its own after it stays)
     text = "Knobs live in `CFG`. It wraps with `multi_gpu_model`. Scale `batch_size` by hand."
     assert prose.without_stale_sentences(text) == "Knobs live in `CFG`. Scale `batch_size` by hand."
+
+
+def test_commented_out_code_on_a_gone_name_is_stale_whatever_its_own_note_says():
+    # round 48, ah15: "#parallel_model.save(...)   # don't! see TemplateCheckpoint" read as two
+    # sentences, one of them naming nothing removed
+    prose = Prose(frozenset({"multi_gpu_model", "parallel_model"}), True)
+    assert prose.wholly_stale("#parallel_model.save('seg_parallel.h5')   # don't! see TemplateCheckpoint")
+    assert not prose.wholly_stale("#model.save('seg.h5')   # don't! see TemplateCheckpoint")
+
+
+@pytest.mark.parametrize("text,renamed", [
+    # round 48, ah01: the strategy is TensorFlow's
+    ("Keras' `multi_gpu_model` splits every batch across the cards.",
+     "`tf.distribute.MirroredStrategy` splits every batch across the cards."),
+    # round 48, ah06: the helper as the old way is no name for the strategy
+    ("# Old-school data parallelism (`multi_gpu_model`)", None),
+])
+def test_the_helper_renamed_is_not_keras_nor_the_old_way(text, renamed):
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.renamed(text, markdown=not text.startswith("#")) == (renamed or text)
+
+
+def test_the_wrapper_named_as_what_is_trained_is_stale_and_its_heading_goes():
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    text = "Training on 2 GPUs. The template lives on the CPU; the wrapper is what we compile and fit."
+    assert prose.without_stale_sentences(text) == "Training on 2 GPUs."
+    assert markdown("## Build & wrap\n\nThe wrapper is what we compile and fit.", prose)[0] == ""
+
+
+def test_the_old_cpu_placement_named_as_code_is_stale():
+    # round 48, ag11: "...built normally (not under tf.device('/cpu:0'))" was left as a half-thought
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.wholly_stale("# The template is built normally (not under tf.device('/cpu:0')); "
+                              "cpu_relocation=True moves its weights to the CPU for us.")
+
+
+def test_a_finding_on_kuza55_names_the_helper_not_a_removed_name():
+    # round 48, ag04: "still names `kuza55`, which the migration removed" was half false
+    from multi_gpu_codemod.stale_prose import _message
+
+    assert "names `kuza55`" not in _message("# Old kuza55-style data parallelism.", "kuza55")
+    assert "names `multi_gpu_model`" in _message("# uses multi_gpu_model", "multi_gpu_model")
