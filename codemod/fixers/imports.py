@@ -27,7 +27,6 @@ from ..recognise import MULTI_GPU_MODEL_NAMES
 __all__ = ["PRAGMA", "fix", "finish"]
 
 _Block = TypeVar("_Block", cst.Module, cst.IndentedBlock)
-# The old helpers, named in a comment: `# local helper with make_parallel()`.
 # A comment that is an instruction to a tool about its own line.
 PRAGMA = re.compile(r"#\s*(noqa\b|type:\s*ignore|pylint:|pragma:|nosec\b|isort:|fmt:|pyright:|mypy:)", re.IGNORECASE)
 _MODULES = {name.rsplit(".", 1)[0] for name in MULTI_GPU_MODEL_NAMES}
