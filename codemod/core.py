@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import (
-    exported_cells, guard_choice, loop_strategy, orphan_banners, pair_returns, pruning, stale_prose, template_aliases,
-    template_names, unread_counts, wide_lines,
+    exported_cells, guard_choice, loop_strategy, one_line_guards, orphan_banners, pair_returns, pruning, stale_prose,
+    template_aliases, template_names, unread_counts, wide_lines,
 )
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
@@ -171,7 +171,33 @@ def transform_source(source: bytes, path: str = "<string>", *, prefilter: bool =
 
 
 def _rewrite(source: bytes, path: str, strategy: str, checked: tuple[ast.Module, str] | None) -> TransformResult:
-    """transform_source on a valid Python 3 file that may hold a site: libcst's part."""
+    """transform_source on a valid Python 3 file that may hold a site: libcst's part, run again on the
+    file with its one-line guards split when that rewrites a site reported the first time."""
+    result = _rewrite_once(source, path, strategy, checked)
+    lines = one_line_guards.lines_to_split(result.findings)
+    if not lines or result.failed:
+        return result
+    module, splits = one_line_guards.split(cst.parse_module(source), lines)
+    if not splits:
+        return result
+    split_source = module.bytes
+    problem, split_checked = parse_python3(split_source)
+    if problem is not None:
+        return result
+    retry = _rewrite_once(split_source, path, strategy, split_checked)
+    if retry.failed:
+        return result
+    findings, sites = one_line_guards.moved_back(retry.findings, retry.sites, splits)
+    rewritten = sum(s.status == "rewritten" for s in result.sites)
+    if sum(s.status == "rewritten" for s in retry.sites) > rewritten:
+        return TransformResult(source, retry.output, findings, sites=sites, renamed=retry.renamed)
+    # Still reported once split: the file as it was, with the reason that holds after the split.
+    findings, sites = one_line_guards.reasons(result.findings, result.sites, findings, sites, lines)
+    return TransformResult(source, result.output, findings, sites=sites, renamed=result.renamed)
+
+
+def _rewrite_once(source: bytes, path: str, strategy: str, checked: tuple[ast.Module, str] | None
+                  ) -> TransformResult:
     try:
         module = cst.parse_module(source)
     except (SyntaxError, ValueError, cst.ParserSyntaxError) as error:  # valid for ast, not for libcst
