@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from .ipython_shell import Shell
+
 __all__ = ["SPLIT_SENSITIVE", "run"]
 
 # Layers whose training-time behaviour depends on how the batch is split across replicas.
@@ -48,10 +50,11 @@ def run(config: dict[str, Any]) -> None:
 
     recorder = _FitRecorder(keras)
     before = {p.name for p in Path.cwd().iterdir()}
+    shell = Shell()
     with recorder:
-        _run_script(config["script"])
+        _run_script(config["script"], shell)
 
-    result: dict[str, Any] = {"losses": _losses(recorder.histories), "notes": [], "predictions": [],
+    result: dict[str, Any] = {"losses": _losses(recorder.histories), "notes": shell.notes(), "predictions": [],
                               "split_sensitive": []}
     arrays: dict[str, Any] = {}
     if recorder.fitted:
@@ -134,12 +137,13 @@ class _FitRecorder:
         self.keras.Model.fit = self._original_fit
 
 
-def _run_script(script: str) -> None:
+def _run_script(script: str, shell: Shell) -> dict[str, Any]:
     import runpy
 
     sys.argv = [script]
     sys.path.insert(0, str(Path(script).parent))
-    runpy.run_path(script, run_name="__main__")
+    # (a notebook exported as a script calls `get_ipython()` for its magics: ipython_shell.py)
+    return runpy.run_path(script, init_globals={"get_ipython": shell}, run_name="__main__")
 
 
 def _losses(histories: list[dict[str, list[float]]]) -> dict[str, list[float]]:

@@ -144,7 +144,10 @@ def _explanations(report: Report) -> list[str]:
             lines.append(f"{run.mode} run failed: {run.error}")
             if run.mode == "migrated" and any(mark in (run.error or "") for mark in _UNEVEN_BATCH):
                 lines.append(_UNEVEN_HINT)
-        for note in run.notes:
-            if run.ok:
-                lines.append(f"{run.mode}: {note}")
+    # A note every run that went through made (IPython lines skipped, say) is said once.
+    noted = [run for run in report.runs.values() if run.ok]
+    shared = [note for note in noted[0].notes if all(note in run.notes for run in noted)] if len(noted) > 1 else []
+    lines += [f"every run: {note}" for note in shared]
+    for run in noted:
+        lines += [f"{run.mode}: {note}" for note in run.notes if note not in shared]
     return lines
