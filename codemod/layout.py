@@ -152,15 +152,27 @@ class _Shift(cst.CSTTransformer):
     def leave_ParenthesizedWhitespace(
         self, original_node: cst.ParenthesizedWhitespace, updated_node: cst.ParenthesizedWhitespace
     ) -> cst.ParenthesizedWhitespace:
-        spaces = updated_node.last_line.value
-        base = _width(self.block_indent) if updated_node.indent else 0
+        # (a comment line between the arguments, `# binary, because tags are independent`, moves
+        # with the argument lines it sits among)
+        comments = [
+            line.with_changes(whitespace=cst.SimpleWhitespace(moved)) if line.comment is not None and (
+                moved := self._moved_from(line.whitespace.value, line.indent)) is not None else line
+            for line in updated_node.empty_lines
+        ]
+        moved = self._moved_from(updated_node.last_line.value, updated_node.indent)
+        last = cst.SimpleWhitespace(moved) if moved is not None else updated_node.last_line
+        return updated_node.with_changes(empty_lines=comments, last_line=last)
+
+    def _moved_from(self, spaces: str, indented: bool) -> str | None:
+        """`spaces` moved by `delta` when the line they start (after the block's indent when
+        `indented`) is at or beyond `column`; None when it stays."""
+        base = _width(self.block_indent) if indented else 0
         width = _width(spaces)
         if base + width < self.column or width + self.delta < 0:
-            return updated_node
+            return None
         width += self.delta
         # A file aligning with tabs keeps them: as many as fit, then spaces.
-        text = "\t" * (width // 4) + " " * (width % 4) if "\t" in spaces else " " * width
-        return updated_node.with_changes(last_line=cst.SimpleWhitespace(text))
+        return "\t" * (width // 4) + " " * (width % 4) if "\t" in spaces else " " * width
 
     def leave_SimpleWhitespace(
         self, original_node: cst.SimpleWhitespace, updated_node: cst.SimpleWhitespace

@@ -893,7 +893,10 @@ def _own_comments_start(lines: Sequence[cst.EmptyLine]) -> int:
         attached -= 1
     if any(_SECTION_HEADING.search(line.comment.value) for line in lines[attached:] if line.comment is not None):
         return len(lines)
-    return attached
+    # an exported notebook's `# In[2]:` right above the code starts the cell: it stays above the
+    # strategy line, and so does what comes before it (round 49, a cell marker with no blank line)
+    marks = [k for k in range(attached, len(lines)) if _CELL_MARK.match(lines[k].comment.value)]  # type: ignore[union-attr]
+    return marks[-1] + 1 if marks else attached
 
 
 # a comment on the removed call that heads the stage it starts (`# phase 1: train the new head`),

@@ -402,3 +402,33 @@ def already_holds(statement: cst.If, earlier: Sequence[cst.BaseStatement]) -> bo
         # `a = b` itself, or a chain `a = b = value` binding both to one object
         return all((t in targets and v in targets) or (targets == [t] and value == v) for t, v in pairs)
     return False
+
+
+def settled(original: cst.Module, new: cst.Module) -> cst.Module:
+    """`new` with each `if` the migration changed whose branches read the same only once its prose
+    pass dropped a stale comment (`unet.layers[-2].save(p)  # the serial model sits at layers[-2]`
+    / `else: unet.save(p)`) written once, as `merged` writes it; an `if` that read so before is kept."""
+    before = {_code_of(node) for node in walk(original) if isinstance(node, cst.If)}
+    return new.visit(_SettledBranches(before))
+
+
+class _SettledBranches(cst.CSTTransformer):
+    def __init__(self, before: set[str]) -> None:
+        super().__init__()
+        self.before = before
+
+    def _body(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+        out: list[cst.BaseStatement] = []
+        for statement in body:
+            changed = isinstance(statement, cst.If) and _code_of(statement) not in self.before
+            shared = merged(statement) if changed else None  # type: ignore[arg-type]
+            out.extend(shared if shared is not None else [statement])
+        return out
+
+    def leave_IndentedBlock(
+        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
+    ) -> cst.IndentedBlock:
+        return updated_node.with_changes(body=self._body(updated_node.body))
+
+    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
+        return updated_node.with_changes(body=self._body(updated_node.body))

@@ -1,6 +1,8 @@
 """codemod/exported_cells.py: a notebook saved as a `.py` script (`# In[N]:` markers) keeps a scope
 per cell, as the notebook itself would; pinned pair plus the cases left as the rewrite wrote them."""
 
+import pytest
+
 from codemod_fixtures import ROOT
 from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.exported_cells import cells_kept, is_export
@@ -205,3 +207,23 @@ def test_a_reopened_cell_keeps_the_blank_lines_its_marker_had_above_its_code():
     )
     output = transform_source(source.encode(), "train.py").output.decode()
     assert "# %%\nwith strategy.scope():\n    model.compile('adam', 'mse')\n\n# %%\nmodel.fit(x, y)\n" in output
+
+
+@pytest.mark.parametrize("first,marker,own", [
+    ("# In[1]:", "# In[2]:", ""),
+    ("# %%", "# %%", ""),
+    ("# In[1]:", "# In[2]:", "# the network\n"),
+])
+def test_a_marker_right_above_the_build_stays_above_the_strategy_line(first, marker, own):
+    # (round 49: `# In[2]:` with no blank line under it was taken for the build's own comment,
+    # went under the scope, and the rewrite failed with an IndentationError: MGPU502)
+    before = (
+        f"{first}\nimport tensorflow as tf\nfrom keras.utils import multi_gpu_model\n\n{marker}\n{own}"
+        "model = build()\ntry:\n    model = multi_gpu_model(model, gpus=2)\nexcept:\n    pass\n"
+        "model.compile('adam', 'mse')\n"
+    )
+    result = transform_source(before.encode(), "export.py")
+    assert result.changed and not result.failed
+    text = result.output.decode()
+    assert f"\n{marker}\nstrategy = tf.distribute.MirroredStrategy(" in text
+    assert "with strategy.scope():\n    " + own.replace("\n", "\n    ") + "model = build()\n" in text

@@ -216,3 +216,23 @@ def test_an_arrow_on_the_calls_line_is_dropped_when_its_comment_goes_above(arrow
     )
     out = transform_source(source.encode(), "t.py").output.decode()
     assert "# the only multi-gpu line\nstrategy = " in out
+
+
+def test_a_comment_line_among_realigned_arguments_moves_with_them():
+    # (round 49, ai20: the arguments moved back under `model.compile(`, the comment between them
+    # stayed 4 columns to the right)
+    before = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\n"
+        "model_gpu = multi_gpu_model(model, gpus=2)\n"
+        "for lr in rates:\n"
+        "    model_gpu.compile(loss='binary_crossentropy',\n"
+        "                      # binary, because tags are independent\n"
+        "                      optimizer=Adam(lr))\n"
+        "    model_gpu.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert (
+        "        model.compile(loss='binary_crossentropy',\n"
+        "                      # binary, because tags are independent\n"
+        "                      optimizer=Adam(lr))\n"
+    ) in out

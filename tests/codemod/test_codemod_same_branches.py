@@ -293,3 +293,30 @@ def test_a_kept_if_of_fits_keeps_its_comment_and_goes_below_the_scope():
         "with strategy.scope():\n    model = build()\n    model.compile('sgd', 'mse')\n# multi gpu acceleration\n"
         "if gpus > 1:\n    h = model.fit(x, y, batch_size=64)\nelse:\n    h = model.fit(x, y, batch_size=32)\n"
     )
+
+
+def test_branches_the_same_once_a_stale_comment_went_are_written_once():
+    # (round 49, ai16: the template pulled out of the wrapper to save it; migrated, both branches
+    # save the model, and the comment on `layers[-2]` went with the lookup)
+    before = HEAD + (
+        "model = build()\nif G > 1:\n    model = multi_gpu_model(model, gpus=G)\n"
+        "model.compile('adam', 'mse')\nmodel.fit(x, y)\n\n"
+        "if G > 1:\n    model.layers[-2].save(PATH)   # the serial model sits at layers[-2]\n"
+        "else:\n    model.save(PATH)\n"
+    )
+    after = (
+        "import tensorflow as tf\n\nif G > 1:\n    " + STRATEGY.replace("gpus", "G")
+        + "else:\n    strategy = tf.distribute.get_strategy()\n"
+        "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n"
+        "model.fit(x, y)\n\nmodel.save(PATH)\n"
+    )
+    check_source_pair(before, after)
+
+
+def test_an_if_whose_branches_read_the_same_before_the_migration_is_left_to_its_author():
+    before = HEAD + (
+        "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+        "if verbose:\n    log(x)  # the same\nelse:\n    log(x)  # the same\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "if verbose:\n    log(x)  # the same\nelse:\n    log(x)  # the same\n" in out
