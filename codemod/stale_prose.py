@@ -645,8 +645,10 @@ class Prose:
             prefix = text[: len(text) - len(text.lstrip("# "))]
             body = text[len(prefix):]
             clause = _clause_kept(body, self) if self.names_removed(head) and not self.names_removed(tail) else ""
-            if re.search(r"\bthen\b|^\W*(?:and|but|so|which)\b", tail, re.IGNORECASE):
-                clause = ""  # ("...; the script then saves `model`": after what went)
+            if re.search(r"\bthen\b|^\W*(?:and|but|so|which)\b", tail, re.IGNORECASE) or _POINTS_BACK.search(tail):
+                # ("...; the script then saves `model`", "...; we replicate over all of them": after
+                # what went, round 49, aj16)
+                clause = ""
             if clause and clause.lower() == tail.strip().lower():
                 # "# wrap for multi-GPU; effective batch = BATCH_SIZE * gpu_count": the clause that
                 # says something of its own stays, in the comment's own case (round 46, ac13)
@@ -688,7 +690,8 @@ class Prose:
         if self.mechanics_gone:  # "...; with one GPU just use the model as is": the contrast goes with it
             for k in range(1, len(sentences)):
                 stale[k] = stale[k] or (stale[k - 1] and bool(
-                    _CONTRAST.search(sentences[k]) or _OTHERWISE.match(sentences[k])))
+                    _CONTRAST.search(sentences[k]) or _OTHERWISE.match(sentences[k])
+                    or (sentences[k - 1].rstrip().endswith(";") and _POINTS_BACK.search(sentences[k]))))
             stale = _halves_of_the_choice(sentences, stale)
             if not all(stale):  # (judged by whole sentences: "Otherwise ... multi_gpu_model ...; each GPU ...")
                 whole = [s for s in _FULL_STOP.split(text.strip())[0::2] if s.strip(" .-:#")]
@@ -1356,6 +1359,9 @@ _ENTRY: Final = re.compile(r"^\s*[\w*]+(?:\s*\([^)]*\))?\s*:\s")
 _BULLET: Final = re.compile(r"^\s*[*-]\s+")
 
 
+_MARKDOWN_HEADING: Final = re.compile(r"^\s*#{1,6}\s+\S")
+
+
 def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = False) -> str | None:
     """A docstring literal less each sentence that names something removed (its lines, when it had
     them to itself; a paragraph left with none goes with its blank line); "" when every sentence
@@ -1378,6 +1384,14 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
     changed = False
     for k in range(0, len(parts), 2):
         paragraph = parts[k]
+        # a markdown heading over the paragraph (a Colab export's text cell, "# Flowers (VGG16)")
+        # is a line of its own: never joined to the sentences under it
+        heading, newline, rest = paragraph.partition("\n")
+        if newline and _MARKDOWN_HEADING.match(heading) and rest.strip():
+            heading, paragraph = heading + newline, rest
+        else:
+            heading = ""
+        written = parts[k][len(heading):]
         spans = _sentence_spans(paragraph)
         stale = [(a, b) for a, b in spans if prose.names_removed(paragraph[a:b])]
         # (a "Usage: python train.py" line is no sentence on the pair: it stays)
@@ -1402,10 +1416,12 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
             trimmed = _entries_trimmed(paragraph, prose)
             changed = changed or trimmed != paragraph
             if trimmed != paragraph and "\n" not in trimmed.strip() and trimmed.rstrip().endswith(":"):
+                if heading:
+                    kept += [parts[k - 1], heading.rstrip("\n")] if k and kept else [heading.rstrip("\n")]
                 continue  # ("Training notes:" over items that all went: the paragraph goes)
             paragraph = trimmed
         if not stale or _structured(paragraph) or (keep_first and k == 0):
-            kept += [parts[k - 1], paragraph] if k and kept else [paragraph]
+            kept += [parts[k - 1], heading + paragraph] if k and kept else [heading + paragraph]
             continue
         changed = True
         # "We train on the 4-GPU node; the call below keeps cpu_merge.": the clause before the `;` stays
@@ -1413,7 +1429,9 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
         if len(stale) == len(spans) and not any(clauses.values()):
             if k == 0 and len(parts) > 1 and _structured(parts[2]):
                 # the summary line over an `Args:`/`Returns:` section: nothing can take its place
-                kept.append(paragraph)
+                kept.append(heading + paragraph)
+            elif heading:  # the heading stays, over the cell's code
+                kept += [parts[k - 1], heading.rstrip("\n")] if k and kept else [heading.rstrip("\n")]
             continue  # the whole paragraph, with the break before it
         for a, b in reversed(stale):
             if clauses[(a, b)]:
@@ -1425,8 +1443,8 @@ def docstring_without_stale(value: str, prose: Prose, *, keep_first: bool = Fals
             lead = before.rpartition("\n")[2]
             paragraph = before.rstrip(" \t") + paragraph[b:] if before.strip() else lead + paragraph[b:].lstrip()
         lines = [line.rstrip() for line in paragraph.split("\n")]
-        paragraph = _refilled("\n".join(line for line in lines if line.strip()), parts[k])
-        kept += [parts[k - 1], paragraph] if k and kept else [paragraph]
+        paragraph = _refilled("\n".join(line for line in lines if line.strip()), written)
+        kept += [parts[k - 1], heading + paragraph] if k and kept else [heading + paragraph]
     if not changed:
         return None
     if not kept:

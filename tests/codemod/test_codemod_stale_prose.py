@@ -1964,3 +1964,27 @@ def test_a_finding_on_kuza55_names_the_helper_not_a_removed_name():
 
     assert "names `kuza55`" not in _message("# Old kuza55-style data parallelism.", "kuza55")
     assert "names `multi_gpu_model`" in _message("# uses multi_gpu_model", "multi_gpu_model")
+
+
+@pytest.mark.parametrize("rest,expected", [
+    # the stale clause goes; the heading keeps its own line
+    ("Runs on our 2-GPU workstation via a local runtime; the multi_gpu_model\nwrapper splits each batch in 2.\n",
+     "# Flowers (VGG16 fine-tune)\nRuns on our 2-GPU workstation via a local runtime.\n"),
+    # every sentence under it went: the heading stays over the cell's code
+    ("The multi_gpu_model wrapper splits\neach batch in 2.\n", "# Flowers (VGG16 fine-tune)\n"),
+])
+def test_a_markdown_heading_in_a_docstring_is_never_joined_to_the_text_under_it(rest, expected):
+    # (round 49, aj15: a Colab export's text cell as a docstring; "# Flowers (VGG16 fine-tune) Runs on ...")
+    prose = Prose(frozenset({"multi_gpu_model"}), mechanics_gone=True)
+    value = '"""\nColab notebook.\n\n# Flowers (VGG16 fine-tune)\n' + rest + '"""'
+    assert docstring_without_stale(value, prose) == '"""\nColab notebook.\n\n' + expected + '"""'
+
+
+def test_a_clause_pointing_back_at_a_dropped_clause_goes_with_it():
+    # (round 49, aj16: "# `_get_available_gpus` lists the visible cards; we replicate over all of
+    # them." was cut to "# we replicate over all of them.")
+    prose = Prose(frozenset({"_get_available_gpus", "multi_gpu_model"}), mechanics_gone=True)
+    text = "# `_get_available_gpus` lists the visible cards; we replicate over all of them."
+    assert prose.without_stale_sentences(text) == text and prose.wholly_stale(text)
+    kept = "# `_get_available_gpus` lists the visible cards; batch size is per step."
+    assert prose.without_stale_sentences(kept) == "# batch size is per step."
