@@ -40,10 +40,12 @@ WRAPPER: Final = re.compile(
 )
 # The old call's own mechanics, in a comment on the call: the helper it went through, the
 # wrapper, the merge of the replicas' outputs ("outputs are concatenated per head"), how its
-# arguments were written ("# positional gpus arg", round 46, ac14: no such argument is left).
+# arguments were written ("# positional gpus arg", round 46, ac14: no such argument is left),
+# how it failed ("# will raise on a 1-GPU box", round 49, ai11: the strategy line never raises).
 MECHANICS: Final = re.compile(
     f"{WRAPPER.pattern}|\\bModelMGPU\\b|\\bmake_parallel\\b|\\bto_multi_gpu\\b|\\bconcatenat"
-    "|\\b(?:positional|keyword)\\s+(?:\\w+\\s+)?(?:arg|args|argument|arguments|kwarg|kwargs)\\b",
+    "|\\b(?:positional|keyword)\\s+(?:\\w+\\s+)?(?:arg|args|argument|arguments|kwarg|kwargs)\\b"
+    "|\\b(?:will|would|may|might|could|can)\\s+(?:raise|throw|fail|crash|error)\\b|\\b(?:raises|throws|crashes)\\b",
     re.IGNORECASE,
 )
 # "Not needed to change the device scope for model definition:" (the Keras docs' example): the

@@ -176,6 +176,8 @@ def test_a_commented_out_call_goes_alone_and_the_note_above_it_stays():
 @pytest.mark.parametrize("comment,goes", [
     ("# positional gpus arg", True),  # round 46, ac14: how the call's arguments were written
     ("# keyword argument form", True),
+    ("# will raise on a 1-GPU box", True),  # round 49, ai11: how the call failed; the strategy never raises
+    ("# raises ValueError with fewer GPUs", True),
     ("# 8 GPUs on the DGX-1", False),  # the count: what the strategy line now chooses
 ])
 def test_a_comment_on_how_the_calls_arguments_were_written_goes_with_the_call(comment, goes):
