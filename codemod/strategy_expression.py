@@ -423,9 +423,28 @@ def _name_values(tree: Tree, node: cst.Name) -> list[cst.BaseExpression | None]:
             values += _parameter_values(tree, target)
             continue
         parent = tree.parent(target) if target is not None else None
+        if isinstance(parent, cst.Element):
+            values.append(_unpacked_value(tree, parent))  # `MAXLEN, VOCAB, NUM_GPU = 150, 50000, 2`
+            continue
         assign = tree.parent(parent) if isinstance(parent, cst.AssignTarget) else None
         values.append(assign.value if isinstance(assign, cst.Assign) and len(assign.targets) == 1 else None)
     return values
+
+
+def _unpacked_value(tree: Tree, element: cst.Element) -> cst.BaseExpression | None:
+    """The value a tuple assignment gives the name at `element`'s place (`a, n = 1, 2`), when the
+    two sides have as many plain elements; None otherwise."""
+    targets = tree.parent(element)
+    holder = tree.parent(targets) if isinstance(targets, (cst.Tuple, cst.List)) else None
+    assign = tree.parent(holder) if isinstance(holder, cst.AssignTarget) else None
+    if not (isinstance(assign, cst.Assign) and len(assign.targets) == 1
+            and isinstance(assign.value, (cst.Tuple, cst.List))):
+        return None
+    assert isinstance(targets, (cst.Tuple, cst.List))
+    names, given = targets.elements, assign.value.elements
+    if len(names) != len(given) or any(isinstance(e, cst.StarredElement) for e in [*names, *given]):
+        return None
+    return given[[id(e) for e in names].index(id(element))].value
 
 
 def _parameter_values(tree: Tree, param: cst.Param) -> list[cst.BaseExpression | None]:

@@ -116,6 +116,22 @@ def test_an_undecided_kind_is_rewritten_and_reported_at_the_call():
     assert decided.changed and decided.findings == []
 
 
+@pytest.mark.parametrize("binding,reported", [
+    ("MAXLEN, VOCAB, NUM_GPU = 150, 50000, 2", False),  # round 49, aj10: a tuple assignment gives the count
+    ("[MAXLEN, NUM_GPU] = [150, 2]", False),
+    ("MAXLEN, NUM_GPU = settings()", True),  # nothing says which
+    ("MAXLEN, *NUM_GPU = 150, 2, 3", True),
+])
+def test_a_count_given_by_tuple_assignment_is_a_count(binding, reported):
+    before = (
+        f"from keras.utils import multi_gpu_model\n\n{binding}\nmodel = build()\n"
+        "parallel = multi_gpu_model(model, gpus=NUM_GPU)\nparallel.compile('sgd', 'mse')\n"
+    )
+    result = transform_source(before.encode(), "t.py")
+    assert result.changed
+    assert [f.code for f in result.findings] == (["MGPU117"] if reported else [])
+
+
 def test_a_guard_chooses_the_strategy_with_the_scripts_condition_once():
     code = _expression("n_gpus", ["n_gpus > 1"])
     assert code == StrategyCode(f"tf.distribute.MirroredStrategy({LOGICAL}[:n_gpus])", branch=code.branch)
