@@ -45,7 +45,10 @@ HELPERS: Final = ("multi_gpu_model", "make_parallel", "ModelMGPU", "to_multi_gpu
 STRATEGY: Final = "tf.distribute.MirroredStrategy"
 _DOTTED: Final = r"(?:[A-Za-z_]\w*\.)*"  # `keras.utils.multi_gpu_model`, as Keras's docs wrote it
 _TOOL: Final = re.compile(
-    r"\b(?P<by>with|using|uses|use|via|through)(?P<space>\s+)(?P<tick>`{0,2})" + _DOTTED + r"(?P<name>"
+    # ("the explicit list passed to multi_gpu_model": the GPU ids, which the strategy is given now;
+    # not "the model passed to make_parallel", round 49, ai15)
+    r"\b(?P<by>with|using|uses|use|via|through|(?:list|ids|devices)(?:\s+of\s+(?:GPU\s+)?ids)?\s+passed\s+to)"
+    r"(?P<space>\s+)(?P<tick>`{0,2})" + _DOTTED + r"(?P<name>"
     + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?![\w(])"
     r"(?!\s+(?:wrapper|helper|class|trick|function|call|gist|layer)s?\b)",  # "with the ModelMGPU wrapper"
     re.IGNORECASE,

@@ -10,7 +10,7 @@ from codemod_fixtures import assert_comments_kept
 from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.notebook import transform_notebook
 from multi_gpu_codemod.sites import format_sites
-from multi_gpu_codemod.stale_prose import Prose, _clause_kept, docstring_without_stale, markdown
+from multi_gpu_codemod.stale_prose import STRATEGY, Prose, _clause_kept, docstring_without_stale, markdown
 
 IMPORTS = "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n"
 HELPER = (  # a copied tower helper: slices the batch per GPU, concatenates on the CPU
@@ -1988,3 +1988,15 @@ def test_a_clause_pointing_back_at_a_dropped_clause_goes_with_it():
     assert prose.without_stale_sentences(text) == text and prose.wholly_stale(text)
     kept = "# `_get_available_gpus` lists the visible cards; batch size is per step."
     assert prose.without_stale_sentences(kept) == "# batch size is per step."
+
+
+@pytest.mark.parametrize("text,expected", [
+    # (round 49, ai15: the reason for the ids went with the sentence)
+    ("hence the explicit list passed to multi_gpu_model.", "hence the explicit list passed to " + STRATEGY + "."),
+    ("# the list of ids passed to multi_gpu_model", "# the list of ids passed to " + STRATEGY),
+    # the model is not what the strategy is given: left to the staleness rules
+    ("# the model passed to make_parallel", "# the model passed to make_parallel"),
+])
+def test_the_gpu_ids_passed_to_the_helper_are_passed_to_the_strategy(text, expected):
+    prose = Prose(frozenset({"multi_gpu_model", "make_parallel"}), mechanics_gone=True)
+    assert prose.renamed(text) == expected
