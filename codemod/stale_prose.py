@@ -128,6 +128,8 @@ MECHANICS: Final = re.compile(
     # "a model wrapped the same way", "a multiple of gpu_count or the last tower gets nothing",
     # "wrap for data parallelism": the old wrapper and its slicing
     r"|\bwrapped\s+the\s+same\s+way\b|\blast\s+tower\b|\bwrap\w*\s+for\s+(?:data[- ])?parallel"
+    # "compiled again after wrapping it (the wrapper needs its own compile())" (round 49, ai18)
+    r"|\b(?:after|before|once)\s+wrapping\b|\bthe\s+wrapper\s+(?:needs|requires|must|has\s+to|gets)\b"
     # "the towers share its weights", "the template ... and the model to train", "on a machine with
     # the same GPU count", "converted to a parallel model": round 36
     r"|\btowers?\s+shar\w*|\btemplate\b[^.;]{0,40}\band\s+the\s+model\s+to\s+(?:train|fit)\b"

@@ -2000,3 +2000,16 @@ def test_a_clause_pointing_back_at_a_dropped_clause_goes_with_it():
 def test_the_gpu_ids_passed_to_the_helper_are_passed_to_the_strategy(text, expected):
     prose = Prose(frozenset({"multi_gpu_model", "make_parallel"}), mechanics_gone=True)
     assert prose.renamed(text) == expected
+
+
+@pytest.mark.parametrize("text,expected", [
+    # (round 49, ai18: the wrap and the wrapper's compile are gone)
+    ("# Beat classifier.  It is compiled again after wrapping it (the wrapper needs its own compile()).",
+     "# Beat classifier."),
+    ("# The wrapper needs a compile of its own. Data are normalised.", "# Data are normalised."),
+    ("# A thin wrapper around the dataset. Data are normalised.",  # another wrapper: stays
+     "# A thin wrapper around the dataset. Data are normalised."),
+])
+def test_what_the_wrap_needed_goes_once_the_wrap_is_gone(text, expected):
+    prose = Prose(frozenset({"multi_gpu_model"}), mechanics_gone=True)
+    assert prose.without_stale_sentences(text) == expected
