@@ -41,6 +41,24 @@ def pytest_report_header(config: pytest.Config) -> str:
     return "keras backend: keras 3"
 
 
+# Under pytest-xdist (.ci/test runs `-n 2 --dist loadgroup`) each module's tests stay in one
+# worker, so a module-scoped fixture (the oracle's batched training runs, the 8-GPU conformance
+# run, the multi-worker cluster) runs once; these modules' tests are independent and spread
+# over both workers (each trains its own models).
+_SPREAD = frozenset({
+    "test_differential.py", "test_codemod_verify.py", "test_codemod_realworld.py",
+    "test_codemod_seed_runs.py", "test_legacy_scripts.py",
+})
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    if not config.pluginmanager.hasplugin("xdist"):
+        return
+    for item in items:
+        if item.path.name not in _SPREAD:
+            item.add_marker(pytest.mark.xdist_group(item.path.name))
+
+
 @pytest.fixture(scope="session")
 def legacy_keras() -> bool:
     """True when this run uses a Keras 2: tf_keras (TF_USE_LEGACY_KERAS=1) or Keras 2.12-2.15."""
