@@ -47,7 +47,8 @@ _DOTTED: Final = r"(?:[A-Za-z_]\w*\.)*"  # `keras.utils.multi_gpu_model`, as Ker
 _TOOL: Final = re.compile(
     # ("the explicit list passed to multi_gpu_model": the GPU ids, which the strategy is given now;
     # not "the model passed to make_parallel", round 49, ai15)
-    r"\b(?P<by>with|using|uses|use|via|through|(?:list|ids|devices)(?:\s+of\s+(?:GPU\s+)?ids)?\s+passed\s+to)"
+    r"\b(?P<by>with|using|uses|use|via|through|(?:list|ids|devices)(?:\s+of\s+(?:GPU\s+)?ids)?\s+passed\s+to"
+    r"|pass(?:es)?\s+(?:the\s+|an\s+)?(?:explicit\s+)?(?:GPU\s+|device\s+)?(?:list|ids|devices)\s+to)"
     r"(?P<space>\s+)(?P<tick>`{0,2})" + _DOTTED + r"(?P<name>"
     + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)(?![\w(])"
     r"(?!\s+(?:wrapper|helper|class|trick|function|call|gist|layer)s?\b)",  # "with the ModelMGPU wrapper"

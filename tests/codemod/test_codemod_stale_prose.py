@@ -1994,6 +1994,10 @@ def test_a_clause_pointing_back_at_a_dropped_clause_goes_with_it():
     # (round 49, ai15: the reason for the ids went with the sentence)
     ("hence the explicit list passed to multi_gpu_model.", "hence the explicit list passed to " + STRATEGY + "."),
     ("# the list of ids passed to multi_gpu_model", "# the list of ids passed to " + STRATEGY),
+    # (round 49, aj11: the reason for the ids, in a markdown cell)
+    ("We pass explicit device ids to `multi_gpu_model` because GPU 2 is reserved.",
+     "We pass explicit device ids to `" + STRATEGY + "` because GPU 2 is reserved."),
+    ("# we pass the model to make_parallel", "# we pass the model to make_parallel"),
     # the model is not what the strategy is given: left to the staleness rules
     ("# the model passed to make_parallel", "# the model passed to make_parallel"),
 ])
