@@ -37,6 +37,7 @@ CODES: dict[str, str] = {
     "MGPU303": "AltModelCheckpoint on a model that is not a migrated template",
     "MGPU304": "callback unwraps the old parallel model",
     "MGPU305": "comment or docstring still names what the migration removed",
+    "MGPU306": "weights the old parallel model wrote are loaded into the migrated model",
     "MGPU401": "multi-GPU helper no longer used",
     "MGPU402": "copied multi-GPU helper defined here",
     "MGPU403": "multi_gpu_model bound both by a Keras import and otherwise",

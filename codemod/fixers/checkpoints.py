@@ -27,7 +27,7 @@ from ..unwrapping import (
 __all__ = ["CODES", "fix"]
 
 # The finding codes this stage reports (MIGRATION.md, "Finding codes").
-CODES: Final = frozenset({"MGPU302", "MGPU303", "MGPU304"})
+CODES: Final = frozenset({"MGPU302", "MGPU303", "MGPU304", "MGPU306"})
 
 _ALT_MODULES = {
     "alt_model_checkpoint": "keras.callbacks",
@@ -68,6 +68,34 @@ def fix(ctx: FixContext) -> None:
     if ctx.sites or ctx.helpers:
         _report_set_model_swaps(ctx)
     _report_callback_unwrapping(ctx)
+    _report_parallel_weight_loads(ctx)
+
+
+def _report_parallel_weight_loads(ctx: FixContext) -> None:
+    """`parallel.load_weights(path)` after the call read a file the parallel model wrote, laid out as
+    the wrapper (its inputs, slices, the template as one layer, the merge): migrated, the model
+    that loads it is the template, whose layout differs (round 50, al18). The rewrite stands (new
+    files are written by the model itself); the file already on disk needs converting once."""
+    tree = ctx.tree
+    for site in ctx.rewritten:
+        if site.target is None or site.statement is None:
+            continue
+        parallel, after = tree.code(site.target), tree.position(site.statement)[0]
+        scope = tree.enclosing_scope_node(site.statement)
+        for call in tree.all(cst.Call):
+            assert isinstance(call, cst.Call)
+            if not (isinstance(call.func, cst.Attribute) and call.func.attr.value == "load_weights"
+                    and tree.code(call.func.value) == parallel and tree.position(call)[0] > after
+                    and tree.enclosing_scope_node(call) is scope and call.args):
+                continue
+            path = tree.code(call.args[0].value)
+            ctx.report(call, "MGPU306", (
+                f"`{parallel}.load_weights({path})` reads weights the parallel model wrote before the migration; "
+                "the migrated model has the template's layout, so that file no longer loads into it. Convert it "
+                f"once: `multi_gpu_compat.load_legacy_weights(model, {path})` (multi-gpu-compat), then "
+                "`model.save_weights(...)` to a new file, and load that here; weights saved after the migration "
+                "load as they are."
+            ))
 
 
 def _alt_checkpoint_module(tree: Tree, call: cst.Call) -> str | None:
