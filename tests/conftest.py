@@ -45,9 +45,11 @@ def pytest_report_header(config: pytest.Config) -> str:
 # so a module-scoped fixture (the oracle's batched training runs, the 8-GPU conformance run, the
 # multi-worker cluster) runs once. The longest modules go first, so that neither worker is left
 # with one of them at the end while the other idles (measured serially, in minutes: the
-# differential tables 25, the oracle 7.5, verify 5.7, realworld and seed runs 2.2 each).
+# differential pairs 18, the other differential tables 7, the oracle 7.5, verify 5.7, realworld
+# and seed runs 2.2 each).
 _LONGEST_FIRST = (
-    "test_differential.py", "test_codemod_oracle.py", "test_codemod_verify.py", "test_codemod_realworld.py",
+    "test_differential_pairs.py", "test_differential.py", "test_codemod_oracle.py", "test_codemod_verify.py",
+    "test_codemod_realworld.py",
     "test_codemod_seed_runs.py", "test_conformance.py", "test_legacy_scripts.py",
 )
 

@@ -23,6 +23,7 @@ import numpy as np
 import tensorflow as tf
 
 import multi_gpu_compat as compat
+from compat_helpers import keras3_older_than
 
 GPUS = 2
 ROWS, BATCH, EPOCHS = 16, 8, 2
@@ -99,6 +100,12 @@ def pairwise() -> list[Case]:
         }
         cases.append(Case(**chosen))
     return cases
+
+
+def pairs() -> list[Case]:
+    """The pairwise cases the fast lane's `each_value_once` does not already run."""
+    fast = each_value_once()
+    return [case for case in pairwise() if case not in fast]
 
 
 def _gain(chosen: dict[str, str], axis: str, value: str, uncovered: set[tuple[str, ...]]) -> int:
@@ -481,3 +488,19 @@ def _failed_steps(after_error: str) -> tuple[bool, bool]:
     """(reloading the checkpoint failed, the `after` step failed)."""
     checkpoint, _, after = after_error.rpartition("; ")
     return bool(checkpoint), bool(after)
+
+
+# Keras 3.3-3.7 sum the replicas' gradients without scaling the loss: strategy code there takes
+# N-times steps, and the shim (which averages them) matches one device instead.
+REFERENCE = "single" if keras3_older_than((3, 8)) else "native"
+
+
+def assert_shim_matches_native(K: Any, case: Case) -> tuple[Outcome, Outcome]:
+    """Train `case` through the shim and as the reference; fail when their results differ."""
+    native = train(K, case, REFERENCE)
+    shim = train(K, case, "shim")
+    assert not differences(native, shim, case), (
+        f"{case.id}: the shim trained another model than MirroredStrategy code "
+        f"({differences(native, shim, case)})"
+    )
+    return native, shim

@@ -6,8 +6,9 @@ and by hand-written `MirroredStrategy` code, from the same seeds on the same dat
 the same weights, losses, metrics, predictions and files — or fail the same way.
 
 The cases are generated (differential_cases.py): the fast lane runs the fewest cases that use
-every feature once; the slow lane every pair of features, and each feature alone against the
-model trained on one device.
+every feature once; the slow lane each feature alone against the model trained on one device,
+and every pair of features (test_differential_pairs.py: a module of its own, so that CI's two
+workers share the tables).
 """
 
 from __future__ import annotations
@@ -21,10 +22,9 @@ import tensorflow as tf
 
 import differential_cases as dc
 import multi_gpu_compat as compat
-from compat_helpers import data, keras3_older_than, mlp
+from compat_helpers import data, mlp
 
 FAST = dc.each_value_once()
-PAIRS = [case for case in dc.pairwise() if case not in FAST]
 
 # Where hand-written MirroredStrategy code itself trains another model than one device does
 # (MIGRATION.md, "When MirroredStrategy code differs from one device"). `native` is what the
@@ -54,42 +54,21 @@ def _backend(keras_module) -> str:
     return "tf_keras" if keras_module.__name__ == "tf_keras" else "keras3"
 
 
-# Keras 3.3-3.7 sum the replicas' gradients without scaling the loss: strategy code there takes
-# N-times steps, and the shim (which averages them) matches one device instead.
-REFERENCE = "single" if keras3_older_than((3, 8)) else "native"
-
-
-def _assert_shim_matches_native(K, case):
-    native = dc.train(K, case, REFERENCE)
-    shim = dc.train(K, case, "shim")
-    assert not dc.differences(native, shim, case), (
-        f"{case.id}: the shim trained another model than MirroredStrategy code "
-        f"({dc.differences(native, shim, case)})"
-    )
-    return native, shim
-
-
 @pytest.mark.parametrize("case", FAST, ids=lambda c: c.id)
 def test_shim_trains_what_native_code_trains(keras_module, case):
-    native, shim = _assert_shim_matches_native(keras_module, case)
+    native, shim = dc.assert_shim_matches_native(keras_module, case)
     if case.arch != "stateful_rnn":
         assert not native.error and native.weights, "the case must train natively to compare anything"
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("case", PAIRS, ids=lambda c: c.id)
-def test_every_pair_of_features_trains_as_native_code(keras_module, case):
-    _assert_shim_matches_native(keras_module, case)
-
-
-@pytest.mark.slow
 @pytest.mark.parametrize("case", dc.one_factor(), ids=lambda c: c.id)
 def test_each_feature_alone_against_one_device(keras_module, case):
-    if REFERENCE == "single":
-        pytest.skip("Keras 3.3-3.7: strategy code takes N-times steps (see REFERENCE); "
+    if dc.REFERENCE == "single":
+        pytest.skip("Keras 3.3-3.7: strategy code takes N-times steps (see differential_cases.REFERENCE); "
                     "the shim is checked against one device")
     single = dc.train(keras_module, case, "single")
-    native, _ = _assert_shim_matches_native(keras_module, case)
+    native, _ = dc.assert_shim_matches_native(keras_module, case)
     known = _known_difference(case, _backend(keras_module))
     found = dc.differences(single, native, case)
     if known:
@@ -103,7 +82,7 @@ def test_case_tables_cover_every_feature():
         assert {getattr(c, axis) for c in FAST} == set(values)
     pairs_seen = {
         (a, getattr(c, a), b, getattr(c, b))
-        for c in FAST + PAIRS
+        for c in FAST + dc.pairs()
         for i, a in enumerate(dc.AXES)
         for b in list(dc.AXES)[i + 1:]
     }
