@@ -7,8 +7,9 @@ The house style (MIGRATION.md, "House style"):
   at most `n` of the GPUs this machine has. Naming GPUs that do not exist
   (`MirroredStrategy(["/gpu:0", "/gpu:1"])`) hangs in `fit`; with no GPU the slice is empty
   and TensorFlow takes its default devices (`MirroredStrategy([])` is `MirroredStrategy()`);
-- a list of GPU ids -> the named devices among those present, with a one-line comment saying why
-  they are filtered;
+- a list of GPU ids -> `0, 1, ..., k-1` as the count `k`; any other the machine's GPUs at those
+  indices, which raises where one is missing (as the old call did) instead of hanging, with a
+  one-line comment saying so;
 - a guard (`if n_gpus > 1:` ... `else:`), the script's condition once, choosing the strategy in
   its branches: `tf.distribute.get_strategy()` (one device, as the plain model ran) in the other;
 - a "more than one GPU" guard whose `if` stays in the script (`KeptCondition`) is not written again:
@@ -138,7 +139,11 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
         if gpus is not None and all(_counts_present(gpus, g) for g in guards):
             guards = []  # "more than one GPU here": with fewer, MirroredStrategy() is one device too
     elif isinstance(gpus, (cst.List, cst.Tuple)) and _all_ints(gpus):
-        multi, comment = _listed(tf, code_of(gpus)), _LISTED_COMMENT
+        first = _first_ids(gpus)
+        if first:  # `[0, 1]` is "the first two GPUs": the count's form
+            multi = f'{tf}.distribute.MirroredStrategy({tf}.config.list_logical_devices("GPU")[:{first}])'
+        else:
+            multi, comment = _listed(tf, code_of(gpus)), _LISTED_COMMENT
     else:
         kind = kind or count_or_list(gpus, guards, known_int=known_int)
         if kind.startswith("list"):
@@ -507,19 +512,26 @@ def _guessed(tf: str, text: str, kind: str) -> str:
         holds = "a count"
     else:
         taken, holds = "a count of GPUs", "GPU ids"
-        other = f'`[f"/gpu:{{i}}" for i in {text} if i < len({tf}.config.list_logical_devices("GPU"))]`'
+        other = f'`[{tf}.config.list_logical_devices("GPU")[i] for i in {text}]`'
     return (
         f"`gpus={text}` is taken for {taken}: its name says so, and no value it is given here proves it; if it holds "
         f"{holds}, pass {other} to `MirroredStrategy` instead."
     )
 
 
-_LISTED_COMMENT = "# Keep only the listed GPUs this machine has: MirroredStrategy hangs on a missing one."
+# Why the ids index the machine's GPUs instead of naming them: `MirroredStrategy(["/gpu:3"])` on a
+# machine without GPU 3 hangs in `fit`; the index raises, as `multi_gpu_model` did.
+_LISTED_COMMENT = "# Indexed, not named: a missing GPU raises here instead of hanging fit."
 
 
 def _listed(tf: str, ids: str) -> str:
-    present = f'len({tf}.config.list_logical_devices("GPU"))'
-    return f'{tf}.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in {ids} if i < {present}])'
+    return f'{tf}.distribute.MirroredStrategy([{tf}.config.list_logical_devices("GPU")[i] for i in {ids}])'
+
+
+def _first_ids(ids: cst.List | cst.Tuple) -> int:
+    """How many GPUs `ids` names when it is `0, 1, ..., k-1` (k, at least 2), else 0."""
+    values = [int(e.value.value, 0) for e in ids.elements if isinstance(e.value, cst.Integer)]
+    return len(values) if len(values) > 1 and values == list(range(len(values))) else 0
 
 
 def _sliced(gpus: cst.BaseExpression) -> str:

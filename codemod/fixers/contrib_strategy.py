@@ -119,8 +119,8 @@ def _devices(tf: str, name: str, devices: cst.BaseExpression) -> tuple[str | Non
         return strategy_expression(tf, listed, []), ""
     return None, (
         f"`{name}` gets a device list the codemod cannot read; `tf.distribute.MirroredStrategy(devices)` "
-        "hangs on devices that do not exist: use only GPUs present, e.g. "
-        '`[f"/gpu:{i}" for i in range(len(tf.config.list_physical_devices("GPU")))]`.'
+        "hangs on devices that do not exist: pass GPUs this machine has, e.g. "
+        '`tf.config.list_logical_devices("GPU")[:n]`.'
     )
 
 

@@ -49,7 +49,7 @@ LAID_OUT = [
         "    def strategy(self, n):\n"
         "        if n:\n"
         "            self.mirrored = tf.distribute.MirroredStrategy(\n"
-        '                [f"/gpu:{i}" for i in [0, 1] if i < len(tf.config.list_logical_devices("GPU"))]\n'
+        '                tf.config.list_logical_devices("GPU")[:2]\n'
         "            )\n",
         id="devices-wrapped",
     ),

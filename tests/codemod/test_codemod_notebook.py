@@ -274,8 +274,8 @@ def test_a_guard_and_a_list_of_ids_take_their_house_forms_in_a_notebook():
     # The guard's own cell held nothing else: it is removed, not left empty.
     assert len(sources) == len(_code_sources(before)) - 1
     assert sources[2] == "with strategy.scope():\n    model.compile('adam', 'mse')"
-    # `GPU_IDS = [0, 1]`: the ids, with the one comment line saying why they are filtered.
-    assert sources[3].startswith("# Keep only the listed GPUs this machine has")
+    # `GPU_IDS = [0, 1]`: the GPUs at those indices, with the one comment line saying why indexed.
+    assert sources[3].startswith("# Indexed, not named: a missing GPU raises here")
     assert all(len(line) <= 100 for source in sources for line in source.splitlines())
 
 

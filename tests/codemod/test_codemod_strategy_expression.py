@@ -46,8 +46,11 @@ FORMS = {
     "n_gpus": f"tf.distribute.MirroredStrategy({LOGICAL}[:n_gpus])",
     "args.gpus": f"tf.distribute.MirroredStrategy({LOGICAL}[:args.gpus])",
     "n - 1": f"tf.distribute.MirroredStrategy({LOGICAL}[:(n - 1)])",
-    "[0, 1, 3]": f'tf.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in [0, 1, 3] if i < len({LOGICAL})])',
-    "GPU_IDS": f'tf.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in GPU_IDS if i < len({LOGICAL})])',
+    "[0, 1]": f"tf.distribute.MirroredStrategy({LOGICAL}[:2])",  # the first two GPUs: a count
+    "(0, 1, 2, 3)": f"tf.distribute.MirroredStrategy({LOGICAL}[:4])",
+    "[0, 1, 3]": f"tf.distribute.MirroredStrategy([{LOGICAL}[i] for i in [0, 1, 3]])",
+    "[1, 0]": f"tf.distribute.MirroredStrategy([{LOGICAL}[i] for i in [1, 0]])",
+    "GPU_IDS": f"tf.distribute.MirroredStrategy([{LOGICAL}[i] for i in GPU_IDS])",
 }
 
 
@@ -63,10 +66,10 @@ def test_each_gpus_argument_has_one_plain_form(gpus):
     assert not any(isinstance(n, ast.IfExp) for n in ast.walk(tree))
 
 
-def test_a_list_of_ids_says_why_it_is_filtered():
+def test_a_list_of_ids_says_why_it_is_indexed():
     assert _expression("[0, 2]").comment.startswith("# ")
-    assert "hangs" in _expression("[0, 2]").comment
-    assert _expression("2").comment == ""
+    assert "hanging" in _expression("[0, 2]").comment
+    assert _expression("2").comment == _expression("[0, 1]").comment == ""
 
 
 @pytest.mark.parametrize("gpus,kind", [
@@ -89,7 +92,7 @@ def test_a_guard_ordering_the_variable_against_a_number_proves_a_count():
 def test_a_guessed_kind_is_handed_to_the_caller_to_report():
     assert _expression("G").guessed == (
         "`gpus=G` is taken for a count of GPUs: its name says so, and no value it is given here proves it; if it holds "
-        'GPU ids, pass `[f"/gpu:{i}" for i in G if i < len(tf.config.list_logical_devices("GPU"))]` to '
+        'GPU ids, pass `[tf.config.list_logical_devices("GPU")[i] for i in G]` to '
         "`MirroredStrategy` instead."
     )
     assert "taken for a list of GPU ids" in _expression("GPU_IDS").guessed
@@ -110,7 +113,8 @@ def test_an_undecided_kind_is_rewritten_and_reported_at_the_call():
     result = transform_source(before.encode(), "make.py")
     assert f"MirroredStrategy({LOGICAL}[:gpus])" in result.output.decode()
     assert [(f.line, f.code) for f in result.findings] == [(5, "MGPU117")]
-    assert "if it holds GPU ids, pass `[f\"/gpu:{i}\" for i in gpus" in result.findings[0].message
+    assert "if it holds GPU ids, pass `[tf.config.list_logical_devices(\"GPU\")[i] for i in gpus]`" in (
+        result.findings[0].message)
     # A call in the file that passes a count decides it: rewritten, nothing reported.
     decided = transform_source((before + "make(2)\n").encode(), "make.py")
     assert decided.changed and decided.findings == []
@@ -208,13 +212,24 @@ LAYOUT_PAIRS = {
     "id-list-with-its-comment": (
         "from keras.utils import multi_gpu_model\n\n"
         "model = build()\n"
+        "model = multi_gpu_model(model, gpus=[1, 3])\n"
+        "model.compile('sgd', 'mse')\n",
+        "import tensorflow as tf\n\n"
+        "# Indexed, not named: a missing GPU raises here instead of hanging fit.\n"
+        "strategy = tf.distribute.MirroredStrategy(\n"
+        f"    [{LOGICAL}[i] for i in [1, 3]]\n"
+        ")\n"
+        "with strategy.scope():\n"
+        "    model = build()\n"
+        "    model.compile('sgd', 'mse')\n",
+    ),
+    "first-ids-are-a-count": (  # `[0, 1]` names the first two GPUs: the count's form, no comment
+        "from keras.utils import multi_gpu_model\n\n"
+        "model = build()\n"
         "model = multi_gpu_model(model, gpus=[0, 1])\n"
         "model.compile('sgd', 'mse')\n",
         "import tensorflow as tf\n\n"
-        "# Keep only the listed GPUs this machine has: MirroredStrategy hangs on a missing one.\n"
-        "strategy = tf.distribute.MirroredStrategy(\n"
-        f'    [f"/gpu:{{i}}" for i in [0, 1] if i < len({LOGICAL})]\n'
-        ")\n"
+        f"strategy = tf.distribute.MirroredStrategy({LOGICAL}[:2])\n"
         "with strategy.scope():\n"
         "    model = build()\n"
         "    model.compile('sgd', 'mse')\n",
@@ -264,7 +279,12 @@ def test_what_each_form_selects(name):
         assert strategy_devices(after, 4, n_gpus=1) == "one device"
         assert strategy_devices(after, 4, n_gpus=3) == ["/gpu:0", "/gpu:1", "/gpu:2"]
         assert strategy_devices(after, 0, n_gpus=3) is None  # no GPU: TensorFlow's default device
-    elif "[0, 1]" in after:
+    elif "[1, 3]" in after:
+        assert strategy_devices(after, 4) == ["/gpu:1", "/gpu:3"]
+        # a machine without GPU 3 raises, as the old call did (naming it would hang `fit`)
+        with pytest.raises(IndexError):
+            strategy_devices(after, 2)
+    elif "[:2]" in after:
         assert strategy_devices(after, 4) == ["/gpu:0", "/gpu:1"]
         assert strategy_devices(after, 1) == ["/gpu:0"]
         assert strategy_devices(after, 0) is None
@@ -278,7 +298,8 @@ def test_gpus_variable_count_or_list_fixture():
     out = (ROOT / "gpus" / "gpu_ids_variable.after.py").read_text()
     on_ids, on_count = out.split("def build_on_count")
     assert strategy_devices(on_ids, 4, ids=[1, 3]) == ["/gpu:1", "/gpu:3"]
-    assert strategy_devices(on_ids, 2, ids=[1, 3]) == ["/gpu:1"]
+    with pytest.raises(IndexError):  # no GPU 3 here: raises where the old call raised
+        strategy_devices(on_ids, 2, ids=[1, 3])
     assert strategy_devices("def build_on_count" + on_count, 4, args=type("A", (), {"gpus": 1})) == ["/gpu:0"]
 
 
@@ -288,8 +309,9 @@ _REAL_FORMS = [
     "tf.distribute.MirroredStrategy()",
     f"tf.distribute.MirroredStrategy({LOGICAL}[:2])",
     f"tf.distribute.MirroredStrategy({LOGICAL}[:n])",
-    f'tf.distribute.MirroredStrategy([f"/gpu:{{i}}" for i in [0, 1, 3] if i < len({LOGICAL})])',
+    f"tf.distribute.MirroredStrategy([{LOGICAL}[i] for i in [0, 1]])",
     "tf.distribute.get_strategy()",
+    f"tf.distribute.MirroredStrategy([{LOGICAL}[i] for i in [0, 3]])",
 ]
 
 _PROBE = textwrap.dedent("""
@@ -300,7 +322,11 @@ _PROBE = textwrap.dedent("""
     out = []
     for form in json.loads(sys.argv[1]):
         n = 2
-        strategy = eval(form)
+        try:
+            strategy = eval(form)
+        except IndexError:  # a listed GPU id the machine lacks
+            out.append("IndexError")
+            continue
         with strategy.scope():
             model = keras.Sequential([keras.Input((3,)), keras.layers.Dense(1)])
             model.compile("sgd", "mse")
@@ -319,9 +345,9 @@ def test_every_form_trains_on_this_machine_without_hanging(simulated):
                           text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     replicas = json.loads(done.stdout.strip().splitlines()[-1])
-    # No GPU: one replica (the CPU) for every form; 2 simulated GPUs: the mirrored forms use both
-    # (simulation maps the missing `/gpu:i` names and the empty lists onto its devices).
-    assert replicas == ([1] * 5 if not simulated else [2, 2, 2, 2, 1])
+    # No GPU: one replica (the CPU) for every form but the GPU ids, which raise as the old call did;
+    # 2 simulated GPUs: the mirrored forms use both, and GPU 3 is missing.
+    assert replicas == ([1, 1, 1, "IndexError", 1, "IndexError"] if not simulated else [2, 2, 2, 2, 1, "IndexError"])
 
 
 def test_the_module_decides_what_a_name_holds():
@@ -330,14 +356,14 @@ def test_the_module_decides_what_a_name_holds():
     # `GPUS = 2` at module level and `n_gpu=2` as a default are counts: sliced, nothing guessed.
     assert f"{LOGICAL}[:GPUS])" in functions["module_constant"]
     assert f"{LOGICAL}[:n_gpu])" in functions["parameter_default"]
-    # `ids=GPU_IDS` with `GPU_IDS = [0, 1]`: the ids, filtered to those present.
-    assert 'for i in ids if i <' in functions["ids_default"]
+    # `ids=GPU_IDS` with `GPU_IDS = [0, 1]`: the GPUs at those indices.
+    assert f'[{LOGICAL}[i] for i in ids]' in functions["ids_default"]
     # The machine's own GPU count, guarded by "more than one": every GPU, no `if` left.
     for name in ("backend_query_guarded", "machine_count_guarded"):
         assert "strategy = tf.distribute.MirroredStrategy()\n" in functions[name]
         assert "if " not in functions[name]
     # A parameter without a default holds what the calls in the module pass: `called_with_ids([0, 1])`.
-    assert "for i in gpus if i <" in functions["called_with_ids"]
+    assert f'[{LOGICAL}[i] for i in gpus]' in functions["called_with_ids"]
     # `self.n_gpus` holds what `__init__` stores: its `n_gpus=2` default, or the `n_gpus=4` a call passes.
     assert f"    {LOGICAL}[:self.n_gpus]\n" in out
 
@@ -364,7 +390,7 @@ def test_an_argparse_option_says_count_or_list(declaration, gpus, kind):
     out = result.output.decode()
     assert "MGPU117" not in [f.code for f in result.findings]  # decided from the declaration, not guessed
     if kind == "list":
-        assert f"for i in {gpus} if i <" in out
+        assert f"[{LOGICAL}[i] for i in {gpus}]" in out
     else:
         assert f"{LOGICAL}[:{gpus}])" in out
 
@@ -395,7 +421,7 @@ def test_gpu_ids_the_script_also_made_visible_are_every_visible_gpu(env, every):
     )
     out = transform_source(source.encode()).output.decode()
     assert ("strategy = tf.distribute.MirroredStrategy()\n" in out) is every
-    assert ('f"/gpu:{i}" for i in args.gpus' in out) is not every
+    assert ('[tf.config.list_logical_devices("GPU")[i] for i in args.gpus]' in out) is not every
 
 
 def test_gpus_read_from_a_dict_literal_take_the_kind_of_what_it_holds():
@@ -409,7 +435,7 @@ def test_gpus_read_from_a_dict_literal_take_the_kind_of_what_it_holds():
     )
     result = transform_source(source.encode(), "train.py")
     output = result.output.decode()
-    assert '[f"/gpu:{i}" for i in CONFIG["gpus"] if i < len(tf.config.list_logical_devices("GPU"))]' in output
+    assert '[tf.config.list_logical_devices("GPU")[i] for i in CONFIG["gpus"]]' in output
     assert not result.findings
     counted = source.replace('"gpus": [0, 1]', '"gpus": 2')
     output = transform_source(counted.encode(), "train.py").output.decode()
@@ -460,7 +486,7 @@ def test_a_dict_key_read_through_a_parameter_takes_the_literal_passed_in():
     result = transform_source(source.encode())
     out = result.output.decode()
     # ids, as the literal passed in holds: never sliced as a count, and no MGPU117 guess
-    assert "for i in cfg['gpus'] if i <" in out, out
+    assert f"[{LOGICAL}[i] for i in cfg['gpus']]" in out, out
     assert not [f for f in result.findings if f.code == "MGPU117"]
 
 

@@ -93,7 +93,8 @@ def test_gpus_list_variable_is_migrated_to_a_valid_device_slice():
     output = result.output.decode()
     # `GPU_IDS = [0, 1]`: a list of device ids, not a count to slice with.
     assert strategy_devices(output, 4, GPU_IDS=[0, 1]) == ["/gpu:0", "/gpu:1"]
-    assert strategy_devices(output, 1, GPU_IDS=[0, 1]) == ["/gpu:0"]
+    with pytest.raises(IndexError):  # one GPU: raises, as the old call did (naming GPU 1 would hang)
+        strategy_devices(output, 1, GPU_IDS=[0, 1])
 
 
 def test_backend_detection():
