@@ -74,6 +74,14 @@ _TRAINED: Final = re.compile(
     r"(?![\w(])",
     re.IGNORECASE,
 )
+# "It is *not* Keras' `multi_gpu_model`", "unlike keras.utils.multi_gpu_model", "instead of
+# make_parallel": the helper named to say what something else is not stays true once it is gone
+# (round 50, al12: Mask R-CNN's ParallelModel described against it)
+_NAMED_AGAINST: Final = re.compile(
+    r"(?:\bis\s+\*{0,2}not\*{0,2}|\bisn[’']t|\bunlike|\binstead\s+of|\brather\s+than|\bnot\s+the)"
+    r"\s+(?:(?:the|keras(?:[’']s?)?)\s+)?[`*]{0,2}" + _DOTTED + r"$",
+    re.IGNORECASE,
+)
 _BY: Final = frozenset({"with", "using", "via"})
 # "2 GPUs (`multi_gpu_model`)": the helper named alone in parentheses, as the tool
 _ASIDE: Final = re.compile(
@@ -632,8 +640,10 @@ class Prose:
         """The first removed thing `text` names, or None."""
         if self._pattern is None:
             return None
-        found = self._pattern.search(text)
-        return found[0] if found else None
+        for found in self._pattern.finditer(text):
+            if not (found[0] in HELPERS and _NAMED_AGAINST.search(text, 0, found.start())):
+                return found[0]
+        return None
 
     def without_stale_sentences(self, text: str) -> str:
         """`text` less its sentences that name something removed, when at least one does not and each

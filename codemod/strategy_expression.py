@@ -23,6 +23,7 @@ say whether `gpus` holds a count or a list of ids (the caller should report it).
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -305,7 +306,10 @@ def _bound_kind(tree: Tree, node: cst.BaseExpression, seen: set[str]) -> str | N
     elif isinstance(node, cst.Attribute) and isinstance(node.value, cst.Name) and node.value.value == "self":
         values = _self_attribute_values(tree, node)
     elif isinstance(node, cst.Attribute):  # `args.gpus`: the argparse option of that name says
-        return _option_kind(tree, node.attr.value)
+        kind = _option_kind(tree, node.attr.value)
+        if kind is not None or not isinstance(node.value, cst.Name):
+            return kind
+        values = _class_attribute_values(tree, node.attr.value)  # `Config.GPU_COUNT`, `config.GPU_COUNT`
     elif isinstance(node, cst.Subscript) and isinstance(node.value, cst.Name):  # `CONFIG["gpus"]`
         values = _dict_key_values(tree, node)
     elif isinstance(node, cst.Call) and isinstance(node.func, cst.Name) and not node.args:
@@ -503,6 +507,23 @@ def _self_attribute_values(tree: Tree, node: cst.Attribute) -> list[cst.BaseExpr
             if code_of(target.target) == code_of(node):
                 values.append(assign.value if len(assign.targets) == 1 else None)
     return values or [None]
+
+
+def _class_attribute_values(tree: Tree, attr: str) -> list[cst.BaseExpression | None]:
+    """What `attr` holds when the module sets it in class bodies (`class Config: GPU_COUNT = 2`,
+    Mask R-CNN's configs): those values and any `<obj>.attr = ...`; [None] when no class sets it."""
+    in_classes: list[cst.BaseExpression | None] = []
+    elsewhere: list[cst.BaseExpression | None] = []
+    for assign in findall(tree.module, cst.Assign):
+        for target in assign.targets:
+            value = assign.value if len(assign.targets) == 1 else None
+            if isinstance(target.target, cst.Name) and target.target.value == attr:
+                up = list(itertools.islice(tree.ancestors(assign), 3))  # line, block, class
+                if len(up) == 3 and isinstance(up[2], cst.ClassDef):
+                    in_classes.append(value)
+            elif isinstance(target.target, cst.Attribute) and target.target.attr.value == attr:
+                elsewhere.append(value)
+    return in_classes + elsewhere if in_classes else [None]
 
 
 def _guessed(tf: str, text: str, kind: str) -> str:

@@ -2017,3 +2017,19 @@ def test_the_gpu_ids_passed_to_the_helper_are_passed_to_the_strategy(text, expec
 def test_what_the_wrap_needed_goes_once_the_wrap_is_gone(text, expected):
     prose = Prose(frozenset({"multi_gpu_model"}), mechanics_gone=True)
     assert prose.without_stale_sentences(text) == expected
+
+
+@pytest.mark.parametrize("text,named", [
+    # (round 50, al12: Mask R-CNN's ParallelModel described against the helper: still true, not reported)
+    ("It is *not* Keras' `multi_gpu_model`; it subclasses `KM.Model`.", None),
+    ("A tower model, unlike keras.utils.multi_gpu_model.", None),
+    ("# uses plain tf.device blocks instead of make_parallel", None),
+    ("This isn't Keras’s multi_gpu_model either.", None),
+    # the helper as what the script did, or history of it: still reported or dropped
+    ("# Keras 2.0.x did not have multi_gpu_model yet.", "multi_gpu_model"),
+    ("# not multi-GPU yet: wrap with multi_gpu_model later", "multi_gpu_model"),
+    ("It is not Keras' multi_gpu_model, but gpu_model is wrapped by it.", "gpu_model"),
+])
+def test_the_helper_named_to_say_what_something_is_not_stays_true(text, named):
+    prose = Prose(frozenset({"multi_gpu_model", "make_parallel", "gpu_model"}), mechanics_gone=False)
+    assert prose.names_removed(text) == named

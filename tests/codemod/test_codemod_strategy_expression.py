@@ -507,3 +507,21 @@ def test_a_count_returned_by_the_files_own_helper_is_a_count(helper, guessed):
     result = transform_source(source.encode(), "train.py")
     assert ("MGPU117" in [f.code for f in result.findings]) == guessed
     assert f"{LOGICAL}[:n_gpus])" in result.output.decode()
+
+
+@pytest.mark.parametrize("config,reported", [
+    # (round 50, al12: Mask R-CNN's configs set the count in the class body)
+    ("class Config:\n    GPU_COUNT = 2\n\n\nclass Train(Config):\n    GPU_COUNT = 4\n\n\nconfig = Train()\n", False),
+    ("class Config:\n    GPU_COUNT = 2\n\n\nconfig = Config()\nconfig.GPU_COUNT = 1\n", False),
+    # a value no class body proves a count: guessed from the name, and reported
+    ("class Config:\n    GPU_COUNT = 2\n\n\nconfig = Config()\nconfig.GPU_COUNT = read_gpus()\n", True),
+    ("config = load_config()\n", True),
+])
+def test_a_count_set_in_a_class_body_is_a_count(config, reported):
+    source = (
+        f"from keras.utils import multi_gpu_model\n\n{config}model = build()\n"
+        "parallel = multi_gpu_model(model, gpus=config.GPU_COUNT)\nparallel.compile('sgd', 'mse')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    assert f"{LOGICAL}[:config.GPU_COUNT])" in result.output.decode()
+    assert ("MGPU117" in [f.code for f in result.findings]) is reported
