@@ -24,6 +24,8 @@ _PY2_HINTS = (
     "leading zeros in decimal integer literals",
     "invalid decimal literal",
 )
+# An IPython line pasted into a .py file (a Colab or hand-made export): `!pip install x`, `%matplotlib inline`.
+_IPYTHON_LINE = re.compile(r"\s*(?P<kind>[!%])(?P<name>%?\w*)(?P<rest>.*)$")
 # Python 2 statements Python 3.9's parser reports as a bare "invalid syntax".
 _PY2_STATEMENT = re.compile(r"\s*(print\s|exec\s|except\s+[\w.]+\s*,\s*\w+\s*:|raise\s+[\w.]+\s*,)")
 
@@ -123,7 +125,20 @@ def _syntax_problem(text: str, error: SyntaxError | ValueError) -> Problem:
     if newer is not None:
         _, reason, advice = newer_python_advice(newer, reason)
         return line, col, reason, advice
-    if any(hint in reason for hint in _PY2_HINTS) or _PY2_STATEMENT.match(statement):
+    magic = _IPYTHON_LINE.match(statement)
+    if magic:
+        # (round 50, al15: a Colab export's raw `!nvidia-smi`; the old advice said "port to Python 3")
+        shell, name, rest = magic["kind"] == "!", magic["name"], magic["rest"].strip()
+        if shell:
+            written = f"get_ipython().system({(name + magic['rest']).strip()!r})"
+        elif name.startswith("%"):  # a cell magic: nbconvert wraps the whole cell in a call
+            written = f"get_ipython().run_cell_magic({name[1:]!r}, {rest!r}, <the cell>)"
+        else:
+            written = f"get_ipython().run_line_magic({name!r}, {rest!r})"
+        advice = (f"Line {line} is an IPython {'shell command' if shell else 'magic'} from a notebook, not Python: "
+                  f"write it as `{written}` (as nbconvert does) or comment it out, then rerun the codemod.")
+        col = len(statement) - len(statement.lstrip()) + 1
+    elif any(hint in reason for hint in _PY2_HINTS) or _PY2_STATEMENT.match(statement):
         advice = "This looks like Python 2: port it first (e.g. `2to3 -w FILE`), then rerun the codemod."
         # The whole statement is Python 2; parsers differ on the column inside it.
         col = len(statement) - len(statement.lstrip()) + 1

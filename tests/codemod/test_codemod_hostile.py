@@ -44,6 +44,22 @@ def test_python2_reasons_say_port_it():
         assert "Python 2" in message and "2to3" in message, name
 
 
+@pytest.mark.parametrize("line,written", [
+    # (round 50, al15: a Colab export's raw shell line; the advice said "port the file to Python 3")
+    ("!nvidia-smi", "get_ipython().system('nvidia-smi')"),
+    ("    !pip install -q keras==2.2.4", "get_ipython().system('pip install -q keras==2.2.4')"),
+    ("%matplotlib inline", "get_ipython().run_line_magic('matplotlib', 'inline')"),
+    ("%%time", "get_ipython().run_cell_magic('time', '', <the cell>)"),
+])
+def test_an_ipython_line_in_a_py_file_says_how_nbconvert_writes_it(line, written):
+    source = f"import numpy as np\n{line}\nfrom keras.utils import multi_gpu_model\n".encode()
+    result = transform_source(source, "export.py")
+    [finding] = result.findings
+    assert result.failed and result.output == source and finding.code == "MGPU501" and finding.line == 2
+    assert "Line 2 is an IPython" in finding.message and f"`{written}`" in finding.message
+    assert "Python 2" not in finding.message and "port" not in finding.message
+
+
 def test_undecodable_and_null_bytes_reasons():
     und = transform_source((ROOT / "hostile" / "undecodable.py").read_bytes()).findings[0]
     assert "byte 0xe9 is not valid utf-8" in und.message and und.line == 1
