@@ -29,6 +29,7 @@ import libcst as cst
 
 from . import fallbacks
 from ._tree import code_of
+from .stale_comments import CELL_MARKER
 
 __all__ = ["fold"]
 
@@ -157,4 +158,9 @@ def _own_paragraph(lines: Sequence[cst.EmptyLine]) -> tuple[list[cst.EmptyLine],
     k = len(lines)
     while k > 0 and lines[k - 1].comment is not None:
         k -= 1
+    # an exported notebook's cell marker (`# %%`, `# In[5]:`) and what is above it start the cell:
+    # they stay above the `if` (round 52, an14: `# %%` went into the `else:`)
+    marks = [i for i in range(k, len(lines)) if CELL_MARKER.match(lines[i].comment.value)]  # type: ignore[union-attr]
+    if marks:
+        k = marks[-1] + 1
     return list(lines[k:]), list(lines[:k])

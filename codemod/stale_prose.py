@@ -160,6 +160,9 @@ MECHANICS: Final = re.compile(
     r"|\bcpu\s+device\s+scope\b"
     # "saves the CPU copy, not the GPU replica" (round 44, ba19): the old pair's two halves
     r"|\bcpu\s+(?:copy|version)\b|\bthe\s+gpu\s+replicas?\b"
+    # "we never need the single copy", "sub-linear because of the CPU merge", "the wrapper only
+    # exists for speed" (round 52, am11, an10, an19)
+    r"|\bthe\s+single\s+copy\b|\bcpu\s+merg(?:e|ing)\b|\bthe\s+wrapper\s+(?:only|just)\s+exists\b"
     # round 45: "the original (non-parallel) model is what we ship", "raises ValueError when fewer
     # than 2 are visible" (the old call's refusal), "reload it with the same number of GPUs"
     r"|\bnon-?parallel\s+model\b|\b(?:original|serial|base)\b[^.;]{0,30}\bis\s+what\s+(?:we|you)\s+"
@@ -545,7 +548,7 @@ class Prose:
                 alone = _AS_WELL.sub("", _TEMPLATE_NOUN.sub(r"\g<article>\g<adjective>model", part))
             if alone is not part:
                 part = part if _OTHER_HALF.search(_TRAINED.sub("", alone)) else alone
-            if _PAIR.search(_TRAINED.sub("", _TOOL_HELPER.sub("", _WITHOUT_WRAPPER.sub("", part)))):
+            if _PAIR.search(_TRAINED.sub("", _TOOL_HELPER.sub("", _WITHOUT_WRAPPER.sub("", _helper_clause(part))))):
                 # it says more about the old pair (template, copy, CPU): not made true by a name
                 # ("the ModelMGPU wrapper" ending a clause is the tool's name: renamed below)
                 return part
@@ -609,7 +612,8 @@ class Prose:
         def whole(full: str) -> str:
             # "The template lives on the CPU; multi_gpu_model copies it to each GPU.": a clause of a
             # sentence about the old pair is no more made true by a name than the sentence is
-            if _PAIR.search(_TRAINED.sub("", _TOOL_HELPER.sub("", full))) and _HELPER_NAMES.search(full):
+            said = _TRAINED.sub("", _TOOL_HELPER.sub("", _helper_clause(full)))
+            if _PAIR.search(said) and _HELPER_NAMES.search(full):
                 return full
             return "".join(
                 sentence(part, full) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(full))
@@ -859,6 +863,7 @@ class _Pass(cst.CSTTransformer):
         self.calls: list[str] = []  # the names of the calls the visit is inside, innermost last
         self._written: dict[int, str] = {}  # comment lines being read as paragraphs -> their text as written
         self.keywords: list[str | None] = []  # the keywords of the arguments the visit is inside, innermost last
+        self.lines: list[str] = []  # the module's lines: a renamed string stays within its widths
 
     def visit_Call(self, node: cst.Call) -> None:
         func = node.func
@@ -925,7 +930,12 @@ class _Pass(cst.CSTTransformer):
                 # `help='number of GPUs for multi_gpu_model'`: the help less its closing phrase
                 # (`help='GPUs for multi_gpu_model'` -> `help='GPUs'`: a help names its option's value)
                 value = self._help_asides_dropped(updated.value)
-                cut = _message_kept(value, self.prose, words=1) or self._help_renamed(value)
+                # (a clause of its own renamed first: "global batch; multi_gpu_model splits it across
+                # GPUs" stays true; an aside or closing phrase naming the tool goes)
+                renamed = self._help_renamed(value)
+                if renamed is not None and not self._fits(value, renamed):
+                    renamed = None
+                cut = (renamed if "; " in value else None) or _message_kept(value, self.prose, words=1) or renamed
                 if cut is not None or value != updated.value:
                     return updated.with_changes(value=cut or value)
             if self.calls and self.calls[-1] in _PRINTS:
@@ -938,6 +948,12 @@ class _Pass(cst.CSTTransformer):
                     return updated.with_changes(value=said)
             self._report(updated.value, updated.value)
         return updated
+
+    def _fits(self, literal: str, longer: str) -> bool:
+        """`literal` written as `longer` keeps its line within 100 columns, or the file's widest line."""
+        line = next((text for text in self.lines if literal in text), "")
+        limit = max(100, *(len(text) for text in self.lines)) if self.lines else 100
+        return len(line) + len(longer) - len(literal) <= limit
 
     def _help_asides_dropped(self, literal: str) -> str:
         """A help text less its asides on the old call's limits, once nothing is wrapped: "(1 = no
@@ -1485,6 +1501,20 @@ _FAILED_LEAD: Final = re.compile(
 _CLOSING_PHRASE: Final = re.compile(r"\s+(?:from|of|on|to|into|with|via|using|through|for)(?=\s)", re.IGNORECASE)
 
 
+def _helper_clause(part: str) -> str:
+    """The `;` clause of `part` naming a helper, when the others say nothing of the old pair but
+    its replicas: "with `multi_gpu_model`; each replica sees half of every batch" is renamed, the
+    replicas being the strategy's too (round 52, an13); `part` itself otherwise."""
+    clauses = part.split("; ")
+    named = [c for c in clauses if _HELPER_NAMES.search(c)]
+    others = [c for c in clauses if not _HELPER_NAMES.search(c)]
+    if len(named) != 1 or not others or any(
+        MECHANICS.search(c) or _PAIR.search(re.sub(r"\breplicas?\b", "", c, flags=re.IGNORECASE)) for c in others
+    ):
+        return part  # ("...; train on a single device": the old pair's half, round 48, ag19)
+    return named[0]
+
+
 def _message_kept(literal: str, prose: Prose, *, words: int = 2) -> str | None:
     """A printed message (a string literal, quotes and all) less its closing phrase naming what was
     removed, when what is left says something (`words` or more) and names nothing removed."""
@@ -1507,10 +1537,19 @@ def _message_kept(literal: str, prose: Prose, *, words: int = 2) -> str | None:
     ) >= 2:
         rest = inner[failed.end():]  # (after its `[INFO] ` tag, kept)
         return opening + (failed["tag"] or "") + rest[0].upper() + rest[1:] + closing
+    # "number of GPUs; >1 uses keras multi_gpu_model": the clause after the last `;` goes whole
+    # (round 50, ak03: cut at its first "of", the help read "number")
+    head, semicolon, tail = inner[:stop].rpartition("; ")
+    # (not "saved template model; the parallel one cannot be loaded": the head is the pair's too)
+    if semicolon and prose.names_removed(tail) and not prose.names_removed(head) and len(head.split()) >= words \
+            and not re.search(r"[%{}'\"\\]", tail) and not _PAIR.search(head):
+        return opening + head.rstrip(" ,;") + inner[stop:] + closing
     for phrase in reversed(list(_CLOSING_PHRASE.finditer(inner[:stop]))):  # the shortest first
         head, tail = inner[:phrase.start()], inner[phrase.start():stop]
         if re.search(r"[%{}'\"\\]", tail) or not prose.names_removed(tail):
             continue
+        if ";" in tail:  # a phrase never spans a clause
+            return None
         if not prose.names_removed(head) and len(head.split()) >= words:
             # "GPUs for multi_gpu_model (1 disables it)": an aside of its own after the phrase stays
             aside = re.search(r"\s*\([^()]*\)$", tail)
@@ -1640,6 +1679,7 @@ def drop_stale(module: cst.Module, prose: Prose) -> tuple[cst.Module, list[tuple
     if prose._pattern is None and not prose.removed:
         return module, []
     visitor = _Pass(prose)
+    visitor.lines = module.code.splitlines()
     new = module.visit(visitor)
     return new, visitor.reported
 

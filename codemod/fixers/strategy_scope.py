@@ -2158,10 +2158,17 @@ def _resolve_overlaps(ctx: FixContext, planned: list[_Planned]) -> list[_Planned
                 templates = {ctx.tree.code(t.site.template) for t in (this, that) if t.site.template is not None}
                 models = (f"the model (`{next(iter(templates))}`)" if len(templates) == 1
                           else "both models") + (" and build it" if len(templates) == 1 else " and build them")
+                # (two models on different devices: one strategy each; round 52, am16 was told to
+                # share one; one model on either: one strategy, chosen as its sites chose the GPUs)
+                todo = (
+                    f"create one `tf.distribute.MirroredStrategy` for {models} under its scope by hand."
+                    if mine == theirs or len(templates) == 1 else
+                    "create a `tf.distribute.MirroredStrategy` for each, on its own devices, and build and "
+                    "compile each model under its own strategy's scope by hand."
+                )
                 ctx.report(this.site.call, ONE_STRATEGY, (
                     f"this `{this.site.name}` site and the one at line {ctx.tree.position(that.site.call)[0]} "
-                    f"share the code the scope would cover but need different strategies ({differ}); create one "
-                    f"`tf.distribute.MirroredStrategy` for {models} under its scope by hand."
+                    f"share the code the scope would cover but need different strategies ({differ}); {todo}"
                 ))
             continue
         kept.append(item)

@@ -46,3 +46,16 @@ def test_a_condition_that_does_not_split_one_from_two_gpus_is_not_folded(test):
 def test_an_if_doing_more_than_printing_is_not_folded():
     out = transform_source(_guarded("G <= 1", "batch = 32").encode()).output.decode()
     assert "[:max(G, 1)]" in out and "get_strategy()" not in out
+
+
+
+@pytest.mark.parametrize("marker", ["# %%", "# In[4]:"])
+def test_an_exported_cell_marker_above_the_guard_stays_above_it(marker):
+    # (round 52, an14: the `# %%` above `if G <= 1:` went into the `else:` with the strategy line)
+    first = "# %%\n" if marker == "# %%" else "# In[1]:\n"
+    source = first + HEAD + f"{marker}\n# make it parallel\n" + _guarded("G <= 1")[len(HEAD):]
+    out = transform_source(source.encode()).output.decode()
+    # the marker starts the guard's cell, above the `if` (its paragraph may go with the multi-GPU line)
+    assert f"{marker}\nif G <= 1:\n" in out or f"{marker}\n# make it parallel\nif G <= 1:\n" in out
+    assert f"    {marker}" not in out and out.count(marker) == source.count(marker)
+    assert out.count("# make it parallel") == 1

@@ -1356,9 +1356,10 @@ def test_an_argparse_help_loses_its_closing_phrase_on_the_helper():
     ("number of GPUs to replicate the model on with multi_gpu_model (>=2)",
      "number of GPUs to replicate the model on"),  # ad15: " on" stays
     ("GPUs to use (at least 2)", "GPUs to use"),
-    # the helper as the subject of what the strategy does is renamed, as in a comment (ac02)
-    ("global batch; multi_gpu_model splits it across GPUs",
-     "global batch; tf.distribute.MirroredStrategy splits it across GPUs"),
+    # the helper as the subject of what the strategy does is renamed, as in a comment (ac02), where
+    # the line stays within 100 columns
+    ("batch; multi_gpu_model splits it across GPUs", "batch; tf.distribute.MirroredStrategy splits it across GPUs"),
+    ("global batch; multi_gpu_model splits it across GPUs", "global batch"),
 ])
 def test_an_argparse_help_keeps_its_own_aside_after_the_phrase_on_the_helper(help_text, kept):
     line = f"parser.add_argument('--gpus', help='{help_text}')\n"
@@ -2033,3 +2034,48 @@ def test_what_the_wrap_needed_goes_once_the_wrap_is_gone(text, expected):
 def test_the_helper_named_to_say_what_something_is_not_stays_true(text, named):
     prose = Prose(frozenset({"multi_gpu_model", "make_parallel", "gpu_model"}), mechanics_gone=False)
     assert prose.names_removed(text) == named
+
+
+@pytest.mark.parametrize("help_text,expected", [
+    # (round 50, ak03: cut at its first "of", the help read 'number')
+    ("number of GPUs; >1 uses keras multi_gpu_model", "number of GPUs"),
+    # (round 52, am03: cut to '>1 wraps the model'): the clause says what the strategy does now,
+    # where the line stays within 100 columns; the clause goes where it would not
+    ("GPUs; >1 wraps it with multi_gpu_model", "GPUs; >1 replicates it with " + STRATEGY),
+    ("Number of GPUs; more than one wraps the whole model with multi_gpu_model", "Number of GPUs"),
+    ("GPUs to use; passed to multi_gpu_model", "GPUs to use"),
+])
+def test_a_help_clause_naming_the_helper_goes_whole_or_is_renamed(help_text, expected):
+    source = (
+        "import argparse\nfrom keras.utils import multi_gpu_model\n\nap = argparse.ArgumentParser()\n"
+        f"ap.add_argument('--gpus', type=int, default=2,\n                help='{help_text}')\nargs = ap.parse_args()\n"
+        "model = build()\nparallel = multi_gpu_model(model, gpus=args.gpus)\nparallel.compile('sgd', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert f"help='{expected}'" in out
+
+
+@pytest.mark.parametrize("text,expected", [
+    # (round 52, an13) the other clause speaks of the replicas, which the strategy has too: renamed
+    ("# with `multi_gpu_model`; each replica sees half of every batch.",
+     "# with `" + STRATEGY + "`; each replica sees half of every batch."),
+    # ... not where it speaks of the old pair's other half (round 48, ag19)
+    ("# anything larger wraps it with multi_gpu_model; train on a single device otherwise.",
+     "# anything larger wraps it with multi_gpu_model; train on a single device otherwise."),
+    ("# The template lives on the CPU; multi_gpu_model copies it to each GPU.",
+     "# The template lives on the CPU; multi_gpu_model copies it to each GPU."),
+])
+def test_a_clause_naming_the_helper_is_renamed_when_the_others_stay_true(text, expected):
+    prose = Prose(frozenset({"multi_gpu_model"}), mechanics_gone=True)
+    assert prose.renamed(text) == expected
+
+
+@pytest.mark.parametrize("text", [
+    # round 52: am11 (an end-of-line comment on the call), an10 (markdown), an19 (a docstring)
+    "# overwrite: we never need the single copy",
+    "Scaling is sub-linear because of the CPU merge.",
+    "the wrapper only exists for training speed.",
+])
+def test_the_old_pairs_mechanics_of_round_52_are_stale(text):
+    prose = Prose(frozenset({"multi_gpu_model"}), mechanics_gone=True)
+    assert prose.wholly_stale(prose.renamed(text))

@@ -1042,3 +1042,22 @@ def test_a_count_the_guards_else_branch_reassigns_is_moved_above_the_model_all_t
         "with strategy.scope():\n    ae = autoencoder()\n"
     ) in out
     assert "    else:\n        G = 1\n" in out and out.endswith("ae.fit(x, x, batch_size=256 * G)\n")
+
+
+def test_sites_on_different_devices_sharing_code_are_told_to_use_a_strategy_each():
+    # (round 52, am16: the second model is cloned from the first and fine-tuned on GPUs 0 and 1;
+    # the finding said "create one MirroredStrategy for both", which would move it to 4 GPUs)
+    source = (
+        "from keras import models\nfrom keras.utils import multi_gpu_model\n\n"
+        "net = build()\nmulti = multi_gpu_model(net, 4)\nmulti.compile('adam', 'mse')\nmulti.fit(x, y)\n"
+        "net2 = models.clone_model(net)\nnet2.set_weights(net.get_weights())\n"
+        "multi2 = multi_gpu_model(net2, gpus=[0, 1])\nmulti2.compile('sgd', 'mse')\nmulti2.fit(x, y)\n"
+    )
+    result = transform_source(source.encode(), "stages.py")
+    assert not result.changed
+    messages = [f.message for f in result.findings if f.code == "MGPU116"]
+    assert len(messages) == 2
+    for message in messages:
+        assert "need different strategies (`" in message
+        assert "a `tf.distribute.MirroredStrategy` for each, on its own devices" in message
+        assert "create one `tf.distribute.MirroredStrategy` for" not in message
