@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -85,7 +86,9 @@ def _transform_module_sites(
     if not (ctx.plan.regions or ctx.plan.nodes or ctx.plan.statements):  # nothing uses TensorFlow then
         ctx.plan.add_imports = [i for i in ctx.plan.add_imports if i[0] != "tensorflow"]
     if ctx.plan.empty:
-        return module, sorted(set(ctx.findings)), site_statuses(ctx, source), ()
+        statuses = site_statuses(ctx, source)
+        found = ctx.findings + ([] if statuses else _prose_left_by_a_migration(module, source, path))
+        return module, sorted(set(found)), statuses, ()
     continued = Continuations(tree, source)
     new = apply_plan(module, ctx.plan, tree, continued)
     new = imports.finish(new, ctx.plan, tree)
@@ -121,9 +124,25 @@ def _transform_module_sites(
         new = pair_returns.described(new, singles)  # (a builder whose docstring went says what it returns)
         new = same_branches.settled(module, new)
         findings += stale_prose.findings(source if source is not None else module.code, reported, path)
+    elif not statuses:
+        findings += _prose_left_by_a_migration(module, source, path)
     new = orphan_banners.without_orphan_closers(module, new)
     new = wide_lines.wrapped(module, new)
     return new, sorted(set(findings)), statuses, renamed
+
+
+def _prose_left_by_a_migration(module: cst.Module, source: str | None, path: str) -> list[Finding]:
+    """MGPU305 again on a second run over a migrated file (it builds a `MirroredStrategy`, calls no
+    helper, and its prose still names one), changing nothing: what the first run reported."""
+    code = module.code
+    if re.search(r"\bdistribute\.(?:MultiWorker)?MirroredStrategy\(", code) is None:
+        return []
+    named = {n for n in stale_prose.HELPERS if re.search(rf"(?<!\w){n}\b", code)}
+    removed = frozenset(named - stale_prose.bound_names(code))
+    if not removed:
+        return []
+    _, reported = stale_prose.drop_stale(module, stale_prose.Prose(removed, mechanics_gone=False))
+    return stale_prose.findings(source if source is not None else code, reported, path)
 
 
 def _single_return_finding(tree: Tree, single: pair_returns.SingleReturn, path: str) -> Finding:

@@ -2079,3 +2079,20 @@ def test_a_clause_naming_the_helper_is_renamed_when_the_others_stay_true(text, e
 def test_the_old_pairs_mechanics_of_round_52_are_stale(text):
     prose = Prose(frozenset({"multi_gpu_model"}), mechanics_gone=True)
     assert prose.wholly_stale(prose.renamed(text))
+
+
+def test_a_second_run_reports_the_prose_the_first_run_reported():
+    # (rounds 49-52: MGPU305 went silent on a second run, so the stale line survived unseen)
+    source = (
+        "# shape: `model = multi_gpu_model(model, gpus=2)` rebinding the template's name; then saves it.\n"
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nmodel = multi_gpu_model(model, gpus=2)\n"
+        "model.compile('adam', 'mse')\nmodel.fit(x, y)\nmodel.save('m.h5')\n"
+    )
+    first = transform_source(source.encode(), "train.py")
+    assert first.changed and [f.code for f in first.findings] == ["MGPU305"]
+    second = transform_source(first.output, "train.py")
+    assert not second.changed and second.output == first.output
+    assert [(f.line, f.code) for f in second.findings] == [(1, "MGPU305")]
+    # a file that never called the helper (no strategy in it) is not told about it
+    plain = transform_source(b"# see keras.utils.multi_gpu_model for the old way\nimport numpy as np\n", "notes.py")
+    assert plain.findings == []
