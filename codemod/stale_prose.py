@@ -78,7 +78,10 @@ _TRAINED: Final = re.compile(
 # make_parallel": the helper named to say what something else is not stays true once it is gone
 # (round 50, al12: Mask R-CNN's ParallelModel described against it)
 _NAMED_AGAINST: Final = re.compile(
-    r"(?:\bis\s+\*{0,2}not\*{0,2}|\bisn[’']t|\bunlike|\binstead\s+of|\brather\s+than|\bnot\s+the)"
+    r"(?:\bis\s+\*{0,2}not\*{0,2}|\bisn[’']t|\bunlike|\binstead\s+of|\brather\s+than|\bnot\s+the"
+    # history of a migration: "replaced multi_gpu_model with MirroredStrategy", "(formerly make_parallel)"
+    r"|\breplac(?:es|ed|ing)|\bin\s+place\s+of|\bformerly|\bmigrated\s+(?:away\s+)?from"
+    r"|\bno\s+longer\s+(?:uses?|calls?|needs?))"
     r"\s+(?:(?:the|keras(?:[’']s?)?)\s+)?[`*]{0,2}" + _DOTTED + r"$",
     re.IGNORECASE,
 )

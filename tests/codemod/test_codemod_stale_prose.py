@@ -2026,6 +2026,11 @@ def test_what_the_wrap_needed_goes_once_the_wrap_is_gone(text, expected):
     ("A tower model, unlike keras.utils.multi_gpu_model.", None),
     ("# uses plain tf.device blocks instead of make_parallel", None),
     ("This isn't Keras’s multi_gpu_model either.", None),
+    # the history of a migration by hand: true after it (a second run must not report it)
+    ("# replaced multi_gpu_model with MirroredStrategy", None),
+    ("# MirroredStrategy replaces keras.utils.multi_gpu_model (removed in TF 2.4)", None),
+    ("strategy used in place of `make_parallel`", None),
+    ("# migrated from multi_gpu_model; no longer uses make_parallel", None),
     # the helper as what the script did, or history of it: still reported or dropped
     ("# Keras 2.0.x did not have multi_gpu_model yet.", "multi_gpu_model"),
     ("# not multi-GPU yet: wrap with multi_gpu_model later", "multi_gpu_model"),
@@ -2096,3 +2101,10 @@ def test_a_second_run_reports_the_prose_the_first_run_reported():
     # a file that never called the helper (no strategy in it) is not told about it
     plain = transform_source(b"# see keras.utils.multi_gpu_model for the old way\nimport numpy as np\n", "notes.py")
     assert plain.findings == []
+    # a file migrated by hand whose comment tells that history is not told about it either
+    by_hand = transform_source(
+        b"import tensorflow as tf\n\n# replaced multi_gpu_model with MirroredStrategy\n"
+        b"strategy = tf.distribute.MirroredStrategy()\nwith strategy.scope():\n    model = build()\n",
+        "train.py",
+    )
+    assert not by_hand.changed and by_hand.findings == []
