@@ -86,9 +86,11 @@ _NAMED_AGAINST: Final = re.compile(
     re.IGNORECASE,
 )
 _BY: Final = frozenset({"with", "using", "via"})
-# "2 GPUs (`multi_gpu_model`)": the helper named alone in parentheses, as the tool
+# "2 GPUs (`multi_gpu_model`)": the helper named alone in parentheses, as the tool (also where the
+# aside gave the version that had it: "(Keras 2.0.9 `training_utils.multi_gpu_model`)")
 _ASIDE: Final = re.compile(
-    r"\((?P<tick>`{0,2})" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\)"
+    r"\((?i:(?:the\s+)?(?:tf\.)?keras(?:[’']s?)?(?:\s+v?\d+(?:\.\d+)*)?\s+)?"
+    r"(?P<tick>`{0,2})" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)\)"
 )
 # "the make_parallel variant" of a script: the strategy's now
 _VARIANT: Final = re.compile(

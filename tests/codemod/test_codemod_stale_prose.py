@@ -197,6 +197,10 @@ def test_pragmas_and_files_left_as_they_are_are_never_touched():
     ("the ModelMGPU wrapper saves the template", "the ModelMGPU wrapper saves the template"),
     ("Tabular MLP, make_parallel variant.", "Tabular MLP, tf.distribute.MirroredStrategy variant."),
     ("2 GPUs (`multi_gpu_model`), the batch split.", "2 GPUs (`tf.distribute.MirroredStrategy`), the batch split."),
+    # (round 52, an07: the sentence went whole) the aside gives the Keras version that had the helper
+    ("`n_gpus` sets data parallelism (Keras 2.0.9 `training_utils.multi_gpu_model`).",
+     "`n_gpus` sets data parallelism (`tf.distribute.MirroredStrategy`)."),
+    ("# split over 2 GPUs (Keras' multi_gpu_model)", "# split over 2 GPUs (tf.distribute.MirroredStrategy)"),
     # a line the longer name would push past 100 columns stays as it was
     ("# " + "x" * 60 + " wraps it in multi_gpu_model.", "# " + "x" * 60 + " wraps it in multi_gpu_model."),
     ("multi_gpu_model needs two GPUs", "multi_gpu_model needs two GPUs"),
