@@ -291,6 +291,7 @@ _TEMPLATE_NOUN: Final = re.compile(
 )
 # "the best template weights": the template's half named on its weights
 _TEMPLATE_WEIGHTS: Final = re.compile(r"\btemplate(?:'s)?\s+(?=weights\b)", re.IGNORECASE)
+_TEMPLATE_WEIGHTS_SAID: Final = re.compile(r"\btemplate(?:'s)?\s+weights\b", re.IGNORECASE)
 # "the template and the data-parallel model used for fit": the pair, one model now
 _SERIAL_HALF: Final = r"(?:template|serial|single[- ](?:gpu|device)|base|original|cpu)(?:\s+model)?"
 _PARALLEL_HALF: Final = r"(?:data[- ]parallel|parallel|multi[- ]?gpu|replicated)\s+(?:model|copy)"
@@ -984,18 +985,21 @@ class _Pass(cst.CSTTransformer):
 
     def _one_model_said(self, literal: str) -> str | None:
         """A printed message naming the template's half as a kind of model ("Saved the single-GPU
-        model", "saved template model") naming the one model, when it says nothing else of the pair
-        and holds no placeholder there."""
+        model", "saved template model", "saved template weights") naming the one model, when it says
+        nothing else of the pair and holds no placeholder there."""
         parts = _string_parts(literal)
         if parts is None or not self.prose.mechanics_gone or "\n" in literal:
             return None
         opening, written, closing = parts
-        # "saved template", "test mae (template):": the template named alone, one model now
-        inner = _SAVED_TEMPLATE.sub("model", _TEMPLATE_ASIDE.sub("", written))
+        # "saved template", "test mae (template):": the template named alone, one model now;
+        # "saved template weights": the weights, of the one model (round 52, an13)
+        named = _SAVED_TEMPLATE.sub("model", _TEMPLATE_ASIDE.sub("", written))
+        inner = _TEMPLATE_WEIGHTS.sub("", named)
         # ("compiled multi-GPU model on", gpus, "GPUs": the parallel half, as well)
         if inner == written and _TEMPLATE_MODEL.search(inner) is None and _PARALLEL_MODEL.search(inner) is None:
             return None
-        rest = _PARALLEL_MODEL.sub("", _TEMPLATE_MODEL.sub("", inner))
+        # (what else it says, less the phrases renamed: "weights" alone is not the pair)
+        rest = _PARALLEL_MODEL.sub("", _TEMPLATE_MODEL.sub("", _TEMPLATE_WEIGHTS_SAID.sub("", named)))
         if _PAIR.search(rest) or MECHANICS.search(rest) or self.prose.names_removed(rest):
             return None
         one = _TEMPLATE_MODEL.sub(lambda m: f"{m['article'] or ''}model", inner)

@@ -1099,6 +1099,10 @@ def test_the_template_model_as_an_item_of_a_returned_tuple_is_the_model():
     # round 30, ka12: "weights" in a file name is no word of the pair's mechanics
     pytest.param('print("saved m.weights.h5 from the template model")', 'print("saved m.weights.h5 from the model")',
                  id="weights-file-name"),
+    # round 52, an13: the template's weights are the one model's weights
+    pytest.param("print('saved template weights')", "print('saved weights')", id="saved-template-weights"),
+    pytest.param('print("Saving template\'s weights to %s" % path)', 'print("Saving weights to %s" % path)',
+                 id="templates-weights-placeholder"),
 ])
 def test_a_message_naming_the_templates_half_names_the_one_model(said, now):
     source = (
