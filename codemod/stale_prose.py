@@ -291,6 +291,11 @@ _TEMPLATE_NOUN: Final = re.compile(
 )
 # "the best template weights": the template's half named on its weights
 _TEMPLATE_WEIGHTS: Final = re.compile(r"\btemplate(?:'s)?\s+(?=weights\b)", re.IGNORECASE)
+# `model.layers[-2].trainable = True` in commented-out code: a layer of the one model, not the
+# wrapper's template (`layers[-2].save(...)`, `.save_weights`, `.get_weights()` are the wrapper's)
+_LAYER_OF_MODEL: Final = re.compile(
+    r"layers\[-2\](?!\s*\.\s*(?:save|save_weights|get_weights|set_weights|to_json|load_weights)\b)"
+)
 _TEMPLATE_WEIGHTS_SAID: Final = re.compile(r"\btemplate(?:'s)?\s+weights\b", re.IGNORECASE)
 # "the template and the data-parallel model used for fit": the pair, one model now
 _SERIAL_HALF: Final = r"(?:template|serial|single[- ](?:gpu|device)|base|original|cpu)(?:\s+model)?"
@@ -707,8 +712,9 @@ class Prose:
             # "#parallel_model.save('p.h5')   # don't! see TemplateCheckpoint": code on a name that
             # is gone, whatever its own note says (round 48, ah15)
             code = text.lstrip("# ").split("  #", 1)[0]
-            if self.names_removed(code):
-                return True
+            # (`# model.layers[-2].trainable = True` on the one model is code that still runs: the
+            # template's layer now; only `layers[-2].save(...)` and the like are the wrapper's idiom)
+            return bool(self.names_removed(_LAYER_OF_MODEL.sub("layers", code)))
         sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip(" .-:#")]
         stale = [bool(self.names_removed(s)) for s in sentences]
         if self.mechanics_gone and any(MECHANICS.search(s) for s in sentences) and not all(stale):
@@ -1006,7 +1012,8 @@ class _Pass(cst.CSTTransformer):
         return opening + _PARALLEL_MODEL.sub(lambda m: f"{m['article'] or ''}model", one) + closing
 
     def _report(self, written: str, current: str) -> bool:
-        name = self.prose.names_removed(current)
+        code = current.startswith("#") and "\n" not in current and _commented_code(current)
+        name = self.prose.names_removed(_LAYER_OF_MODEL.sub("layers", current) if code else current)
         if name:
             # the line of the text that names it, in the text as it now reads
             offset = current[:current.find(name)].count("\n") if name in current else 0
@@ -1214,6 +1221,8 @@ class _Pass(cst.CSTTransformer):
 
     def _stale(self, unit: list[cst.EmptyLine]) -> bool:
         comments = [line.comment.value for line in unit if line.comment is not None]
+        if len(comments) == 1 and _commented_code(comments[0]):  # judged as code (`wholly_stale`)
+            return self.prose.wholly_stale(comments[0])
         return (
             bool(comments) and not any(_PRAGMA.search(c) or _SEPARATOR.match(c) for c in comments)
             and self.prose.wholly_stale(" ".join(_words(c) for c in comments))

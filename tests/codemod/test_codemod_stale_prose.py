@@ -1941,6 +1941,30 @@ def test_commented_out_code_on_a_gone_name_is_stale_whatever_its_own_note_says()
     assert not prose.wholly_stale("#model.save('seg.h5')   # don't! see TemplateCheckpoint")
 
 
+_LOADED_THEN_WRAPPED = (
+    "from keras.utils import multi_gpu_model\n\nmodel = load_model(ckpt, compile=False)\n"
+    "parallel_model = multi_gpu_model(model, gpus=2)\n\n{comments}\nparallel_model.compile('adam', 'mse')\n"
+    "parallel_model.fit(x, y)\n"
+)
+
+
+@pytest.mark.parametrize("comments,kept", [
+    # round 53, ao18: unfreezing the model's last layers, commented out, is the user's code on the
+    # one model: it stays, both lines, unreported (the second went, as the wrapper's `layers[-2]`)
+    ("# model.layers[-1].trainable = True\n# model.layers[-2].trainable = True",
+     "    # model.layers[-1].trainable = True\n    # model.layers[-2].trainable = True\n"),
+    # the wrapper's idiom and code on a gone name go (round 48, ah15: the line went unseen in a file)
+    ("# model.layers[-2].save('template.h5')", ""),
+    ("#parallel_model.save('p.h5')   # don't! see TemplateCheckpoint", ""),
+])
+def test_commented_out_code_is_judged_as_code_in_a_file(comments, kept):
+    result = transform_source(_LOADED_THEN_WRAPPED.format(comments=comments).encode(), "train.py")
+    assert f"model = load_model(ckpt, compile=False)\n\n{kept}    model.compile('adam', 'mse')\n" in (
+        result.output.decode()
+    )
+    assert result.findings == []
+
+
 @pytest.mark.parametrize("text,renamed", [
     # round 48, ah01: the strategy is TensorFlow's
     ("Keras' `multi_gpu_model` splits every batch across the cards.",
