@@ -115,7 +115,9 @@ _CONVERTED: Final = re.compile(
 )
 # The wrapper's mechanics: true only while a parallel model exists.
 MECHANICS: Final = re.compile(
-    r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu|replicated)[*_]{0,2}[\s_]+model\b"
+    r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu|replicated)[*_]{0,2}[\s_]+(?:`model`|model\b)"
+    # "Built under the CPU scope so ...", "(the one built under `/cpu:0`)": the template's placement
+    r"|\bcpu\s+scope\b|\b(?:built|created|defined|instantiated)\s+(?:on|under|in)\s+(?:the\s+)?(?:`/cpu:0`|/cpu:0\b)"
     r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:training\s+)?(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     # "the batch is sliced per GPU and the outputs are concatenated back on the CPU" (round 39, oa08)
     r"|\b(?:sliced|split)\s+per\s+(?:gpu|device|tower)\b"
@@ -302,7 +304,10 @@ _SERIAL_HALF: Final = r"(?:template|serial|single[- ](?:gpu|device)|base|origina
 _PARALLEL_HALF: Final = r"(?:data[- ]parallel|parallel|multi[- ]?gpu|replicated)\s+(?:model|copy)"
 _BOTH_HALVES: Final = re.compile(
     rf"(?<!\bboth\s)\b(?P<article>the\s+|our\s+)(?:{_SERIAL_HALF}\s+and\s+(?:the\s+|its\s+)?"
-    rf"(?:{_PARALLEL_HALF}|training\s+model)|{_PARALLEL_HALF}\s+and\s+(?:the\s+|its\s+)?{_SERIAL_HALF})\b(?!\s*\()",
+    rf"(?:{_PARALLEL_HALF}|training\s+model)|{_PARALLEL_HALF}\s+and\s+(?:the\s+|its\s+)?{_SERIAL_HALF})\b(?!\s*\()"
+    # (not the two as the subject of a plural verb: "the template and the parallel model share
+    # weights, so either can be used" is the pair's, round 53, ap02)
+    r"(?!\s+(?:share|are|were|have|both|each|either)\b)",
     re.IGNORECASE,
 )
 # "falls back to a single device when `multi_gpu_model` refuses": the case the strategy takes in stride
@@ -374,6 +379,9 @@ _PAIR_ASIDE: Final = re.compile(
     r"(?:model|one|wrapper|copy)\)"
     # "model used for training (may be multi-gpu)"
     r"|\s*\((?:may\s+be|maybe|possibly|if)\s+(?:multi[- ]?gpu|parallel|wrapped)\)"
+    # "saves the template (the one built under `/cpu:0`)": where the template was placed (round 53, ap11)
+    r"|\s*\((?:the\s+one\s+|which\s+is\s+|that\s+is\s+)?(?:built|created|defined|instantiated)\s+"
+    r"(?:on|under|in)\s+(?:the\s+)?(?:`/cpu:0`|/cpu:0|cpu)\)"
     # "number of GPUs (1 = no wrapping)": one device is a strategy of one replica now;
     # "(>=2)": the old call's refusal of one GPU (round 46, ad15)
     r"|\s*\((?:1|one)\s*(?:=|:|means|->)\s*no\s+(?:wrapping|wrapper|replication|parallel(?:ism)?|multi[- ]?gpu)\)"
@@ -613,7 +621,11 @@ class Prose:
                 # clauses) or the helper
                 pair = re.search(rf"(?<![\w.]){re.escape(template)}\b", full) or _HELPER_NAMES.search(part)
                 # nor where it says more of the mechanics ("would store the Lambda slicing layers")
-                if not pair and not (self.mechanics_gone and MECHANICS.search(part)):
+                # nor where it is what something is not ("model.save(...)  # not gpu_model" would
+                # read "# not model", round 53, ap20): the contrast went with the pair
+                contrast = re.search(rf"\b(?:not|never|instead\s+of|rather\s+than|unlike)\s+`?{re.escape(parallel)}\b",
+                                     part, re.IGNORECASE)
+                if not pair and not contrast and not (self.mechanics_gone and MECHANICS.search(part)):
                     part = re.sub(rf"(?<![\w.]){re.escape(parallel)}\b", template, part)
             return part
         if self.mechanics_gone:  # ("when `multi_gpu_model` refuses": before the pair's words are read)
@@ -1092,6 +1104,11 @@ class _Pass(cst.CSTTransformer):
                     ended = last.with_changes(value=last.value[:-1] + ".")
                     parts[index][-1] = parts[index][-1].with_changes(comment=ended)
             left = [line for part in parts for line in part]
+            if gone and gone[-1]:
+                # "# # Heading" / "# " / "# <a note that went>" (an exported markdown cell): the bare
+                # `#` that set the note apart goes with it (round 53, ap14)
+                while left and left[-1].comment is not None and left[-1].comment.value.strip() == "#":
+                    left.pop()
             if paragraph and not left:
                 dropped_last = True  # and the blank line after it, so no gap is left doubled
             else:

@@ -307,7 +307,8 @@ def test_a_title_over_a_bare_hash_line_stays_when_the_paragraph_below_goes():
         "# With fewer GPUs than requested, multi_gpu_model raises a\n# ValueError and we fall back.\n" + IMPORTS + SITE
     )
     after, _ = migrate(before)
-    assert after.startswith("# train_tagger.py -- POS tagger (BiLSTM) with optional multi-GPU training\n#\nimport")
+    # (the bare `#` that set the paragraph apart goes with it, round 53)
+    assert after.startswith("# train_tagger.py -- POS tagger (BiLSTM) with optional multi-GPU training\nimport")
 
 
 def test_an_exported_markdown_heading_is_never_dropped():
@@ -2140,3 +2141,44 @@ def test_a_second_run_reports_the_prose_the_first_run_reported():
         "train.py",
     )
     assert not by_hand.changed and by_hand.findings == []
+
+
+@pytest.mark.parametrize("text,expected", [
+    # round 53, ap02: the two halves as the subject of a plural verb are the pair, not "the model share"
+    ("Predictions: the template and the parallel model share weights, so either can be used. We use the template.",
+     ""),
+    # (as one object, they are the one model)
+    ("Compile the template and the parallel model.", "Compile the model."),
+    # round 53, ap11: where the template was placed goes; what the callback does stays
+    ("`MultiGPUCheckpoint` saves the *template* model (the one built under `/cpu:0`) whenever val loss improves.",
+     "`MultiGPUCheckpoint` saves the model whenever val loss improves."),
+    # round 53, ap14 and ap15: the serial `model` kept for saving, the CPU scope: the pair's mechanics
+    ("# The serial `model` is kept around for saving; `parallel_model` does the training.", ""),
+    ("Built under the CPU scope so the weights are shared by all replicas.", ""),
+])
+def test_the_pairs_mechanics_of_round_53(text, expected):
+    prose = Prose(frozenset({"multi_gpu_model", "parallel_model"}), True, {"parallel_model": "model"})
+    renamed = prose.renamed(text)
+    assert (renamed if not prose.wholly_stale(renamed) else "") == expected
+
+
+def test_a_comment_saying_what_the_model_is_not_goes_with_the_parallel_name():
+    # round 53, ap20: `# not gpu_model` was renamed into `# not model` on `model.save(...)`
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\ngpu_model = multi_gpu_model(model, gpus=2)\n"
+        "gpu_model.compile('adam', 'mse')\ngpu_model.fit(x, y)\nmodel.save('m.h5')  # not gpu_model\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    assert result.output.decode().endswith("model.fit(x, y)\nmodel.save('m.h5')\n")
+    assert result.findings == []
+
+
+def test_the_bare_hash_line_that_set_apart_a_note_goes_with_it():
+    # round 53, ap14: an exported markdown cell's "# " line was left under its heading
+    source = (
+        "# # Regression (2 GPUs)\n# \n# The serial `model` is kept for saving; `parallel_model` trains.\n\n"
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nparallel_model = multi_gpu_model(model, gpus=2)\n"
+        "parallel_model.compile('adam', 'mse')\nparallel_model.fit(x, y)\nmodel.save('m.h5')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert out.startswith("# # Regression (2 GPUs)\n\nimport tensorflow as tf\n"), out
