@@ -95,7 +95,9 @@ _ASIDE: Final = re.compile(
 # "the make_parallel variant" of a script: the strategy's now
 _VARIANT: Final = re.compile(
     r"(?P<tick>`{0,2})(?<![\w.])" + _DOTTED + r"(?P<name>" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)"
-    r"(?P<noun>\s+(?:variant|version|edition)s?\b)(?!\s+(?:that|which)\b)",  # not "... variant that tolerates"
+    # ("the multi_gpu_model replica setup", "the multi_gpu_model path is only used locally", round 53)
+    r"(?P<noun>\s+(?:replica\s+)?(?:variant|version|edition|set-?up|path|branch)s?\b)"
+    r"(?!\s+(?:that|which)\b)",  # not "... variant that tolerates"
     re.IGNORECASE,
 )
 # "builds it and wraps it in multi_gpu_model": the strategy replicates it (it does not train it there)
@@ -567,7 +569,9 @@ class Prose:
                 alone = _AS_WELL.sub("", _TEMPLATE_NOUN.sub(r"\g<article>\g<adjective>model", part))
             if alone is not part:
                 part = part if _OTHER_HALF.search(_TRAINED.sub("", alone)) else alone
-            if _PAIR.search(_TRAINED.sub("", _TOOL_HELPER.sub("", _WITHOUT_WRAPPER.sub("", _helper_clause(part))))):
+            if _PAIR.search(_VARIANT.sub("", _TRAINED.sub("", _TOOL_HELPER.sub("", _WITHOUT_WRAPPER.sub(
+                "", _helper_clause(part)
+            ))))):
                 # it says more about the old pair (template, copy, CPU): not made true by a name
                 # ("the ModelMGPU wrapper" ending a clause is the tool's name: renamed below)
                 return part
@@ -635,7 +639,8 @@ class Prose:
         def whole(full: str) -> str:
             # "The template lives on the CPU; multi_gpu_model copies it to each GPU.": a clause of a
             # sentence about the old pair is no more made true by a name than the sentence is
-            said = _TRAINED.sub("", _TOOL_HELPER.sub("", _helper_clause(full)))
+            # ("the multi_gpu_model replica setup": the strategy's replicas, named as its variant)
+            said = _VARIANT.sub("", _TRAINED.sub("", _TOOL_HELPER.sub("", _helper_clause(full))))
             if _PAIR.search(said) and _HELPER_NAMES.search(full):
                 return full
             return "".join(

@@ -196,6 +196,13 @@ def test_pragmas_and_files_left_as_they_are_are_never_touched():
     ("wrapped with multi_gpu_model, merged on the CPU", "wrapped with multi_gpu_model, merged on the CPU"),
     ("the ModelMGPU wrapper saves the template", "the ModelMGPU wrapper saves the template"),
     ("Tabular MLP, make_parallel variant.", "Tabular MLP, tf.distribute.MirroredStrategy variant."),
+    # (round 53, ao01 and ao20: deleted whole) the helper's set-up or code path is the strategy's
+    ("so we check that the multi_gpu_model replica setup works.",
+     "so we check that the tf.distribute.MirroredStrategy replica setup works."),
+    ("# so the multi_gpu_model path is only used locally.",
+     "# so the tf.distribute.MirroredStrategy path is only used locally."),
+    ("# the multi_gpu_model replica copy is merged on the CPU",
+     "# the multi_gpu_model replica copy is merged on the CPU"),
     ("2 GPUs (`multi_gpu_model`), the batch split.", "2 GPUs (`tf.distribute.MirroredStrategy`), the batch split."),
     # (round 52, an07: the sentence went whole) the aside gives the Keras version that had the helper
     ("`n_gpus` sets data parallelism (Keras 2.0.9 `training_utils.multi_gpu_model`).",
