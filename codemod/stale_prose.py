@@ -1034,6 +1034,10 @@ class _Pass(cst.CSTTransformer):
         if name:
             # the line of the text that names it, in the text as it now reads
             offset = current[:current.find(name)].count("\n") if name in current else 0
+            if re.fullmatch(r"\w+", name) and name not in self.prose.removed and name not in HELPERS:
+                # `parallel_model` read as the wrapper's mechanics, not a name the rewrite removed
+                # (`self.parallel_model = self.model` kept, round 53, ao14): said as the phrase
+                name = name.replace("_", " ")
             self.reported.append((written, " ".join(name.split()), offset))
         return bool(name)
 

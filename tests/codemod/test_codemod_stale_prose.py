@@ -2189,3 +2189,19 @@ def test_the_bare_hash_line_that_set_apart_a_note_goes_with_it():
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert out.startswith("# # Regression (2 GPUs)\n\nimport tensorflow as tf\n"), out
+
+
+def test_a_kept_attribute_is_not_said_to_be_removed():
+    # round 53, ao14: `self.parallel_model = self.model` stays; MGPU305 said the migration removed it
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\nclass Trainer:\n    def __init__(self, n):\n"
+        "        self.model = build()\n        # self.parallel_model is what we fit; with one GPU it is\n"
+        "        # simply self.model\n        if n > 1:\n"
+        "            self.parallel_model = multi_gpu_model(self.model, gpus=n)\n        else:\n"
+        "            self.parallel_model = self.model\n        self.parallel_model.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source.encode(), "trainer.py")
+    assert "self.parallel_model" in result.output.decode()
+    assert [f.code for f in result.findings] == ["MGPU305"]
+    assert "which the migration removed" not in result.findings[0].message
+    assert "describes the removed multi-GPU wrapper ('parallel model')" in result.findings[0].message
