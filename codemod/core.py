@@ -146,12 +146,12 @@ def _prose_left_by_a_migration(module: cst.Module, source: str | None, path: str
 
 
 def _single_return_finding(tree: Tree, single: pair_returns.SingleReturn, path: str) -> Finding:
-    name, kept, dropped = single.function.name.value, single.kept, single.dropped
+    name, (first, second) = single.function.name.value, single.returned
     line, col = tree.position(single.function)
     return Finding(line, col, "MGPU406", (
-        f"`{name}()` now returns one model, not the pair `({kept}, {dropped})`: this file's calls are "
+        f"`{name}()` now returns one model, not the pair `({first}, {second})`: this file's calls are "
         f"updated; a file that imports `{name}` and unpacks two values needs one name, `model = {name}(...)`, "
-        f"read where it read `{kept}` or `{dropped}`."
+        f"read where it read `{first}` or `{second}`."
     ), path)
 
 

@@ -40,6 +40,8 @@ class SingleReturn:
     dropped: str
     # the (kept, dropped) names each caller unpacked: `template, train_model = create_models(...)`
     callers: tuple[tuple[str, str], ...] = ()
+    # the pair as the old `return` wrote it, in its order: `(train_m, m)` (round 53, ao11)
+    returned: tuple[str, str] = ("", "")
 
 
 def single_returns(original: cst.Module, new: cst.Module) -> tuple[cst.Module, list[SingleReturn]]:
@@ -65,7 +67,8 @@ def single_returns(original: cst.Module, new: cst.Module) -> tuple[cst.Module, l
         rewritten = _rewritten(new, function, kept)
         if rewritten is not None:
             new, callers = rewritten
-            changed.append(SingleReturn(old, old_names[kept], old_names[1 - kept], callers))
+            returned = (old_names[0], old_names[1])
+            changed.append(SingleReturn(old, old_names[kept], old_names[1 - kept], callers, returned))
     return new, changed
 
 

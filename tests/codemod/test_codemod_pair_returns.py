@@ -36,6 +36,16 @@ def test_the_builder_returns_the_model_once_and_the_caller_uses_one_name():
     assert "`model = build(...)`, read where it read `model` or `parallel`" in finding.message
 
 
+def test_the_finding_names_the_pair_in_the_order_it_was_returned():
+    # round 53, ao11: `return train_m, m` was told as the pair `(m, train_m)`
+    before = BUILD.replace("return model, parallel", "return parallel, model") + (
+        "if __name__ == '__main__':\n    par, model = build(2)\n    par.fit(x, y)\n    model.save('m.h5')\n"
+    )
+    finding = next(f for f in transform_source(before.encode(), "train.py").findings if f.code == "MGPU406")
+    assert "not the pair `(parallel, model)`" in finding.message
+    assert "read where it read `parallel` or `model`" in finding.message
+
+
 def test_the_name_kept_is_the_one_the_template_had_in_the_return():
     before = BUILD.replace("return model, parallel", "return parallel, model") + (
         "gpu_model, cpu_model = build(2)\ngpu_model.fit(x, y)\ncpu_model.save('m.h5')\n"

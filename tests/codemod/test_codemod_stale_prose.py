@@ -2205,3 +2205,21 @@ def test_a_kept_attribute_is_not_said_to_be_removed():
     assert [f.code for f in result.findings] == ["MGPU305"]
     assert "which the migration removed" not in result.findings[0].message
     assert "describes the removed multi-GPU wrapper ('parallel model')" in result.findings[0].message
+
+
+def test_a_docstring_line_is_quoted_where_it_was_written_after_lines_above_it_went():
+    # round 53, ao11: the Args lines above went, and the finding quoted a blank line ("Received: ''")
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef create(gpus):\n"
+        '    """Build the MLP.\n\n    Args:\n        gpus: number of GPUs. If > 1 the model is wrapped with\n'
+        "            multi_gpu_model and the *parallel* model is returned along with\n"
+        "            the template (save the template!).\n\n    Returns:\n        (train_model, template_model)\n"
+        '    """\n    m = make()\n    if gpus > 1:\n        train_m = multi_gpu_model(m, gpus=gpus)\n'
+        "    else:\n        train_m = m\n    train_m.compile('adam', 'mse')\n    return train_m, m\n\n\n"
+        "if __name__ == '__main__':\n    train_model, template = create(2)\n    train_model.fit(x, y)\n"
+        "    template.save('m.h5')\n"
+    )
+    result = transform_source(source.encode(), "train.py")
+    stale = [f for f in result.findings if f.code == "MGPU305"]
+    assert [f.line for f in stale] == [13]
+    assert "(Received: '(train_model, template_model)')" in stale[0].message
