@@ -114,3 +114,19 @@ def test_weights_the_parallel_model_loaded_are_reported_the_load_is_still_rewrit
     assert result.changed and "net.load_weights('net_parallel.h5')" in result.output.decode()
     (finding,) = [f for f in result.findings if f.code == "MGPU306"]
     assert finding.line == 6 and "load_legacy_weights(model, 'net_parallel.h5')" in finding.message
+
+
+def test_a_set_model_swap_is_one_finding_however_many_lines_it_spans():
+    # round 53, ao10: `if isinstance(model.layers[-2], Model): self.model = model.layers[-2]` was
+    # reported twice, once per line
+    source = (
+        "from keras.callbacks import ModelCheckpoint\nfrom keras.models import Model\n"
+        "from keras.utils import multi_gpu_model\n\n\nclass TemplateCheckpoint(ModelCheckpoint):\n"
+        "    def set_model(self, model):\n        if isinstance(model.layers[-2], Model):\n"
+        "            self.model = model.layers[-2]\n        else:\n            self.model = model\n\n\n"
+        "model = build()\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+        "parallel.fit(x, y, callbacks=[TemplateCheckpoint('m.h5')])\n"
+    )
+    found = [f for f in transform_source(source.encode(), "train.py").findings if f.code == "MGPU302"]
+    assert [f.line for f in found] == [9]  # (the swap)
+    assert "use the base callback itself where the swap was all the subclass added" in found[0].message
