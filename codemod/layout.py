@@ -23,11 +23,10 @@ def fits(line: str, limit: int) -> bool:
 
 
 def strategy_statements(name: str, expression: str, indent: str, unit: str, limit: int) -> cst.BaseStatement:
-    """`name = expression`, or the `if`/`else` choosing it (`StrategyCode.branch`), with its comment
-    line; a line over `limit` columns has its one argument on a line of its own (black's shape).
+    """`name = expression`, or the `if`/`else` choosing it (`StrategyCode.branch`); a line over
+    `limit` columns has its one argument on a line of its own (black's shape).
     `indent` is where the statement goes, `unit` the file's indentation unit."""
     branch = expression.branch if isinstance(expression, StrategyCode) else None
-    comment = expression.comment if isinstance(expression, StrategyCode) else ""
     if branch is None:
         text = _assignment(name, str(expression), indent, "", unit, limit) + "\n"
     else:
@@ -35,10 +34,7 @@ def strategy_statements(name: str, expression: str, indent: str, unit: str, limi
         single = f"{name} = {branch.single}"
         first, second = (multi, single) if branch.multi_when_true else (single, multi)
         text = f"if {branch.condition}:\n{unit}{first}\nelse:\n{unit}{second}\n"
-    statement = cst.parse_statement(text)
-    if comment:
-        statement = statement.with_changes(leading_lines=[cst.EmptyLine(comment=cst.Comment(comment))])
-    return statement
+    return cst.parse_statement(text)
 
 
 def _assignment(name: str, expression: str, indent: str, written_at: str, unit: str, limit: int) -> str:

@@ -105,7 +105,20 @@ def _calls(node: cst.CSTNode) -> bool:
 
 
 def _names(node: cst.CSTNode) -> set[str]:
-    return {n.value for n in walk(node) if isinstance(n, cst.Name)}
+    """What `node` reads or binds, as dotted paths: `self.gpus > 1` reads `self.gpus`, not `self`."""
+    if isinstance(node, cst.Name):
+        return {node.value}
+    if isinstance(node, cst.Attribute):
+        base = _names(node.value)
+        if len(base) == 1 and isinstance(node.value, (cst.Name, cst.Attribute)):
+            return {f"{next(iter(base))}.{node.attr.value}"}
+        return base
+    return set().union(*(_names(child) for child in node.children))
+
+
+def _overlap(read: set[str], bound: set[str]) -> bool:
+    """A path bound is one read, or inside or around one (`self` read whole and `self.model` bound)."""
+    return any(r == b or r.startswith(b + ".") or b.startswith(r + ".") for r in read for b in bound)
 
 
 def _bound(statement: cst.BaseStatement) -> set[str] | None:
@@ -204,7 +217,7 @@ def _merged_if(statement: cst.If, no_branch_stops: bool) -> list[cst.BaseStateme
     head = 0
     for index in range(_shared_head(bodies)):
         bound = _bound(bodies[0][index])
-        if bound is None or bound & read:
+        if bound is None or _overlap(read, bound):
             break
         head = index + 1
     tail = _shared_tail(bodies, head)

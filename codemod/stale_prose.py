@@ -120,10 +120,17 @@ MECHANICS: Final = re.compile(
     r"layers\[-2\]|\b(?:parallel|serial|multi[- ]gpu|replicated)[*_]{0,2}[\s_]+(?:`model`|model\b)"
     # "Built under the CPU scope so ...", "(the one built under `/cpu:0`)": the template's placement
     r"|\bcpu\s+scope\b|\b(?:built|created|defined|instantiated)\s+(?:on|under|in)\s+(?:the\s+)?(?:`/cpu:0`|/cpu:0\b)"
-    r"|\b(?:data-?parallel|multi-?gpu|parallel)\s+(?:training\s+)?(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
+    r"|\b(?:data-?parallel|multi-?gpu|parallel|replicated)\s+(?:training\s+)?(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     # "the batch is sliced per GPU and the outputs are concatenated back on the CPU" (round 39, oa08)
     r"|\b(?:sliced|split)\s+per\s+(?:gpu|device|tower)\b"
     r"|\b(?:outputs?|results|predictions)\s+(?:are|is|get)\s+(?:merged|concatenated|gathered)\b"
+    # "self.model is the replicated network used for fit(); self.model_save shares its weights and
+    # is what we store" (round 54, aq13): the old pair's two halves
+    r"|\breplicated\s+(?:network|net)\b"
+    r"|\bshares?\s+(?:its|their|the)\s+weights\b[^.;]{0,30}\bis\s+what\s+(?:we|you)\s+(?:save|store|checkpoint|export|ship)\b"
+    # "Uses the older import path `keras.utils.training_utils`": the helper's module, imported no more
+    r"|\b(?:keras|tf\.keras|tensorflow\.keras|tensorflow\.python\.keras)\.utils\.(?:training_utils|multi_gpu_utils)\b"
+    r"|\bmulti_gpu_utils\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+|their\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template|towers?)"
     # "with a multi-GPU checkpoint fix", "The template is what we save."
@@ -226,7 +233,7 @@ MECHANICS: Final = re.compile(
     r"|\breplicated\s+and\s+(?:re-?)?compiled\b|\bcompiled\s+again\s+for\s+training\b"
     r"|\b(?:save|load)(?:\s*/\s*(?:save|load))?\s+calls?\s+(?:go|are\s+sent|are\s+forwarded)\s+to\b"
     # "save the template model, not the parallel one": the other half of the old pair
-    r"|\b(?:parallel|multi-?gpu|wrapped)\s+one\b|\bpossibly\s+(?:parallel|multi-?gpu|replicated|wrapped)\b"
+    r"|\b(?:parallel|multi-?gpu|wrapped|replicated)\s+one\b|\bpossibly\s+(?:parallel|multi-?gpu|replicated|wrapped)\b"
     # "the parallel ones are only used for training", "the serial generator/discriminator"
     # "Always save template_model.", "the template (for saving) and the one to train", "It returns
     # *both* models", "weights shared with base_model" (round 46: ad08, ac11, ad04)
@@ -235,6 +242,8 @@ MECHANICS: Final = re.compile(
     r"|\bparallel\s+ones\b|\bserial\s+(?:generators?|discriminators?|encoders?|decoders?|networks?|nets?|versions?)\b"
     # "predict() on the replica", "the replica is not loadable", "keep `model` around for saving"
     r"|\bon\s+the\s+replica\b|\b(?:replica|wrapper)\s+(?:is|are)\s+not\b"
+    # "the wrapper cannot be reloaded" (round 50, ak13): there is none to reload
+    r"|\bthe\s+wrapper\s+(?:cannot|can't|can\s+not|could\s+not|won't|will\s+not|does\s+not|doesn't)\b"
     r"|\bkeep\w*\s+[^.;]{0,20}\baround\s+for\s+(?:sav|checkpoint)"
     # "Keep a handle on `model` for saving", "the batch must be a multiple of NGPUS" (round 40)
     r"|\bkeep\w*\s+(?:a\s+)?(?:handle|reference)\s+(?:on|to)\s+[^.;]{0,20}\bfor\s+(?:sav|checkpoint)"
@@ -347,6 +356,13 @@ _BOTH_PLURAL: Final = re.compile(
     r"(?:parallel|multi[- ]?gpu|data[- ]parallel)\s+models\b",
     re.IGNORECASE,
 )
+# "Owns the model and the (optional) multi-GPU replica" (round 54, aq13): the one model now
+_AND_ITS_COPY: Final = re.compile(
+    r"(?P<half>\b(?:model|network|net)\b)\s+and\s+(?:the|its|their)\s+(?:\([^()]*\)\s+)?"
+    r"(?:multi[- ]?gpu|parallel|data[- ]parallel|gpu|replicated)\s+"
+    r"(?:replicas?|cop(?:y|ies)|wrappers?|versions?|twins?)\b",
+    re.IGNORECASE,
+)
 # "check that the file loads without the GPU wrapper": there is no wrapper to do without
 _WITHOUT_WRAPPER: Final = re.compile(
     r"\s+without\s+(?:the|a|any)\s+(?:multi[- ]?gpu\s+|gpu\s+|parallel\s+)?wrapper\b", re.IGNORECASE
@@ -372,6 +388,14 @@ _THROUGH_WRAPPER: Final = re.compile(
     r"(?:a|an|the|our)\s+(?:multi-?gpu|data-?parallel|parallel)\s+(?:wrapper|helper)\b",
     re.IGNORECASE,
 )
+# "inference also goes through the parallel model (splits the batch)": it runs under the strategy
+# now ("goes through the model" would say nothing; round 54, aq19)
+_THROUGH_PARALLEL_MODEL: Final = re.compile(
+    r"\b(?P<verb>go|goes|went|going|run|runs|ran|running)\s+through\s+the\s+"
+    r"(?:parallel|multi[- ]?gpu|data[- ]parallel)\s+model\b",
+    re.IGNORECASE,
+)
+_RUNS: Final = {"go": "run", "goes": "runs", "went": "ran", "going": "running"}
 # what still speaks of the pair once "the template model" is "the model"
 _OTHER_HALF: Final = re.compile(r"\btemplate|\bwrap|\bparallel\b|\bserial\b|\breplicas?\b|\bcop(?:y|ies)\b|\bcpu\b",
                                 re.IGNORECASE)
@@ -489,13 +513,15 @@ class Prose:
     _pattern: re.Pattern[str] | None = field(init=False, default=None)
 
     @classmethod
-    def between(cls, old: str, new: str, *, mechanics_gone: bool) -> Prose:
+    def between(cls, old: str, new: str, *, mechanics_gone: bool, elsewhere: str = "") -> Prose:
+        """`old` and `new`: the code before and after; `elsewhere`: the file's other text (a
+        notebook's markdown), where a helper named only in prose is the removed helper too."""
         # only names that read as identifiers in prose: the helpers, or names with an underscore
         # (`gpu_model`, `parallel_model`), not `G` or `model`
         gone = bound_names(old) - bound_names(new)
         removed = {n for n in gone if n in HELPERS or ("_" in n.strip("_") and len(n) > 4)}
         if mechanics_gone:  # "Keras 2.0.x did not have multi_gpu_model yet." over make_parallel (round 46, ac05)
-            removed |= {n for n in HELPERS if re.search(rf"\b{n}\b", old) and n not in bound_names(new)}
+            removed |= {n for n in HELPERS if re.search(rf"\b{n}\b", old + elsewhere) and n not in bound_names(new)}
         parallel = {p: t for p, t in _wrapped(old).items() if p in removed and t in bound_names(new)}
         quoted = {n for n in gone - removed if len(n) > 2 and n.isidentifier()}
         return cls(frozenset(removed), mechanics_gone, parallel, frozenset(quoted))
@@ -546,7 +572,11 @@ class Prose:
             if self.mechanics_gone:
                 part = _BOTH_HALVES.sub(r"\g<article>model", part)
                 part = _BOTH_PLURAL.sub("the model", part)
+                part = _AND_ITS_COPY.sub(r"\g<half>", part)
                 part = _THROUGH_WRAPPER.sub(rf"\g<verb> under {STRATEGY}", part)
+                part = _THROUGH_PARALLEL_MODEL.sub(
+                    lambda m: f"{_RUNS.get(m['verb'].lower(), m['verb'].lower())} under {STRATEGY}", part
+                )
                 part = _PAIR_ASIDE.sub("", part)
                 if not _TEMPLATE.search(part):  # ("save the template, train the replica": the pair, stale)
                     part = _REPLICA_OBJECT.sub(r"\g<verb> the model", part)  # "recompile the replica"
@@ -667,6 +697,11 @@ class Prose:
             re.search(rf"(?<![\w.]){re.escape(n)}\b", text)
             for n in self.removed if n not in HELPERS and n not in self.parallel_names
         )
+
+    def names_gone_identifier(self, text: str) -> bool:
+        """`text` names a removed helper or variable (`make_parallel`), not only the wrapper's
+        mechanics ("the replicated model", still true of the strategy's replicas)."""
+        return any(re.search(rf"(?<!\w){re.escape(n)}\b", text) for n in self.removed)
 
     def names_removed(self, text: str) -> str | None:
         """The first removed thing `text` names, or None."""
@@ -889,6 +924,7 @@ class _Pass(cst.CSTTransformer):
         self.prose = prose
         self.reported: list[tuple[str, str, int]] = []  # (text as written, what it names, its line), in order
         self.docstrings: set[int] = set()
+        self.text_cells: set[int] = set()  # module-level strings after the docstring: exported text cells
         self.calls: list[str] = []  # the names of the calls the visit is inside, innermost last
         self._written: dict[int, str] = {}  # comment lines being read as paragraphs -> their text as written
         self.keywords: list[str | None] = []  # the keywords of the arguments the visit is inside, innermost last
@@ -916,6 +952,14 @@ class _Pass(cst.CSTTransformer):
 
     def visit_Module(self, node: cst.Module) -> None:
         self._note_docstring(node.body)
+        # `"""## Model\n\nTry to spread training ..."""` between statements: a text cell as a Colab
+        # export writes it, read as a module's docstring is (round 54, ar15)
+        for statement in node.body[1:]:
+            if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+                continue
+            small = statement.body[0]
+            if isinstance(small, cst.Expr) and isinstance(small.value, cst.SimpleString):
+                self.text_cells.add(id(small.value))
 
     def visit_ClassDef(self, node: cst.ClassDef) -> None:
         if isinstance(node.body, cst.IndentedBlock):
@@ -952,6 +996,14 @@ class _Pass(cst.CSTTransformer):
         return updated
 
     def leave_SimpleString(self, original: cst.SimpleString, updated: cst.SimpleString) -> cst.SimpleString:
+        if id(original) in self.text_cells:
+            text = self.prose.renamed(updated.value)
+            cleaned = docstring_without_stale(text, self.prose) or docstring_without_stale(
+                text, self.prose, keep_first=True
+            )
+            text = cleaned or text
+            self._report(updated.value, text)
+            return updated if text == updated.value else updated.with_changes(value=text)
         # a message or help text in the code (`help="... multi_gpu_model needs >= 2"`); not a
         # file name (`"parallel_model.h5"`: no space), not a docstring (read below)
         if id(original) not in self.docstrings and " " in updated.value:
@@ -1169,20 +1221,40 @@ class _Pass(cst.CSTTransformer):
         return [unit[min(k, len(unit) - 1)].with_changes(comment=cst.Comment(line)) for k, line in enumerate(filled)]
 
     def _aside_trimmed(self, unit: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
-        """A one-line comment wholly stale only by its closing aside ("# encoder shares weights with ae
-        (and therefore with the GPU replicas)") less that aside, when what is left says something."""
-        comment = unit[0].comment if len(unit) == 1 else None
-        if comment is None or not self._stale(unit):
+        """A comment wholly stale only by its closing aside ("# encoder shares weights with ae (and
+        therefore with the GPU replicas)"), or by that and a closing conjunct naming the wrapper
+        ("# stage 2 -- unfreeze and re-wrap (multi_gpu_model must be re-created" / "# after
+        changing trainable flags)" keeps "# stage 2 -- unfreeze"), less them, when what is left
+        says something; a comment of several lines is filled again within its widest line."""
+        if not unit or not self._stale(unit):
             return unit
-        aside = re.search(r"\s*\([^()]*\)(?=[.!?]?\s*$)", comment.value)
+        values = [line.comment.value if line.comment is not None else "" for line in unit]
+        prefix = re.match(r"#+\s*", values[0])
+        lead = prefix[0] if prefix else "# "
+        if len(unit) > 1 and (
+            not all(values) or any(_commented_code(v) for v in values)
+            or not all(v.startswith(lead.rstrip()) for v in values)
+            or any(line.indent != unit[0].indent for line in unit)
+        ):
+            return unit
+        text = lead + " ".join(_words(v) for v in values) if len(unit) > 1 else values[0]
+        aside = re.search(r"\s*\([^()]*\)(?=[.!?]?\s*$)", text)
         if aside is None or not self.prose.names_removed(aside[0]):
             return unit
-        kept = comment.value[:aside.start()] + comment.value[aside.end():]
+        kept = text[:aside.start()] + text[aside.end():]
+        # "... unfreeze and re-wrap": the conjunct was the wrapper's step; the step before it stays
+        conjunct = re.search(r"\s+and\s+([^,;:()]+?)(?=[.!?]?\s*$)", kept)
+        if conjunct is not None and self.prose.wholly_stale(conjunct[1]) and self.prose.names_removed(conjunct[1]):
+            kept = kept[:conjunct.start()] + kept[conjunct.end():]
         if len(_words(kept).split()) < 3 or self.prose.wholly_stale(kept) or self.prose.names_removed(kept) or (
             _OTHER_HALF.search(kept) or _ONE_DEVICE.search(kept)  # ("single-GPU evaluation on the template")
         ):
             return unit
-        return [unit[0].with_changes(comment=comment.with_changes(value=kept))]
+        if len(unit) == 1:
+            assert unit[0].comment is not None
+            return [unit[0].with_changes(comment=unit[0].comment.with_changes(value=kept))]
+        filled = _filled(kept[len(lead):], max(79, *(len(v) for v in values)), lead, lead)
+        return [unit[min(k, len(unit) - 1)].with_changes(comment=cst.Comment(line)) for k, line in enumerate(filled)]
 
     def _trimmed(self, line: cst.EmptyLine) -> cst.EmptyLine:
         """A one-line comment less its sentences that name something removed, when others stay."""
@@ -1762,7 +1834,7 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
             stale[index] = True
     for index, unit in enumerate(units):  # "### Multi-GPU notes" over notes that all went
         if lines[unit[0]].lstrip().startswith("#") and not stale[index] and _heading_of_stale(
-            lines, units, stale, index
+            lines, units, stale, index, named=prose.names_gone_identifier(renamed_units[index][0])
         ):
             stale[index] = True
     for index, (unit, renamed, gone) in enumerate(zip(units, renamed_units, stale)):
@@ -1814,14 +1886,16 @@ _DEVICE_HEADING: Final = re.compile(
 )
 
 
-def _heading_of_stale(lines: list[str], units: list[list[int]], stale: list[bool], index: int) -> bool:
+def _heading_of_stale(lines: list[str], units: list[list[int]], stale: list[bool], index: int, *,
+                      named: bool = False) -> bool:
     """The heading at `units[index]` speaks of the multi-GPU set-up, and what follows it up to the
-    next heading (or the cell's end) is text that all went: left alone, it would head nothing."""
+    next heading (or the cell's end) is text that all went: left alone, it would head nothing.
+    `named`: the heading names something removed ("# make_parallel (kuza55 style)"), a title too."""
     heading = lines[units[index][0]].strip()
     level = len(heading) - len(heading.lstrip("#"))
     # a section's own heading ("### Multi-GPU notes"), not a title ("# Xception on the 8-GPU DGX")
     rest = _DEVICE_HEADING.sub("", heading.lstrip("#")).replace("-", " ").split()
-    if level < 2 or not _DEVICE_HEADING.search(heading) or len(rest) > 2:
+    if not named and (level < 2 or not _DEVICE_HEADING.search(heading) or len(rest) > 2):
         return False
     following: list[bool] = []
     for unit, gone in zip(units[index + 1:], stale[index + 1:]):

@@ -8,8 +8,8 @@ The house style (MIGRATION.md, "House style"):
   (`MirroredStrategy(["/gpu:0", "/gpu:1"])`) hangs in `fit`; with no GPU the slice is empty
   and TensorFlow takes its default devices (`MirroredStrategy([])` is `MirroredStrategy()`);
 - a list of GPU ids -> `0, 1, ..., k-1` as the count `k`; any other the machine's GPUs at those
-  indices, which raises where one is missing (as the old call did) instead of hanging, with a
-  one-line comment saying so;
+  indices, which raises where one is missing (as the old call did) instead of hanging (no
+  comment says so: MIGRATION.md does, and the code reads as a person writes it);
 - a guard (`if n_gpus > 1:` ... `else:`), the script's condition once, choosing the strategy in
   its branches: `tf.distribute.get_strategy()` (one device, as the plain model ran) in the other;
 - a "more than one GPU" guard whose `if` stays in the script (`KeptCondition`) is not written again:
@@ -17,7 +17,7 @@ The house style (MIGRATION.md, "House style"):
   where the condition is false.
 
 The result is a `str` (the multi-device expression, what callers that only want an expression use)
-that also carries the layout: `StrategyCode.branch`, `.comment`, and `.guessed` when the code did not
+that also carries the layout: `StrategyCode.branch` and `.guessed` when the code did not
 say whether `gpus` holds a count or a list of ids (the caller should report it).
 """
 
@@ -84,14 +84,13 @@ class StrategyCode(str):
     """The strategy's multi-device expression, plus how it is laid out (`plan.Region` renders it)."""
 
     branch: Branch | None
-    comment: str
     guessed: str
     inputs: _Inputs | None  # what it was made from, to decide again with the whole module (`refine`)
 
-    def __new__(cls, expression: str, *, branch: Branch | None = None, comment: str = "",
-                guessed: str = "", inputs: _Inputs | None = None) -> StrategyCode:
+    def __new__(cls, expression: str, *, branch: Branch | None = None, guessed: str = "",
+                inputs: _Inputs | None = None) -> StrategyCode:
         code = super().__new__(cls, expression)
-        code.branch, code.comment, code.guessed, code.inputs = branch, comment, guessed, inputs
+        code.branch, code.guessed, code.inputs = branch, guessed, inputs
         return code
 
     def _key(self) -> tuple[str, Branch | None]:
@@ -134,7 +133,7 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
     # a condition copied into the strategy choice gets what backend_gpus gives the script's own
     guards = [type(g)(with_public_listing(g, tf)) for g in guards]
     inputs = _Inputs(tf, gpus, tuple(guards), known_int)
-    comment = guessed = ""
+    guessed = ""
     if gpus is None or machine_count(gpus) or kind == "machine":
         multi = f"{tf}.distribute.MirroredStrategy()"
         if gpus is not None and all(_counts_present(gpus, g) for g in guards):
@@ -144,11 +143,11 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
         if first:  # `[0, 1]` is "the first two GPUs": the count's form
             multi = f'{tf}.distribute.MirroredStrategy({tf}.config.list_logical_devices("GPU")[:{first}])'
         else:
-            multi, comment = _listed(tf, code_of(gpus)), _LISTED_COMMENT
+            multi = _listed(tf, code_of(gpus))
     else:
         kind = kind or count_or_list(gpus, guards, known_int=known_int)
         if kind.startswith("list"):
-            multi, comment = _listed(tf, code_of(gpus)), _LISTED_COMMENT
+            multi = _listed(tf, code_of(gpus))
         else:
             # The script's own `if n > 1:` stays: not written again; `[:max(n, 1)]` is one device
             # where it is false (`[:0]` would be every GPU).
@@ -161,7 +160,7 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
         if kind.endswith("?"):
             guessed = _guessed(tf, code_of(gpus), kind)
     branch = _branch(guards, f"{tf}.distribute.get_strategy()")
-    return StrategyCode(multi, branch=branch, comment=comment, guessed=guessed, inputs=inputs)
+    return StrategyCode(multi, branch=branch, guessed=guessed, inputs=inputs)
 
 
 def _counts_present(gpus: cst.BaseExpression, guard: str) -> bool:
@@ -540,12 +539,9 @@ def _guessed(tf: str, text: str, kind: str) -> str:
     )
 
 
-# Why the ids index the machine's GPUs instead of naming them: `MirroredStrategy(["/gpu:3"])` on a
-# machine without GPU 3 hangs in `fit`; the index raises, as `multi_gpu_model` did.
-_LISTED_COMMENT = "# Indexed, not named: a missing GPU raises here instead of hanging fit."
-
-
 def _listed(tf: str, ids: str) -> str:
+    """The machine's GPUs at `ids`: `MirroredStrategy(["/gpu:3"])` on a machine without GPU 3 hangs
+    in `fit`; the index raises, as `multi_gpu_model` did."""
     return f'{tf}.distribute.MirroredStrategy([{tf}.config.list_logical_devices("GPU")[i] for i in {ids}])'
 
 

@@ -274,8 +274,10 @@ def test_a_guard_and_a_list_of_ids_take_their_house_forms_in_a_notebook():
     # The guard's own cell held nothing else: it is removed, not left empty.
     assert len(sources) == len(_code_sources(before)) - 1
     assert sources[2] == "with strategy.scope():\n    model.compile('adam', 'mse')"
-    # `GPU_IDS = [0, 1]`: the GPUs at those indices, with the one comment line saying why indexed.
-    assert sources[3].startswith("# Indexed, not named: a missing GPU raises here")
+    # `GPU_IDS = [0, 1]`: the GPUs at those indices, with no comment of the tool's above them.
+    assert sources[3].startswith(
+        'strategy = tf.distribute.MirroredStrategy(\n    [tf.config.list_logical_devices("GPU")[i] for i in GPU_IDS]'
+    )
     assert all(len(line) <= 100 for source in sources for line in source.splitlines())
 
 

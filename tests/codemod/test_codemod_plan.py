@@ -92,17 +92,16 @@ def test_a_definition_moved_above_the_strategy_takes_its_spacing_along():
     )
 
 
-def test_a_strategy_code_renders_its_comment_and_branches_in_the_block():
+def test_a_strategy_code_renders_its_branches_in_the_block():
     from multi_gpu_codemod.strategy_expression import Branch, StrategyCode
 
     module = cst.parse_module("def run(n):\n    m = make()\n    m.compile()\n")
     block = module.body[0].body
-    code = StrategyCode("tf.distribute.MirroredStrategy()", comment="# why",
+    code = StrategyCode("tf.distribute.MirroredStrategy()",
                         branch=Branch("n > 1", True, "tf.distribute.get_strategy()"))
     plan = Plan(regions=[Region(block=block, start=0, end=1, name="strategy", expression=code)])
     assert _apply(plan, module, True) == (
         "def run(n):\n"
-        "    # why\n"
         "    if n > 1:\n"
         "        strategy = tf.distribute.MirroredStrategy()\n"
         "    else:\n"

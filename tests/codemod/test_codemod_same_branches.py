@@ -127,6 +127,11 @@ def test_branches_that_read_the_same_are_written_once(before, after, codes):
     "if ready():\n    p = m\n    a()\nelse:\n    p = m\n    b()\n",
     # A shared first statement that binds what the condition reads.
     "if n > 1:\n    n = 2\n    a()\nelse:\n    n = 2\n    b()\n",
+    # ... an attribute path the condition reads, or one inside or around it
+    "if self.n > 1:\n    self.n = 2\n    a()\nelse:\n    self.n = 2\n    b()\n",
+    "if self.cfg.n > 1:\n    self.cfg = c\n    a()\nelse:\n    self.cfg = c\n    b()\n",
+    "if ok(self):\n    self.p = m\n    a()\nelse:\n    self.p = m\n    b()\n",
+    "if self:\n    self.p = m\n    a()\nelse:\n    self.p = m\n    b()\n",
     # A comment only one branch has would be lost.
     "if n > 1:\n    p = m  # several\nelse:\n    p = m\n",
     # Nothing shared.
@@ -320,3 +325,18 @@ def test_an_if_whose_branches_read_the_same_before_the_migration_is_left_to_its_
     )
     out = transform_source(before.encode(), "t.py").output.decode()
     assert "if verbose:\n    log(x)  # the same\nelse:\n    log(x)  # the same\n" in out
+
+
+def test_a_shared_attribute_alias_goes_before_a_condition_on_another_attribute():
+    # round 54, aq13: `self.model = self.model_save` stayed in both branches of `if self.gpus > 1:`
+    # (binding `self.model` was taken for binding `self`, which the condition reads)
+    statement = cst.parse_module(
+        "if self.gpus > 1:\n    self.model = self.model_save\n    print('many')\n"
+        "else:\n    self.model = self.model_save\n    print('one')\n"
+    ).body[0]
+    assert isinstance(statement, cst.If)
+    result = merged(statement)
+    assert result is not None
+    assert cst.Module(list(result)).code == (
+        "self.model = self.model_save\nif self.gpus > 1:\n    print('many')\nelse:\n    print('one')\n"
+    )

@@ -2223,3 +2223,111 @@ def test_a_docstring_line_is_quoted_where_it_was_written_after_lines_above_it_we
     stale = [f for f in result.findings if f.code == "MGPU305"]
     assert [f.line for f in stale] == [13]
     assert "(Received: '(train_model, template_model)')" in stale[0].message
+
+
+@pytest.mark.parametrize("text,expected", [
+    # round 54, aq01: the contrast of the pair's halves says nothing once there is one model
+    ("# save the template, not the replicated wrapper", ""),
+    ("# save the template model, not the replicated one", ""),
+    # round 54, aq19: "goes through the model" would say nothing; it runs under the strategy
+    ("# inference also goes through the parallel model (splits the batch)",
+     f"# inference also runs under {STRATEGY} (splits the batch)"),
+    # round 54, ar09: the helper's old module, imported no more
+    ("Uses the older import path `keras.utils.training_utils` (Keras 2.0.x).", ""),
+    # round 54, aq13: the pair's halves and their roles; the copy owned beside the model
+    ("# self.model is the replicated network used for fit(); self.model_save shares its weights and is what we store",
+     ""),
+    ("Owns the model and the (optional) multi-GPU replica.", "Owns the model."),
+    ("Builds the data pipeline and the parallel model.", "Builds the data pipeline and the model."),
+    # round 50, ak13 (reported since): both clauses were the pair's
+    ("# the template holds the weights; the wrapper cannot be reloaded", ""),
+])
+def test_the_pairs_mechanics_of_round_54(text, expected):
+    prose = Prose(frozenset({"multi_gpu_model", "parallel_model"}), True, {"parallel_model": "model"})
+    renamed = prose.renamed(text)
+    assert (renamed if not prose.wholly_stale(renamed) else "") == expected
+
+
+def test_a_comment_stale_by_its_aside_and_closing_conjunct_keeps_what_is_left():
+    # round 54, aq16: the stage header went whole with the wrapper's step and its two-line aside
+    source = (
+        "from keras.utils import multi_gpu_model\n\nclf = build()\n"
+        "clf.get_layer('base').trainable = False\npmodel = multi_gpu_model(clf, gpus=2)\n"
+        "pmodel.compile('rmsprop', 'mse')\npmodel.fit(x, y)\n\n"
+        "# stage 2 -- unfreeze and re-wrap (multi_gpu_model must be re-created\n"
+        "# after changing trainable flags, otherwise the change is ignored)\n"
+        "clf.get_layer('base').trainable = True\npmodel = multi_gpu_model(clf, gpus=2)\n"
+        "pmodel.compile('sgd', 'mse')\npmodel.fit(x, y)\n"
+    )
+    after, findings = migrate(source)
+    assert "    # stage 2 -- unfreeze\n    clf.get_layer('base').trainable = True\n" in after, after
+    assert "re-wrap" not in after and "re-created" not in after
+    assert findings == []
+
+
+def test_a_comment_stale_by_its_conjunct_alone_still_goes_whole():
+    # the conjunct is only cut with a stale aside: "# unfreeze and re-wrap" names nothing else to keep
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert prose.wholly_stale("# unfreeze and re-wrap")
+
+
+def test_a_helper_named_only_in_markdown_is_the_removed_helper_and_its_title_goes_with_its_body():
+    # round 54, ar07: `multi_gpu_model` was named only in the markdown of a notebook using
+    # make_parallel; the sentence was kept and unreported, and its title reported
+    def cell(kind: str, text: str) -> dict:
+        extra = {"execution_count": None, "outputs": []} if kind == "code" else {}
+        return {"cell_type": kind, "metadata": {}, "source": text.splitlines(keepends=True), **extra}
+
+    notebook = {"cells": [
+        cell("markdown", "# make_parallel (kuza55 style)\n"
+                         "Before Keras 2.0.9 there was no `multi_gpu_model`; this helper slices every batch\n"
+                         "across GPUs and concatenates the outputs on the CPU."),
+        cell("markdown", "# Evaluation with the replicated model\n"
+                         "`make_parallel` splits the batch across the GPUs for `predict` too."),
+        cell("code", HELPER),
+        cell("code", "model = build()\npmodel = make_parallel(model, 2)\npmodel.compile('adam', 'mse')\n"
+                     "pmodel.fit(x, y)\npmodel.predict(x)"),
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    data = json.dumps(notebook, indent=1).encode()
+    result = transform_notebook(data, "nb.ipynb")
+    assert not result.failed
+    cells = json.loads(result.output)["cells"]
+    markdown_cells = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
+    # the title naming the removed helper heads nothing now; the section (still true) is renamed
+    assert markdown_cells == [
+        "# Evaluation with the replicated model\n"
+        "`tf.distribute.MirroredStrategy` splits the batch across the GPUs for `predict` too."
+    ], markdown_cells
+    assert transform_notebook(result.output, "nb.ipynb").output == result.output
+
+
+def test_a_text_cell_string_between_statements_loses_its_stale_clause():
+    # round 54, ar15: a Colab export's text cell (a string between statements) was only reported
+    source = (
+        "from keras.utils import multi_gpu_model\n\nx = load()\n\n"
+        '"""## Model\n\nTry to spread training across 2 GPUs; if `multi_gpu_model` cannot find them we\n'
+        'just use the plain model.\n"""\n\n'
+        "net = build()\ntry:\n    net = multi_gpu_model(net, gpus=2)\nexcept ValueError:\n    pass\n"
+        "net.compile('adam', 'mse')\n"
+    )
+    after, findings = migrate(source)
+    assert '"""## Model\n\nTry to spread training across 2 GPUs.\n"""\n' in after, after
+    assert findings == []
+
+
+def test_a_second_run_over_a_notebook_reports_the_markdown_the_first_run_reported():
+    # round 54, ar07: the second run's report said nothing of markdown still naming the helper
+    def cell(kind: str, text: str) -> dict:
+        extra = {"execution_count": None, "outputs": []} if kind == "code" else {}
+        return {"cell_type": kind, "metadata": {}, "source": text.splitlines(keepends=True), **extra}
+
+    notebook = {"cells": [
+        cell("markdown", "## Old-school data parallelism (`multi_gpu_model`)\nThe loss curves below are from 4 GPUs."),
+        cell("code", "from keras.utils import multi_gpu_model\n\nmodel = build()\n"
+                     "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\nparallel.fit(x, y)"),
+    ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    first = transform_notebook(json.dumps(notebook, indent=1).encode(), "nb.ipynb")
+    second = transform_notebook(first.output, "nb.ipynb")
+    assert second.output == first.output
+    stale = [(f.cell, f.line, f.code) for f in first.findings if f.code == "MGPU305"]
+    assert stale and [(f.cell, f.line, f.code) for f in second.findings] == stale
