@@ -222,7 +222,8 @@ def _markdown_prose(text: str, prose: stale_prose.Prose, path: str) -> tuple[lis
         joined = "".join(value) if isinstance(value, list) else value
         if not isinstance(joined, str):
             continue
-        new, reported = stale_prose.markdown(joined, prose)
+        # (the first cell's heading, before any code, is the notebook's title)
+        new, reported = stale_prose.markdown(joined, prose, title=index == 0)
         for number, line, name in reported:
             finding = stale_prose.findings(line, [(line, name, 0)], path)[0]
             found.append(dataclasses.replace(finding, line=number, cell=index + 1))

@@ -242,6 +242,8 @@ MECHANICS: Final = re.compile(
     r"|\bparallel\s+ones\b|\bserial\s+(?:generators?|discriminators?|encoders?|decoders?|networks?|nets?|versions?)\b"
     # "predict() on the replica", "the replica is not loadable", "keep `model` around for saving"
     r"|\bon\s+the\s+replica\b|\b(?:replica|wrapper)\s+(?:is|are)\s+not\b"
+    # "keep `unet` for saving", "the template lives at -2" (round 55): the old pair's halves
+    r"|\bkeep\w*\s+`\w+`\s+for\s+(?:saving|checkpoint\w*|export\w*)\b|\blives?\s+at\s+(?:index\s+)?-2\b"
     # "the wrapper cannot be reloaded" (round 50, ak13): there is none to reload
     r"|\bthe\s+wrapper\s+(?:cannot|can't|can\s+not|could\s+not|won't|will\s+not|does\s+not|doesn't)\b"
     r"|\bkeep\w*\s+[^.;]{0,20}\baround\s+for\s+(?:sav|checkpoint)"
@@ -1800,7 +1802,7 @@ def drop_stale(module: cst.Module, prose: Prose) -> tuple[cst.Module, list[tuple
     return new, visitor.reported
 
 
-def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
+def markdown(text: str, prose: Prose, *, title: bool = False) -> tuple[str, list[tuple[int, str, str]]]:
     """A markdown cell's text with the helper named as the tool renamed and each wholly stale
     sentence's lines gone (a heading, a list item or a blank line ends a sentence's lines; a
     heading itself stays); and
@@ -1833,10 +1835,18 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
                 and _introduces_stale_list(lines, units, stale, index)):
             stale[index] = True
     for index, unit in enumerate(units):  # "### Multi-GPU notes" over notes that all went
+        named = prose.names_gone_identifier(renamed_units[index][0])
         if lines[unit[0]].lstrip().startswith("#") and not stale[index] and _heading_of_stale(
-            lines, units, stale, index, named=prose.names_gone_identifier(renamed_units[index][0])
+            lines, units, stale, index, named=named
         ):
-            stale[index] = True
+            if title and index == 0 and named:
+                # the notebook's title ("# make_parallel (kuza55 style)") says what it does now,
+                # at its level, rather than leave the notebook untitled (round 55, at06)
+                heading = lines[unit[0]]
+                level = heading.lstrip()[:len(heading.lstrip()) - len(heading.lstrip().lstrip("#"))]
+                renamed_units[index] = [f"{level} {_TITLE}{heading[len(heading.rstrip(chr(13) + chr(10))):]}"]
+            else:
+                stale[index] = True
     for index, (unit, renamed, gone) in enumerate(zip(units, renamed_units, stale)):
         if gone:
             if kept and not kept[-1].strip() and unit[-1] + 1 < len(lines) and not lines[unit[-1] + 1].strip():
@@ -1870,7 +1880,10 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
                 unit = unit[:len(renamed)]
         for k, line in zip(unit, renamed):
             name = prose.names_removed(line)
-            if name:
+            # a heading "Evaluation with the replicated model" titles what the strategy does too
+            # (round 54, ar12); a sentence saying so is the old pair's ("not the replicated model")
+            titled = line.lstrip().startswith("#")
+            if name and not (titled and re.fullmatch(r"replicated\s+model", name, re.IGNORECASE)):
                 reported.append((k + 1, line, name))
         kept.extend(renamed)
     new = "".join(kept).rstrip("\r\n")  # ends as the cell ended, not on a blank line a dropped line left
@@ -1879,6 +1892,8 @@ def markdown(text: str, prose: Prose) -> tuple[str, list[tuple[int, str, str]]]:
     return (new if new.strip() else ""), reported
 
 
+# a notebook's title that named the removed helper, over text that all went
+_TITLE: Final = f"Data-parallel training with {STRATEGY}"
 # a heading about the old multi-GPU set-up: "### Multi-GPU notes", "## Data-parallel helper"
 _DEVICE_HEADING: Final = re.compile(
     r"\b(?:multi[- ]?gpus?|gpus?|data[- ]parallel(?:ism)?|parallel(?:ism)?|replicas?|wrapper|helper|wrap)\b",

@@ -2241,6 +2241,9 @@ def test_a_docstring_line_is_quoted_where_it_was_written_after_lines_above_it_we
     ("Builds the data pipeline and the parallel model.", "Builds the data pipeline and the model."),
     # round 50, ak13 (reported since): both clauses were the pair's
     ("# the template holds the weights; the wrapper cannot be reloaded", ""),
+    # round 55, as05 and a probe: the template kept for saving, and where it sat in the wrapper
+    ("# train on all cards, keep `unet` for saving", ""),
+    ("# the template lives at -2", ""),
 ])
 def test_the_pairs_mechanics_of_round_54(text, expected):
     prose = Prose(frozenset({"multi_gpu_model", "parallel_model"}), True, {"parallel_model": "model"})
@@ -2271,7 +2274,7 @@ def test_a_comment_stale_by_its_conjunct_alone_still_goes_whole():
     assert prose.wholly_stale("# unfreeze and re-wrap")
 
 
-def test_a_helper_named_only_in_markdown_is_the_removed_helper_and_its_title_goes_with_its_body():
+def test_a_helper_named_only_in_markdown_is_the_removed_helper_and_its_title_says_what_is_done_now():
     # round 54, ar07: `multi_gpu_model` was named only in the markdown of a notebook using
     # make_parallel; the sentence was kept and unreported, and its title reported
     def cell(kind: str, text: str) -> dict:
@@ -2293,8 +2296,10 @@ def test_a_helper_named_only_in_markdown_is_the_removed_helper_and_its_title_goe
     assert not result.failed
     cells = json.loads(result.output)["cells"]
     markdown_cells = ["".join(c["source"]) for c in cells if c["cell_type"] == "markdown"]
-    # the title naming the removed helper heads nothing now; the section (still true) is renamed
+    # the title naming the removed helper says what the notebook does now (round 55, at06: not
+    # left untitled); the section (still true) is renamed
     assert markdown_cells == [
+        f"# Data-parallel training with {STRATEGY}",
         "# Evaluation with the replicated model\n"
         "`tf.distribute.MirroredStrategy` splits the batch across the GPUs for `predict` too."
     ], markdown_cells
@@ -2331,3 +2336,30 @@ def test_a_second_run_over_a_notebook_reports_the_markdown_the_first_run_reporte
     assert second.output == first.output
     stale = [(f.cell, f.line, f.code) for f in first.findings if f.code == "MGPU305"]
     assert stale and [(f.cell, f.line, f.code) for f in second.findings] == stale
+
+
+def test_a_heading_on_the_replicated_model_stays_unreported():
+    # round 54, ar12: the strategy replicates the model too; the title is still true
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    assert markdown("# Evaluation with the replicated model\nAccuracy on the held-out fold.", prose) == (
+        "# Evaluation with the replicated model\nAccuracy on the held-out fold.", []
+    )
+    # a sentence contrasting it with the template is the old pair's, and goes
+    assert markdown("Save the template, not the replicated model.\nThen plot the loss.", prose) == (
+        "Then plot the loss.", []
+    )
+
+
+@pytest.mark.parametrize("title,expected", [
+    # round 55, at06: the notebook's title naming the helper says what it does now
+    (True, f"## Data-parallel training with {STRATEGY}"),
+    # a later section on the helper, over text that all went, goes with it
+    (False, ""),
+])
+def test_a_heading_naming_the_removed_helper_over_text_that_all_went(title, expected):
+    prose = Prose(frozenset({"make_parallel"}), True)
+    text = (
+        "## kuza55 `make_parallel` (pre Keras 2.0.9)\n"
+        "This `make_parallel` slices every batch and concatenates the outputs on the CPU."
+    )
+    assert markdown(text, prose, title=title) == (expected, [])
