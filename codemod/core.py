@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import ast
-import re
 import warnings
 from dataclasses import dataclass, field
 
@@ -135,10 +134,7 @@ def _prose_left_by_a_migration(module: cst.Module, source: str | None, path: str
     """MGPU305 again on a second run over a migrated file (it builds a `MirroredStrategy`, calls no
     helper, and its prose still names one), changing nothing: what the first run reported."""
     code = module.code
-    if re.search(r"\bdistribute\.(?:MultiWorker)?MirroredStrategy\(", code) is None:
-        return []
-    named = {n for n in stale_prose.HELPERS if re.search(rf"(?<!\w){n}\b", code)}
-    removed = frozenset(named - stale_prose.bound_names(code))
+    removed = stale_prose.helpers_left(code, code)
     if not removed:
         return []
     _, reported = stale_prose.drop_stale(module, stale_prose.Prose(removed, mechanics_gone=False))

@@ -122,10 +122,7 @@ def _markdown_left_by_a_migration(text: str, code: str, path: str) -> list[Findi
     """MGPU305 on a second run over a migrated notebook (its code builds a `MirroredStrategy` and
     calls no helper) whose markdown still names one: what the first run reported (core.py does
     the same for a `.py` file's comments)."""
-    if re.search(r"\bdistribute\.(?:MultiWorker)?MirroredStrategy\(", code) is None:
-        return []
-    named = {n for n in stale_prose.HELPERS if re.search(rf"(?<!\w){n}\b", text)}
-    removed = frozenset(named - stale_prose.bound_names(code))
+    removed = stale_prose.helpers_left(code, text)
     if not removed:
         return []
     return _markdown_prose(text, stale_prose.Prose(removed, mechanics_gone=False), path)[1]

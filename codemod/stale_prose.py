@@ -501,6 +501,15 @@ def bound_names(code: str) -> set[str]:
     return names
 
 
+def helpers_left(code: str, text: str) -> frozenset[str]:
+    """The helpers `text` names that a migrated `code` (it builds a `MirroredStrategy`) no longer
+    binds: what a second run reports again (MGPU305) in a file's comments or a notebook's markdown."""
+    if re.search(r"\bdistribute\.(?:MultiWorker)?MirroredStrategy\(", code) is None:
+        return frozenset()
+    named = {n for n in HELPERS if re.search(rf"(?<!\w){n}\b", text)}
+    return frozenset(named - bound_names(code))
+
+
 @dataclass
 class Prose:
     """What counts as stale in one file: the names its rewrite removed, and whether the wrapper's

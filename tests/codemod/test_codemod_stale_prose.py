@@ -2274,21 +2274,23 @@ def test_a_comment_stale_by_its_conjunct_alone_still_goes_whole():
     assert prose.wholly_stale("# unfreeze and re-wrap")
 
 
+def _cell(kind: str, text: str) -> dict:
+    """A notebook cell of `kind` holding `text`, as nbformat 4 writes it."""
+    extra = {"execution_count": None, "outputs": []} if kind == "code" else {}
+    return {"cell_type": kind, "metadata": {}, "source": text.splitlines(keepends=True), **extra}
+
+
 def test_a_helper_named_only_in_markdown_is_the_removed_helper_and_its_title_says_what_is_done_now():
     # round 54, ar07: `multi_gpu_model` was named only in the markdown of a notebook using
     # make_parallel; the sentence was kept and unreported, and its title reported
-    def cell(kind: str, text: str) -> dict:
-        extra = {"execution_count": None, "outputs": []} if kind == "code" else {}
-        return {"cell_type": kind, "metadata": {}, "source": text.splitlines(keepends=True), **extra}
-
     notebook = {"cells": [
-        cell("markdown", "# make_parallel (kuza55 style)\n"
+        _cell("markdown", "# make_parallel (kuza55 style)\n"
                          "Before Keras 2.0.9 there was no `multi_gpu_model`; this helper slices every batch\n"
                          "across GPUs and concatenates the outputs on the CPU."),
-        cell("markdown", "# Evaluation with the replicated model\n"
+        _cell("markdown", "# Evaluation with the replicated model\n"
                          "`make_parallel` splits the batch across the GPUs for `predict` too."),
-        cell("code", HELPER),
-        cell("code", "model = build()\npmodel = make_parallel(model, 2)\npmodel.compile('adam', 'mse')\n"
+        _cell("code", HELPER),
+        _cell("code", "model = build()\npmodel = make_parallel(model, 2)\npmodel.compile('adam', 'mse')\n"
                      "pmodel.fit(x, y)\npmodel.predict(x)"),
     ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     data = json.dumps(notebook, indent=1).encode()
@@ -2322,13 +2324,9 @@ def test_a_text_cell_string_between_statements_loses_its_stale_clause():
 
 def test_a_second_run_over_a_notebook_reports_the_markdown_the_first_run_reported():
     # round 54, ar07: the second run's report said nothing of markdown still naming the helper
-    def cell(kind: str, text: str) -> dict:
-        extra = {"execution_count": None, "outputs": []} if kind == "code" else {}
-        return {"cell_type": kind, "metadata": {}, "source": text.splitlines(keepends=True), **extra}
-
     notebook = {"cells": [
-        cell("markdown", "## Old-school data parallelism (`multi_gpu_model`)\nThe loss curves below are from 4 GPUs."),
-        cell("code", "from keras.utils import multi_gpu_model\n\nmodel = build()\n"
+        _cell("markdown", "## Old-school data parallelism (`multi_gpu_model`)\nThe loss curves below are from 4 GPUs."),
+        _cell("code", "from keras.utils import multi_gpu_model\n\nmodel = build()\n"
                      "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\nparallel.fit(x, y)"),
     ], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     first = transform_notebook(json.dumps(notebook, indent=1).encode(), "nb.ipynb")
