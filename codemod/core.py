@@ -10,7 +10,7 @@ import libcst as cst
 
 from . import (
     exported_cells, guard_choice, loop_strategy, one_line_guards, orphan_banners, pair_returns, pruning, same_branches,
-    stale_prose, template_aliases, template_names, unread_counts, wide_lines,
+    optional_templates, stale_prose, template_aliases, template_names, unread_counts, wide_lines,
 )
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
@@ -96,10 +96,12 @@ def _transform_module_sites(
     new = continued.follow(new)
     new = guard_choice.fold(new)
     new = loop_strategy.hoisted(new, {region.name for region in ctx.plan.regions})
-    new = template_aliases.without_aliases(new, module, {
+    rebound = {  # the templates whose name the wrap took
         tree.code(s.template) for s in ctx.rewritten
         if isinstance(s.template, cst.Name) and isinstance(s.target, cst.Name) and s.template.value == s.target.value
-    })
+    }
+    new = template_aliases.without_aliases(new, module, rebound)
+    new = optional_templates.without_optional_templates(new, module, rebound)
     new, singles = pair_returns.single_returns(module, new)
     new = unread_counts.without_unread_counts(module, new)
     statuses = site_statuses(ctx, source)
@@ -273,7 +275,8 @@ def _export_cells_kept(source: bytes, output: bytes) -> bytes:
         original, rewritten = source.decode("utf-8"), output.decode("utf-8")
     except UnicodeDecodeError:
         return output
-    return exported_cells.cells_kept(original, rewritten).encode("utf-8")
+    kept = exported_cells.cells_kept(original, rewritten)
+    return exported_cells.without_emptied_markdown(original, kept).encode("utf-8")
 
 
 def _internal(path: str, error: BaseException) -> Finding:

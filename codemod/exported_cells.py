@@ -13,7 +13,7 @@ import re
 
 from .cell_scopes import display_last_expression, drop_empty_reopen, drop_needless_reopen, reopen
 
-__all__ = ["cells_kept", "is_export"]
+__all__ = ["cells_kept", "is_export", "without_emptied_markdown"]
 
 # nbconvert's `# In[5]:`, and the percent format's `# %%` (VS Code, Jupytext, Spyder, Kaggle)
 _MARKER = re.compile(r"^(?P<indent>[ \t]*)(?:# In\[[ \d]*\]:|#[ \t]*%%(?:[ \t].*)?)[ \t]*$")
@@ -46,6 +46,37 @@ def cells_kept(original: str, output: str) -> str:
             continue  # the cell held only the call: it goes, marker and all
         out += _lead_as_written(cell, before[originals[k]:originals[k + 1]])
     return newline.join(out)
+
+
+_MARKDOWN = re.compile(r"^#[ \t]*%%[ \t]*\[(?:markdown|md)\][ \t]*$")
+
+
+def without_emptied_markdown(original: str, output: str) -> str:
+    """`output` less each percent-format markdown cell whose every line the rewrite removed
+    (`# %% [markdown]` over "# Regression with the `ModelMGPU` wrapper ...": round 55, at17), with
+    the blank lines under its marker; a cell written empty stays. `output` unchanged when its
+    markers do not match the original's one for one. (Run after `cells_kept`, which pairs the
+    cells by their markers.)"""
+    newline = "\r\n" if "\r\n" in output else "\n"
+    lines, before = output.split(newline), original.split(newline)
+    markers = [i for i, line in enumerate(lines) if _MARKER.match(line)]
+    originals = [i for i, line in enumerate(before) if _MARKER.match(line)]
+    if len(markers) != len(originals) or not markers:
+        return output
+    dropped: set[int] = set()
+    for k, start in enumerate(markers):
+        if not _MARKDOWN.match(lines[start]) or lines[start] != before[originals[k]]:
+            continue
+        end = markers[k + 1] if k + 1 < len(markers) else len(lines)
+        written_end = originals[k + 1] if k + 1 < len(originals) else len(before)
+        if any(line.strip() for line in lines[start + 1:end]):
+            continue
+        if not any(line.strip() for line in before[originals[k] + 1:written_end]):
+            continue  # written empty
+        if end == len(lines) and start == 0:
+            continue  # the file's only cell: left as the rewrite wrote it
+        dropped |= set(range(start, end))
+    return newline.join(line for i, line in enumerate(lines) if i not in dropped) if dropped else output
 
 
 def _lead_as_written(cell: list[str], written: list[str]) -> list[str]:

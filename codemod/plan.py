@@ -122,6 +122,27 @@ def _repeats_after_rename(
     return code(piece) == code(previous) and code(original) != code(previous_original)
 
 
+def _guarded_repeat(
+    original: cst.BaseStatement, piece: cst.BaseStatement,
+    previous_original: cst.BaseStatement | None, previous: cst.BaseStatement,
+) -> bool:
+    """`piece` is `if n_gpus > 1: model.compile(...)` (no `else`), once the wrapper's compile, that
+    now reads exactly as the compile before it (round 56, au19: "compile again - multi_gpu_model
+    returns an uncompiled model"): whichever way its condition, which calls nothing, goes, the model
+    is compiled the same, so the `if` does nothing."""
+    if not (isinstance(piece, cst.If) and isinstance(original, cst.If) and piece.orelse is None):
+        return False
+    if not isinstance(piece.body, cst.IndentedBlock) or len(piece.body.body) != 1:
+        return False
+    if any(isinstance(n, cst.Call) for n in walk(piece.test)):
+        return False
+    inner = piece.body.body[0]
+    suite = original.body
+    return isinstance(suite, cst.IndentedBlock) and any(
+        _repeats_after_rename(first, inner, previous_original, previous) for first in suite.body
+    )
+
+
 _FITS: Final = frozenset({"fit", "fit_generator"})
 
 
@@ -182,6 +203,14 @@ def _fit_hands(later: Sequence[cst.BaseStatement], model: str, callbacks: str, e
 
 # a comment on the devices or the old wrapper ("# multi gpu acceleration", "# use all GPUs if any")
 _DEVICE_TOPIC: Final = re.compile(r"\bgpus?\b|multi[- _]?gpu|\bparallel|\bdevices?\b|\breplica", re.IGNORECASE)
+
+
+_MODEL_WORDS: Final = re.compile(r"\b(?:model|net(?:work)?|layers?|build|weights?|template|batch)", re.IGNORECASE)
+
+
+def _setup_label(line: cst.EmptyLine) -> bool:
+    """A comment on the devices only, not on the model below it: "# Multi-gpu setup:", "# use 4 GPUs"."""
+    return _device_note(line) and line.comment is not None and not _MODEL_WORDS.search(line.comment.value)
 
 
 def _device_note(line: cst.EmptyLine) -> bool:
@@ -633,7 +662,8 @@ class _Applier(cst.CSTTransformer):
                 ) == code_tokens(_MODULE.code_for_node(before.with_changes(leading_lines=[]))) else None
             if (
                 len(pieces) == 1 and before is not None and not (region is not None and index == region.start)
-                and _repeats_after_rename(orig, pieces[0], before_original, before)
+                and (_repeats_after_rename(orig, pieces[0], before_original, before)
+                     or _guarded_repeat(orig, pieces[0], before_original, before))
             ):
                 # `model.compile(...)` then `parallel_model.compile(...)` with the same arguments
                 # read the same once renamed: the second compile would only redo the first.
@@ -789,6 +819,12 @@ class _Applier(cst.CSTTransformer):
             # scope; blank lines and comments set apart by them go above the strategy line.
             lines = stale_comments.without(_leading_lines(body[0]), stale_comments.DEVICE_SCOPE)
             attached = _own_comments_start(lines)
+            if isinstance(body[0], cst.SimpleStatementLine) and attached < len(lines) and all(
+                _setup_label(line) for line in lines[attached:]
+            ):
+                # "# Multi-gpu setup:" over the build the wrap followed labels what the strategy
+                # line and its scope do now: it goes above them (round 56, au01)
+                attached = len(lines)
             body[0] = body[0].with_changes(leading_lines=lines[attached:])
             lines = lines[:attached]
         # what the strategy line now does (the call's and the collapsed choice's comments, the
@@ -840,7 +876,7 @@ class _Applier(cst.CSTTransformer):
         else:
             strategy = strategy.with_changes(leading_lines=_once([*lines, *_leading_lines(strategy)]))
         out: list[cst.BaseStatement] = []
-        for inside, statements in _scoped_parts(body):
+        for inside, statements in _scoped_parts(body, text_cells=isinstance(region.block, cst.Module)):
             if not inside:
                 if out and isinstance(out[-1], cst.With) and statements:
                     out[-1], statements[0] = _blank_line_after_scope(out[-1], statements[0])
@@ -869,6 +905,10 @@ class _Applier(cst.CSTTransformer):
                     first = first.with_changes(leading_lines=[cst.EmptyLine(indent=False), *lines])
                 out[-1], data = scope, [first, *data[1:]]
             out.extend(data)
+        # after a choice written with blank lines between its parts (pyimagesearch's `if G <= 1:` ...
+        # `# otherwise, ...` `else:`), a blank line sets the scope apart from it (round 56, au08,
+        # av04); a compact `if`/`else` stays right above its `with`
+        out = _scope_set_apart([strategy, *announced, *out])[1 + len(announced):]
         emitted = [*region.hoisted, *head, strategy, *announced, *out]
         if region.start == 0 and isinstance(region.block, cst.IndentedBlock):
             # a block's first statement starts right below its header (a hoisted `def` brings its
@@ -1223,18 +1263,54 @@ def _choice_messages_first(body: list[cst.BaseStatement]) -> list[cst.BaseStatem
     return [*(body[i] for i in moved), *(s for i, s in enumerate(body) if i not in moved)]
 
 
-def _scoped_parts(body: list[cst.BaseStatement]) -> list[tuple[bool, list[cst.BaseStatement]]]:
+def _scope_set_apart(statements: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """`statements` with a blank line above each `with` right after an `if` holding blank lines."""
+    out = list(statements)
+    for k in range(1, len(out)):
+        scope, before = out[k], out[k - 1]
+        if isinstance(scope, cst.With) and not scope.leading_lines and isinstance(before, cst.If) and (
+            "\n\n" in _MODULE.code_for_node(before.with_changes(leading_lines=[])).rstrip("\n")
+        ):
+            out[k] = scope.with_changes(leading_lines=[cst.EmptyLine(indent=False)])
+    return out
+
+
+def _text_cell(statement: cst.BaseStatement) -> bool:
+    """A bare string statement: in a module after its docstring, an exported Colab text cell."""
+    return isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1 and m.matches(
+        statement.body[0], m.Expr(value=m.SimpleString() | m.ConcatenatedString())
+    )
+
+
+def _needing_scope(
+    body: list[cst.BaseStatement], text_cells: bool = False
+) -> list[tuple[bool, list[cst.BaseStatement]]]:
+    """`_scoped_parts` of `body`, or `body` left as written when nothing in it builds or compiles."""
+    if all(builds_nothing(_MODULE.code_for_node(s.with_changes(leading_lines=[]))) for s in body):
+        return [(False, body)] if body else []
+    return _scoped_parts(body, text_cells=text_cells)
+
+
+def _scoped_parts(
+    body: list[cst.BaseStatement], text_cells: bool = False
+) -> list[tuple[bool, list[cst.BaseStatement]]]:
     """The scope's statements as (under a scope?, statements): one scope, unless the model is
     trained among them (`fit` before a second `compile` of a fine-tuning stage, or after the
     compile in a dissolved `with tf.device(...)` block). Then each stretch that builds or
     compiles gets a `with` of its own, and what lies between and after (the `fit`, the data it
     reads, `layer.trainable = True`) stays at the block's level, as written."""
     body = _choice_messages_first(body)
+    cut = next((i for i, s in enumerate(body) if text_cells and 0 < i < len(body) - 1 and _text_cell(s)), None)
+    if cut is not None:
+        # a Colab text cell (`"""## Parallelise ..."""` between the build and the compile) stays at
+        # the module's level, between two cells, as the export had it; each side that builds or
+        # compiles gets its own scope (round 55, at15)
+        return [*_needing_scope(body[:cut]), (False, [body[cut]]), *_needing_scope(body[cut + 1:], text_cells=True)]
     lead = next((i for i, s in enumerate(body) if not _only_says(s)), len(body))
     trail = next((i for i, s in enumerate(reversed(body)) if not _only_says(s) and not _after_the_model(s)), len(body))
     if 0 < lead + trail < len(body):
         # messages before the construction or after the compile create nothing: left out, as written
-        core = _scoped_parts(body[lead:len(body) - trail])
+        core = _scoped_parts(body[lead:len(body) - trail], text_cells=text_cells)
         return [*([(False, body[:lead])] if lead else []), *core, *([(False, body[-trail:])] if trail else [])]
     runs = [i for i, s in enumerate(body) if _runs_model(s)]
     if not runs:

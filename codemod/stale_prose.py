@@ -332,6 +332,14 @@ _HELPER_REFUSES: Final = re.compile(
     r"[^()]*\))?",
     re.IGNORECASE,
 )
+# ", following the Keras docs example for multi_gpu_model": where the script came from, the old
+# function's documentation (round 56, au07)
+_DOCS_EXAMPLE: Final = re.compile(
+    r",?\s+(?:following|after|from|based\s+on|adapted\s+from|as\s+in)\s+(?:the\s+)?(?:keras(?:[’']s?)?\s+)?"
+    r"(?:docs?|documentation)(?:[’']s?)?\s+(?:example\s+)?(?:for|of|on)\s+(?P<tick>`{0,2})" + _DOTTED
+    + r"(?:" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)",
+    re.IGNORECASE,
+)
 # "(data parallel over towers)": the old slicing's towers
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
 # "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
@@ -340,9 +348,20 @@ _BY_HAND: Final = re.compile(r",?\s+(?:by\s+hand|manually)\b(?=[\s.,;:)!?]|$)", 
 _HELPER_ASIDE: Final = re.compile(r"\s*\([^()]*\b(?:" + "|".join(HELPERS) + r")\b[^()]*\)")
 _STRATEGY_FROM: Final = re.compile(
     r"(?P<strategy>" + re.escape(STRATEGY) + r"`{0,2})\s+from\s+(?:our|the|my)\s+(?:[\w-]+\s+){0,2}"
-    r"(?:notebook|module|file|package|script|repo(?:sitory)?|folder)\b",
+    r"(?:notebook|module|file|package|script|repo(?:sitory)?|folder)\b"
+    # ("`make_parallel` from our utils": round 56, av17)
+    r"|(?P<home>" + re.escape(STRATEGY) + r"`{0,2})\s+from\s+(?:our|my)\s+(?:utils?|utilities|helpers?|lib(?:rary)?)\b",
     re.IGNORECASE,
 )
+# "on 2 GPUs (positional arg below)", "(`gpus=` argument)": the old call's argument, which the
+# strategy line does not take (round 56, au18)
+_CALL_ARGUMENT_ASIDE: Final = re.compile(
+    r"\s*\([^()]*(?:\b(?:positional|keyword)\s+arg(?:ument)?s?\b|`gpus=?`\s+(?:arg(?:ument)?|param(?:eter)?)s?\b"
+    r"|`gpus=`)[^()]*\)",
+    re.IGNORECASE,
+)
+# "splits each batch into `gpus` sub-batches": the old argument's count, one per replica now (round 55, at10)
+_GPUS_PARTS: Final = re.compile(r"`gpus`(?=\s+(?:sub-?batch|part|slice|piece|chunk)(?:es|s)?\b)")
 # a printed message's "saved template" and "(template)": the template named alone
 _SAVED_TEMPLATE: Final = re.compile(
     r"(?<=\bsaved\s)template\b(?=\s*(?:[.!:]|$)|\s+(?:to|as|in|at|into)\s)", re.IGNORECASE
@@ -581,6 +600,7 @@ class Prose:
         def sentence(part: str, full: str) -> str:
             original = part
             if self.mechanics_gone:
+                part = _DOCS_EXAMPLE.sub("", part)  # ("Xception on 4 GPUs, following the Keras docs example for ...")
                 part = _BOTH_HALVES.sub(r"\g<article>model", part)
                 part = _BOTH_PLURAL.sub("the model", part)
                 part = _AND_ITS_COPY.sub(r"\g<half>", part)
@@ -632,7 +652,8 @@ class Prose:
             if STRATEGY in part and self.mechanics_gone:
                 # "Uses `make_parallel` (data parallel over towers) from our utils notebook": the
                 # strategy has no towers and comes from TensorFlow
-                part = _STRATEGY_FROM.sub(r"\g<strategy>", _TOWER_ASIDE.sub("", part))
+                part = _STRATEGY_FROM.sub(lambda m: m["strategy"] or m["home"], _TOWER_ASIDE.sub("", part))
+                part = _GPUS_PARTS.sub("per-replica", _CALL_ARGUMENT_ASIDE.sub("", part))
                 # "splits every batch by hand (written before Keras shipped `multi_gpu_model`)": the
                 # helper's ways and history, not the strategy's (round 38, lb04)
                 part = _HELPER_ASIDE.sub("", _BY_HAND.sub("", part))

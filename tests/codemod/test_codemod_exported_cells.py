@@ -227,3 +227,17 @@ def test_a_marker_right_above_the_build_stays_above_the_strategy_line(first, mar
     text = result.output.decode()
     assert f"\n{marker}\nstrategy = tf.distribute.MirroredStrategy(" in text
     assert "with strategy.scope():\n    " + own.replace("\n", "\n    ") + "model = build()\n" in text
+
+
+def test_a_markdown_cell_whose_every_line_went_goes_with_its_marker():
+    # round 55, at17: `# %% [markdown]` had been left empty over the first code cell
+    source = (
+        "# %% [markdown]\n# Regression with the `ModelMGPU` wrapper (serial model saved by callbacks).\n\n"
+        "# %%\nfrom keras.utils import multi_gpu_model\n\n# %% [markdown]\n\n# %%\nmodel = build()\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n\n# %%\nparallel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    # the emptied cell goes; the one written empty stays, and so does every other marker
+    assert out.startswith("# %%\nimport tensorflow as tf\n\n# %% [markdown]\n\n# %%\n"), out
+    assert out.count("# %%") == 4
+    assert transform_source(out.encode(), "train.py").output.decode() == out

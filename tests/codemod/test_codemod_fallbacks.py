@@ -377,6 +377,21 @@ def test_the_comments_of_the_else_and_of_the_call_stay_in_their_branches():
     assert check_source_pair(before, after) == []
 
 
+@pytest.mark.parametrize("gap", ["", "\n"])
+def test_a_choice_written_with_blank_lines_is_set_apart_from_the_scope(gap):
+    # round 56, au08, av04: pyimagesearch's airy `if G <= 1:` / blank / `# otherwise ...` / `else:`
+    # had its scope's `with` right under it; a compact `if`/`else` keeps it there
+    source = (
+        "from keras.utils import multi_gpu_model\n\nG = int(input())\n\nif G <= 1:\n"
+        "    print('[INFO] training with 1 GPU...')\n    model = build()\n" + gap + "else:\n"
+        "    print('[INFO] training with {} GPUs...'.format(G))\n    model = build()\n"
+        "    model = multi_gpu_model(model, gpus=G)\n\nmodel.compile(loss='mse', optimizer='adam')\nmodel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    strategy = '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:G])\n'
+    assert strategy + ("\n" if gap else "") + "with strategy.scope():\n    model = build()\n" in out, out
+
+
 def test_a_comment_on_the_call_dropped_with_its_argument_does_not_come_back_in_the_branch():
     # the call's comment about `cpu_relocation=True` goes with the argument, in the branch too
     source = (

@@ -410,6 +410,66 @@ def test_a_compile_read_the_same_as_the_one_before_goes_past_set_up_lines_only(b
     assert out.count("model.compile('adam', 'mse')") == (2 if repeated else 1)
 
 
+@pytest.mark.parametrize("test,compile_args,kept", [
+    # round 56, au19: "wrap and compile again": once renamed, the `if` compiles as the line above did
+    ("NGPU > 1", "'adam', 'mse'", False),
+    ("NGPU > 1", "'sgd', 'mse'", True),  # another optimizer: the compile the training uses, kept
+    ("gpus() > 1", "'adam', 'mse'", True),  # a condition that calls: it may do anything, kept
+])
+def test_an_if_that_only_compiles_again_as_the_line_above_goes(test, compile_args, kept):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nNGPU = 4\nmodel = build()\nmodel.compile('adam', 'mse')\n"
+        "model.summary()\n\nif " + test + ":\n    # wrap and compile again\n"
+        "    model_gpu = multi_gpu_model(model, gpus=NGPU)\n    model_gpu.compile(" + compile_args + ")\n"
+        "else:\n    model_gpu = model\n\nmodel_gpu.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert ("if " + test + ":\n        model.compile(" + compile_args + ")\n" in out) is kept, out
+    if not kept:
+        assert out.endswith(
+            "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n"
+            "model.summary()\n\nmodel.fit(x, y)\n"
+        ), out
+
+
+@pytest.mark.parametrize("label,above", [
+    ("# Multi-gpu setup:", True),  # round 56, au01: labels what the strategy line and its scope do now
+    ("# use 2 GPUs", True),
+    ("# build the model on 2 GPUs", False),  # about the build below it: stays with it, in the scope
+])
+def test_a_label_on_the_devices_over_the_build_goes_above_the_strategy_line(label, above):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nX = load()\n\n" + label + "\nbase = build()\n"
+        "if args.gpus > 1: model = multi_gpu_model(base, gpus=args.gpus)\nelse: model = base\n\n"
+        "model.compile('adam', 'mse')\nmodel.fit(X, X)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    if above:
+        assert "X = load()\n\n" + label + "\nif args.gpus > 1:\n" in out, out
+    else:
+        assert "with strategy.scope():\n    " + label + "\n    base = build()\n" in out, out
+
+
+def test_a_colab_text_cell_between_the_build_and_the_compile_stays_between_two_scopes():
+    # round 55, at15: the text cell had been indented into the one scope
+    source = (
+        '"""Exported from Colab."""\nfrom keras.utils import multi_gpu_model\n\nmodel = build()\n\n'
+        '"""## Parallelise\n\nTwo cards.\n"""\n\nparallel = multi_gpu_model(model, gpus=2)\n'
+        "parallel.compile('adam', 'mse')\n\nparallel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert out.endswith(
+        SCOPE + '    model = build()\n\n"""## Parallelise\n\nTwo cards.\n"""\n\nwith strategy.scope():\n'
+        "    model.compile('adam', 'mse')\n\nmodel.fit(x, y)\n"
+    ), out
+    # in a function, a string between statements is no cell: one scope
+    inside = transform_source(source.replace("model = build()", "def main():\n    model = build()").replace(
+        '\n"""## Parallelise\n\nTwo cards.\n"""\n\nparallel', '    "note"\n    parallel'
+    ).replace("\nparallel.compile", "\n    parallel.compile").replace("\nparallel.fit", "\n    parallel.fit").encode(),
+        "train.py").output.decode()
+    assert inside.count("with strategy.scope():") == 1, inside
+
+
 @pytest.mark.parametrize("made,outside", [
     # round 41, fa08: data the build reads stay above the strategy line, where they were (the
     # configuration both read had started the scope above them)

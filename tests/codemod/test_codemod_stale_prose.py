@@ -1651,6 +1651,27 @@ def test_round_38s_markdown(removed, text, now):
     ).rstrip("\n")
 
 
+@pytest.mark.parametrize("removed,text,now", [
+    # round 56, av17: the helper's home is not the strategy's
+    ({"make_parallel"}, "Parallelised with `make_parallel` from our utils (tower per GPU).\n",
+     "Parallelised with `tf.distribute.MirroredStrategy`.\n"),
+    # round 56, au18: the old call's argument, which the strategy line does not take
+    ({"multi_gpu_model"}, "* We train with multi_gpu_model on 2 GPUs (positional arg below).\n",
+     "* We train with tf.distribute.MirroredStrategy on 2 GPUs.\n"),
+    # round 55, at10: the old argument's count of sub-batches
+    ({"multi_gpu_model"}, "multi_gpu_model splits each batch into `gpus` sub-batches.\n",
+     "tf.distribute.MirroredStrategy splits each batch into per-replica sub-batches.\n"),
+    # round 56, au07: where the script came from, the old function's documentation
+    ({"multi_gpu_model"}, "Xception on 4 GPUs, following the Keras docs example for multi_gpu_model.\n",
+     "Xception on 4 GPUs.\n"),
+    # the script's own flag is no argument of the old call: it stays
+    ({"multi_gpu_model"}, "We train with multi_gpu_model on several GPUs (see --gpus).\n",
+     "We train with tf.distribute.MirroredStrategy on several GPUs (see --gpus).\n"),
+])
+def test_the_helpers_home_and_arguments_go_with_its_name(removed, text, now):
+    assert markdown("# Title\n\n" + text, Prose(frozenset(removed), True))[0] == "# Title\n\n" + now
+
+
 def test_which_half_was_checkpointed_goes_and_an_aside_on_when_it_ran_on_several_gpus():
     # round 38, lb17 and lb14
     docstring = (
