@@ -31,6 +31,7 @@ import libcst.matchers as m
 from libcst.metadata import Assignment, ClassScope, GlobalScope, MetadataWrapper, PositionProvider, ScopeProvider
 
 from ._tree import code_tokens, runs_as_script, walk
+from .statement_drops import StatementDrops
 
 __all__ = ["without_optional_templates"]
 
@@ -164,47 +165,17 @@ def _code(statements: Sequence[cst.BaseStatement], renames: dict[str, str]) -> t
     return code_tokens(text)
 
 
-class _Drop(cst.CSTTransformer):
+class _Drop(StatementDrops):
     def __init__(self, dropped: set[cst.BaseStatement], chosen: dict[cst.If, Sequence[cst.BaseStatement]]) -> None:
-        super().__init__()
-        self.dropped = dropped
+        super().__init__(dropped)
         self.chosen = chosen
 
-    def leave_IndentedBlock(self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock) -> cst.BaseSuite:
-        return updated_node.with_changes(body=self._kept(original_node.body, updated_node.body))
-
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return updated_node.with_changes(body=self._kept(original_node.body, updated_node.body))
-
-    def _kept(
-        self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
-    ) -> list[cst.BaseStatement]:
-        out: list[cst.BaseStatement] = []
-        carried: list[cst.EmptyLine] = []
-        for before, after in zip(original, updated):
-            if before in self.dropped:
-                # its own comment lines (right above it) go with it; blank lines further up stay
-                assert isinstance(after, (cst.SimpleStatementLine, cst.If))
-                lines: list[cst.EmptyLine] = list(after.leading_lines)
-                while lines and lines[-1].comment is not None:
-                    lines.pop()
-                carried = [*carried, *lines]
-                continue
-            pieces: list[cst.BaseStatement] = [after]
-            if isinstance(before, cst.If) and before in self.chosen:
-                branch = list(self.chosen[before])
-                lead = list(cst.ensure_type(after, cst.If).leading_lines)
-                first = branch[0]
-                assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
-                branch[0] = first.with_changes(leading_lines=[*lead, *first.leading_lines])
-                pieces = branch
-            if carried:
-                first_piece = pieces[0]
-                assert isinstance(first_piece, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
-                lead = list(first_piece.leading_lines)
-                if lead and lead[0].comment is None and carried[-1].comment is None:
-                    carried = carried[:-1]  # (one blank line where two statements' met)
-                pieces[0] = first_piece.with_changes(leading_lines=[*carried, *lead])
-                carried = []
-            out.extend(pieces)
-        return out
+    def replaced(self, original: cst.BaseStatement, updated: cst.BaseStatement) -> list[cst.BaseStatement]:
+        """A choosing `if` -> its branch that names the model, with the `if`'s own leading lines."""
+        if not (isinstance(original, cst.If) and original in self.chosen):
+            return [updated]
+        branch = list(self.chosen[original])
+        first = branch[0]
+        assert isinstance(first, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
+        lead = list(cst.ensure_type(updated, cst.If).leading_lines)
+        return [first.with_changes(leading_lines=[*lead, *first.leading_lines]), *branch[1:]]

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from collections.abc import Sequence
 from typing import Final
 
@@ -29,7 +30,7 @@ import libcst as cst
 
 __all__ = [
     "CELL_MARKER", "CPU_PLACEMENT", "DEVICE_SCOPE", "MECHANICS", "STALE", "WRAPPER", "argument_comments",
-    "argument_topics", "commented_code", "without",
+    "argument_topics", "commented_block", "commented_code", "without",
 ]
 
 CPU_PLACEMENT: Final = re.compile(r"\bcpus?\b|\bhost\b", re.IGNORECASE)
@@ -73,6 +74,22 @@ def commented_code(comment: str) -> bool:
     return any(isinstance(node, code) for node in ast.walk(tree))
 
 
+def commented_block(comments: Sequence[str]) -> bool:
+    """`#try:` / `#    vae = multi_gpu_model(vae, gpus=2)` / `#except ValueError:` / ...: lines that,
+    uncommented, are one block of code with a compound statement (a line of it alone is no code)."""
+    if len(comments) < 2 or not all(c.startswith("#") for c in comments):
+        return False
+    body = [c[1:] for c in comments]
+    if all(line.startswith(" ") for line in body if line.strip()):
+        body = [line[1:] for line in body]
+    try:
+        tree = ast.parse(textwrap.dedent("\n".join(body)))
+    except (SyntaxError, ValueError):
+        return False
+    compound = (ast.Try, ast.If, ast.For, ast.While, ast.With, ast.FunctionDef, ast.ClassDef)
+    return any(isinstance(node, compound) for node in tree.body)
+
+
 def without(lines: Sequence[cst.EmptyLine], pattern: re.Pattern[str]) -> list[cst.EmptyLine]:
     """`lines` less each comment paragraph that has a line matching `pattern`; where only lines of
     commented-out code match (`# net = multi_gpu_model(net, gpus=2)`), only those lines."""
@@ -84,7 +101,9 @@ def without(lines: Sequence[cst.EmptyLine], pattern: re.Pattern[str]) -> list[cs
         if not matching:
             kept.extend(paragraph)
         elif all(line.comment is not None and commented_code(line.comment.value) for line in matching):
-            kept.extend(line for line in paragraph if not any(line is m for m in matching))
+            # (a commented-out block holding the line goes whole: its `#try:` alone would be no code)
+            if not commented_block([line.comment.value for line in paragraph if line.comment is not None]):
+                kept.extend(line for line in paragraph if not any(line is m for m in matching))
         else:  # a notebook cell's marker (`# %%`, `# In[3]:`) is no comment: it stays
             kept.extend(line for line in paragraph
                         if line.comment is not None and CELL_MARKER.match(line.comment.value))

@@ -36,6 +36,7 @@ from typing import Final
 import libcst as cst
 
 from .findings import Finding
+from .stale_comments import commented_block
 from .stale_comments import commented_code as _commented_code
 
 __all__ = ["MECHANICS", "Prose", "bound_names", "docstring_without_stale", "drop_stale", "findings", "markdown"]
@@ -130,6 +131,8 @@ MECHANICS: Final = re.compile(
     r"|\bshares?\s+(?:its|their|the)\s+weights\b[^.;]{0,30}\bis\s+what\s+(?:we|you)\s+(?:save|store|checkpoint|export|ship)\b"
     # "Uses the older import path `keras.utils.training_utils`": the helper's module, imported no more
     r"|\b(?:keras|tf\.keras|tensorflow\.keras|tensorflow\.python\.keras)\.utils\.(?:training_utils|multi_gpu_utils)\b"
+    # "keras 2.0.9 location of the helper": where the helper was imported from (round 57, aw08)
+    r"|\b(?:location|home|module|import\s+path)\s+of\s+the\s+(?:helper|wrapper|multi[- ]?gpu\s+(?:helper|function))\b"
     r"|\bmulti_gpu_utils\b"
     r"|\bcpu_(?:merge|relocation)\b|\b(?:__setattr__|setattr)\s+(?:trick|hack)\b|\b(?:multi-?gpu|parallel)\s+replicas?\b"
     r"|\bshares?\s+(?:its\s+|the\s+|their\s+)?weights\s+with\s+(?:the\s+|its\s+)?(?:parallel|gpu|multi|replica|wrapper|template|towers?)"
@@ -206,7 +209,8 @@ MECHANICS: Final = re.compile(
     # replicated graph", "export it to get a single-GPU h5" (round 39, oa12)
     r"|\blayer\s+(?:just\s+|right\s+)?before\s+the\s+(?:merg|concat)\w*|\breplicated\s+graph\b"
     # (not "a saved single-GPU checkpoint" resumed on several: the file's history, round 46, ac17)
-    r"|(?<!saved\s)(?<!existing\s)(?<!previous\s)(?<!pretrained\s)"
+    # (nor one resumed from: "resume from a single-gpu checkpoint if given", round 57, aw15)
+    r"|(?<!saved\s)(?<!existing\s)(?<!previous\s)(?<!pretrained\s)(?<!from\sa\s)(?<!from\s)(?<!from\sthe\s)"
     r"\bsingle[- ]gpu\s+(?:h5|hdf5|file|checkpoint|copy|weights)\b"
     # "only wraps the model when there is more than one" (round 38, lb03): nothing is wrapped now
     r"|\bwraps?\s+the\s+(?:model|network|net)\s+(?:only\s+)?(?:when|if)\b"
@@ -340,6 +344,28 @@ _DOCS_EXAMPLE: Final = re.compile(
     + r"(?:" + "|".join(HELPERS) + r")(?:\(\))?(?P=tick)",
     re.IGNORECASE,
 )
+# ", and, if there is more than one GPU, wrap it", "and wraps it for several GPUs" (round 57, aw07)
+_WRAP_CLAUSE: Final = re.compile(
+    # (not where it names what it wraps with: "wraps it with multi_gpu_model" is renamed)
+    r",?\s+and,?\s+(?:(?:if|when)\s+[^,.;]{0,60},\s+)?wraps?\s+it\b(?!\s+(?:with|in|into|using|via|through)\b)(?:\s+(?:if|when|for|on|across)\s+[^,.;]{0,60})?",
+    re.IGNORECASE,
+)
+_NOT_THE_WRAPPER: Final = re.compile(
+    r",?\s+(?:and\s+)?not\s+the\s+(?:multi[- ]?gpu\s+|parallel\s+|gpu\s+)?wrapper\b"
+    r"(?=\s*(?:[.;:!?)]|$))",
+    re.IGNORECASE,
+)
+# (not in an aside, "(1 = no wrapping)", which goes by its own rule)
+_NO_WRAPPING: Final = re.compile(r"\bno\s+wrapping\b(?![^()]*\))", re.IGNORECASE)
+_WRAP_FOR: Final = re.compile(
+    r"^(?P<lead>[#\s\"']*)Wrap\s+(?P<object>it|the\s+model|the\s+net(?:work)?)\s+(?P<prep>for|on|across|over)\b"
+)
+_DEVICE_WORD: Final = re.compile(r"\b(?:gpus?|cards?|devices?)\b", re.IGNORECASE)
+_SERIAL_HALF_NAMED: Final = re.compile(
+    r"\b(?:serial|template)\b|\bsingle[- ](?:gpu|device)\s+(?:model|net(?:work)?|copy|version)\b", re.IGNORECASE
+)
+# "`gpus=None`": the old call's keyword for every visible GPU (round 57, aw13)
+_GPUS_NONE: Final = re.compile(r"(?P<tick>`?)\bgpus\s*=\s*None\b(?P=tick)")
 # "(data parallel over towers)": the old slicing's towers
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
 # "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
@@ -601,6 +627,19 @@ class Prose:
             original = part
             if self.mechanics_gone:
                 part = _DOCS_EXAMPLE.sub("", part)  # ("Xception on 4 GPUs, following the Keras docs example for ...")
+                # "Build the MLP and, if we have more than one GPU, wrap it.": nothing is wrapped now
+                part = _WRAP_CLAUSE.sub(lambda m: "" if _DEVICE_WORD.search(m[0]) else m[0], part)
+                # "save the single-device model, not the wrapper"; "0 or 1 means no wrapping"; "Wrap it
+                # for the two V100s:" (round 57, ax08, ax15): no wrapper now; the strategy replicates
+                if not _TEMPLATE.search(part):  # ("save the template, not the wrapper": the pair's rule)
+                    part = _NOT_THE_WRAPPER.sub("", part)
+                part = _NO_WRAPPING.sub("a single device", part)
+                part = _WRAP_FOR.sub(
+                    lambda m: f"{m['lead']}Replicate {m['object']} {'on' if m['prep'] == 'for' else m['prep']}", part
+                )
+                if "multi_gpu_model" in self.removed:
+                    # "gpus=None -> use all GPUs visible to TF": the strategy's argument-less form now
+                    part = _GPUS_NONE.sub(lambda m: f"{m['tick']}{STRATEGY}(){m['tick']}", part)
                 part = _BOTH_HALVES.sub(r"\g<article>model", part)
                 part = _BOTH_PLURAL.sub("the model", part)
                 part = _AND_ITS_COPY.sub(r"\g<half>", part)
@@ -1180,6 +1219,14 @@ class _Pass(cst.CSTTransformer):
 
         def close() -> None:
             nonlocal dropped_last
+            block = self._stale_code_block(paragraph)
+            if block:
+                # `#try:` / `#    vae = multi_gpu_model(vae, gpus=2)` / `#except ValueError:` ...: the
+                # commented-out block goes whole, not its one line (round 57, aw17)
+                paragraph[:] = [line for line in paragraph if not any(line is b for b in block)]
+                if not paragraph:
+                    dropped_last = True
+                    return
             units = [self._aside_trimmed(unit) for unit in map(self._across_lines, _units(paragraph))]
             gone = [self._stale(unit) for unit in units]
             for index in range(len(units)):  # "# ## Multi-GPU wrapper" over text that all went
@@ -1311,6 +1358,21 @@ class _Pass(cst.CSTTransformer):
                 tail = " ".join([_words(value[start:]), *(_words(v) for v in values[index + 1:])]).strip()
                 if not head or not tail or self.prose.names_removed(head) or not self.prose.wholly_stale(tail):
                     continue
+                sentence = re.split(r"[.!?]\s", head)[-1]
+                if self.prose.mechanics_gone and value[:start].rstrip().endswith(";") and _SERIAL_HALF_NAMED.search(
+                    sentence
+                ):
+                    # "# The serial ``model`` owns the weights; ``multi_model`` is the data-parallel" /
+                    # "# copy ...": the clause before the `;` is the pair's other half; the sentence
+                    # goes whole (round 57, aw20)
+                    full = [m.end() for m in _FULL_STOP.finditer(value[:start])]
+                    if full:
+                        return [*unit[:index], unit[index].with_changes(
+                            comment=cst.Comment(value[:full[-1]].rstrip())
+                        )]
+                    if not index or values[index - 1].rstrip().endswith((".", "!", "?")):
+                        return list(unit[:index])
+                    continue
                 cut = value[:start].rstrip()
                 # "...; the wrap fails." -> "...." ending as the comment did (no full stop where it had none)
                 ended = values[-1].rstrip()[-1:] if values[-1].rstrip()[-1:] in (".", "!", "?") else ""
@@ -1348,6 +1410,21 @@ class _Pass(cst.CSTTransformer):
                     first = unit[index].with_changes(comment=cst.Comment(lead + values[index][stop.end():]))
                     return [first, *unit[index + 1:]]
         return unit
+
+    def _stale_code_block(self, paragraph: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+        """The widest run of `paragraph`'s comment lines that, uncommented, is a block of code
+        with a compound statement and holds a line of code on something removed; [] if none."""
+        values = [line.comment.value if line.comment is not None else "" for line in paragraph]
+        stale = [i for i, v in enumerate(values) if v and _commented_code(v) and self.prose.wholly_stale(v)]
+        if not stale or len(paragraph) > 60:
+            return []
+        for width in range(len(values), 1, -1):
+            for start in range(0, len(values) - width + 1):
+                end = start + width
+                window = values[start:end]
+                if any(start <= i < end for i in stale) and all(window) and commented_block(window):
+                    return list(paragraph[start:end])
+        return []
 
     def _stale(self, unit: list[cst.EmptyLine]) -> bool:
         comments = [line.comment.value for line in unit if line.comment is not None]
@@ -1755,6 +1832,10 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
         joined = _JOINED_CLAUSE.search(sentence)
         first, semicolon = (sentence[:joined.start()], ";") if joined else (sentence, "")
     if not semicolon or not first.strip() or prose.names_removed(first):
+        return ""
+    if prose.mechanics_gone and _SERIAL_HALF_NAMED.search(first):
+        # "The serial ``model`` owns the weights; ``multi_model`` is the data-parallel copy ...": a
+        # half of the pair, told apart from the other that went (round 57, aw20)
         return ""
     if first.count("(") != first.count(")") or first.count("`") % 2:
         return ""  # (a `;` inside parentheses or code: no clause of the sentence ends there)

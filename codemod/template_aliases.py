@@ -23,12 +23,13 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Collection, Sequence
+from collections.abc import Collection
 
 import libcst as cst
 from libcst.metadata import Assignment, ClassScope, GlobalScope, MetadataWrapper, PositionProvider, ScopeProvider
 
 from ._tree import runs_as_script
+from .statement_drops import StatementDrops
 
 __all__ = ["without_aliases"]
 
@@ -93,42 +94,11 @@ def _alias_statements(module: cst.Module, rebound: Collection[str]) -> list[cst.
     return found
 
 
-class _Drop(cst.CSTTransformer):
+class _Drop(StatementDrops):
     def __init__(self, dropped: set[cst.SimpleStatementLine], renames: dict[cst.Name, str]) -> None:
-        super().__init__()
-        self.dropped = dropped
+        super().__init__(dropped)
         self.renames = renames
 
     def leave_Name(self, original_node: cst.Name, updated_node: cst.Name) -> cst.Name:
         name = self.renames.get(original_node)
         return updated_node if name is None else updated_node.with_changes(value=name)
-
-    def leave_IndentedBlock(
-        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
-    ) -> cst.BaseSuite:
-        return updated_node.with_changes(body=self._kept(original_node.body, updated_node.body))
-
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return updated_node.with_changes(body=self._kept(original_node.body, updated_node.body))
-
-    def _kept(
-        self, original: Sequence[cst.BaseStatement], updated: Sequence[cst.BaseStatement]
-    ) -> list[cst.BaseStatement]:
-        out: list[cst.BaseStatement] = []
-        carried: list[cst.EmptyLine] = []
-        for before, after in zip(original, updated):
-            if before in self.dropped:
-                # its own comment lines (right above it) go with it; what lies further up stays
-                lines = list(cst.ensure_type(after, cst.SimpleStatementLine).leading_lines)
-                while lines and lines[-1].comment is not None:
-                    lines.pop()
-                carried = [*carried, *lines]
-                continue
-            if carried and isinstance(after, (cst.SimpleStatementLine, cst.BaseCompoundStatement)):
-                lead = list(after.leading_lines)
-                if lead and lead[0].comment is None and carried[-1].comment is None:
-                    carried = carried[:-1]  # (one blank line where two statements' met)
-                after = after.with_changes(leading_lines=[*carried, *lead])
-                carried = []
-            out.append(after)
-        return out

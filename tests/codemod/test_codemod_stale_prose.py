@@ -1664,12 +1664,44 @@ def test_round_38s_markdown(removed, text, now):
     # round 56, au07: where the script came from, the old function's documentation
     ({"multi_gpu_model"}, "Xception on 4 GPUs, following the Keras docs example for multi_gpu_model.\n",
      "Xception on 4 GPUs.\n"),
+    # round 57, aw07, ax08, ax15: nothing is wrapped now; the strategy replicates
+    ({"multi_gpu_model"}, "Build the MLP and, if we have more than one GPU, wrap it.\n", "Build the MLP.\n"),
+    ({"multi_gpu_model"}, "Builds the net and wraps it with multi_gpu_model.\n",
+     "Builds the net and replicates it with tf.distribute.MirroredStrategy.\n"),
+    ({"multi_gpu_model"}, "Build the net and wrap it in a KerasClassifier.\n",
+     "Build the net and wrap it in a KerasClassifier.\n"),  # another wrapper: it stays
+    ({"multi_gpu_model"}, "Set `n_gpus` below: 0 or 1 means no wrapping.\n",
+     "Set `n_gpus` below: 0 or 1 means a single device.\n"),
+    ({"multi_gpu_model"}, "Wrap it for the two V100s:\n", "Replicate it on the two V100s:\n"),
+    ({"multi_gpu_model"}, "Save the single-device model, not the wrapper.\n", "Save the model.\n"),
+    ({"multi_gpu_model"}, "Remember to save the template, not the wrapper.\n",  # the pair's rules decide
+     "Remember to save the template, not the wrapper.\n"),
+    # round 57, aw13: the old call's keyword for every visible GPU
+    ({"multi_gpu_model"}, "`gpus=None` uses all GPUs visible to TF.\n",
+     "`tf.distribute.MirroredStrategy()` uses all GPUs visible to TF.\n"),
     # the script's own flag is no argument of the old call: it stays
     ({"multi_gpu_model"}, "We train with multi_gpu_model on several GPUs (see --gpus).\n",
      "We train with tf.distribute.MirroredStrategy on several GPUs (see --gpus).\n"),
 ])
 def test_the_helpers_home_and_arguments_go_with_its_name(removed, text, now):
     assert markdown("# Title\n\n" + text, Prose(frozenset(removed), True))[0] == "# Title\n\n" + now
+
+
+@pytest.mark.parametrize("comment,kept", [
+    # round 57, aw15: a checkpoint resumed from is the file's history, still true
+    ("# resume from a single-gpu checkpoint if given, else start from scratch\n", True),
+    # aw08: where the helper was imported from, gone with it
+    ("# keras 2.0.9 location of the helper\n", False),
+    # aw20: the serial half, told apart from the copy that went: the sentence goes whole
+    ("# The serial ``model`` owns the weights; ``gpu_model`` is the data-parallel\n"
+     "# copy produced by multi_gpu_model and is only used for compile/fit.\n", False),
+    # aw17: a commented-out block holding the call goes whole, not its one line
+    ("#try:\n#    gpu_model = multi_gpu_model(model, gpus=2)\n#    print('several GPUs')\n"
+     "#except ValueError:\n#    print('one GPU')\n", False),
+])
+def test_round_57s_comments(comment, kept):
+    out, _ = migrate(IMPORTS + "\n# Smoke test.\n" + comment + "x = 1\n\n" + SITE + "gpu_model.fit(x, y)\n")
+    assert out.startswith("import tensorflow as tf\n\n# Smoke test.\n" + (comment if kept else "") + "x = 1\n"), out
 
 
 def test_which_half_was_checkpointed_goes_and_an_aside_on_when_it_ran_on_several_gpus():
