@@ -25,12 +25,13 @@ ON_BATCH = {
     "test_on_batch": "`{model}.evaluate(x, y, batch_size=len(x), verbose=0)`",
     "predict_on_batch": "`{model}.predict(x, batch_size=len(x), verbose=0)`",
 }
-# What goes wrong with each, on 2 GPUs.
-# (said of any batch, not of the file's: reviewers read "an 8-sample batch" as a claim about theirs)
+# What goes wrong with each, per GPU: said of any file's count (a "2 GPUs" in a file that asks
+# for 4 reads as false, round 58, az04) and of any batch, not of the file's (reviewers read
+# "an 8-sample batch" as a claim about theirs).
 EFFECT = {
-    "train_on_batch": "with 2 GPUs each step computes on every sample of the batch twice",
-    "test_on_batch": "with 2 GPUs every sample of the batch is evaluated twice",
-    "predict_on_batch": "with 2 GPUs, `predict_on_batch` returns twice as many rows as it was given inputs",
+    "train_on_batch": "each step computes on every sample of the batch once per GPU",
+    "test_on_batch": "every sample of the batch is evaluated once per GPU",
+    "predict_on_batch": "`predict_on_batch` returns the rows of its inputs once per GPU",
 }
 
 

@@ -220,7 +220,10 @@ def _markdown_prose(text: str, prose: stale_prose.Prose, path: str) -> tuple[lis
         if not isinstance(joined, str):
             continue
         # (the first cell's heading, before any code, is the notebook's title)
-        new, reported = stale_prose.markdown(joined, prose, title=index == 0)
+        code_follows = index + 1 < len(items) and '"code"' in text[slice(*{
+            k: (vs, ve) for k, vs, ve in _object_members(text, items[index + 1][0])
+        }.get("cell_type", (0, 0)))]
+        new, reported = stale_prose.markdown(joined, prose, title=index == 0, code_follows=code_follows)
         for number, line, name in reported:
             finding = stale_prose.findings(line, [(line, name, 0)], path)[0]
             found.append(dataclasses.replace(finding, line=number, cell=index + 1))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 import ast
 import re
@@ -213,6 +213,13 @@ def _setup_label(line: cst.EmptyLine) -> bool:
     return _device_note(line) and line.comment is not None and not _MODEL_WORDS.search(line.comment.value)
 
 
+# a note that only says the call named its GPUs by id: "# explicit device ids", "# gpu ids"
+_IDS_NOTE: Final = re.compile(
+    r"^#\s*(?:(?:explicit|specific|fixed|hard-?coded|chosen|listed)\s+)?(?:gpu|device|card)\s+(?:ids?|indices)\s*[.!]?\s*$",
+    re.IGNORECASE,
+)
+
+
 def _device_note(line: cst.EmptyLine) -> bool:
     return line.comment is not None and bool(_DEVICE_TOPIC.search(line.comment.value)) and not _CELL_MARK.match(
         line.comment.value
@@ -416,6 +423,8 @@ class _Applier(cst.CSTTransformer):
         self.call_regions: dict[int, Region] = {}  # a removed call in a branch -> the region around it
         self._function_names: frozenset[str] | None = None
         self.emptied: set[int] = set()  # the `pass` of each block whose every statement went
+        # a build -> the commented-out code on its model that sat right under it (it stays there)
+        self.follow_build: dict[int, list[cst.EmptyLine]] = {}
         for region in plan.regions:
             self.regions.setdefault(id(region.block), []).append(region)
             for statement in region.block.body[region.start:region.end + 1]:
@@ -725,6 +734,18 @@ class _Applier(cst.CSTTransformer):
                 apart = max((i for i, line in enumerate(lines) if line.comment is None), default=-1) + 1
                 self.choice_comments.setdefault(id(around), []).extend(lines[apart:])
                 pieces[0] = pieces[0].with_changes(leading_lines=lines[:apart])
+            if (
+                not pieces and id(orig) in self.plan.calls and buffer and region is not None
+                and region.start < index <= region.end and origin.get(id(buffer[-1])) is original.body[index - 1]
+            ):
+                # commented-out code on the model right under its build (`#base_model.load_weights(
+                # 'best.h5')`) is the build's: it follows it into the scope, not the strategy line
+                # (round 58, ay19); only lines that stayed here (none the strategy line took)
+                follows = _commented_code_on(_leading_lines(orig), bound_names(original.body[index - 1]))
+                own = [line for line in _leading_lines(orig)[:follows] if any(line is c for c in comments)]
+                if own and len(own) == follows:
+                    self.follow_build[id(buffer[-1])] = own
+                    comments = [c for c in comments if not any(c is line for line in own)]
             if around is not None and pieces and id(orig) in self.merged_guards and not any(
                 isinstance(piece, cst.If) for piece in pieces
             ):
@@ -808,6 +829,21 @@ class _Applier(cst.CSTTransformer):
                 between.append(later)
         return found
 
+    def _builds_followed(
+        self, statements: list[cst.BaseStatement]
+    ) -> tuple[list[cst.BaseStatement], list[cst.EmptyLine]]:
+        """`statements` with the commented-out code that sat under a build put back right under it
+        (above the statement now following it), and the lines of a build that ends them."""
+        statements = list(statements)
+        for k, statement in enumerate(statements):
+            lines = self.follow_build.pop(id(statement), None)
+            if lines is None:
+                continue
+            if k + 1 == len(statements):
+                return statements, lines
+            statements[k + 1] = _with_leading(statements[k + 1], lines)
+        return statements, []
+
     def _wrap(self, region: Region, body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
         lines: list[cst.EmptyLine] = []
         # data made before the model (`X = rng.randn(400, 12)` that `build(X.shape[1])` reads) stay
@@ -825,11 +861,18 @@ class _Applier(cst.CSTTransformer):
                 # "# Multi-gpu setup:" over the build the wrap followed labels what the strategy
                 # line and its scope do now: it goes above them (round 56, au01)
                 attached = len(lines)
+            first = body[0]
             body[0] = body[0].with_changes(leading_lines=lines[attached:])
+            if id(first) in self.follow_build:
+                self.follow_build[id(body[0])] = self.follow_build.pop(id(first))
             lines = lines[:attached]
         # what the strategy line now does (the call's and the collapsed choice's comments, the
         # notes on dropped arguments) goes right above it, past anything hoisted above it
         choice = list(self.choice_comments.get(id(region), []))
+        if "for i in" not in region.expression:
+            # "# explicit device ids" on `gpus=[0, 1]`: the strategy line takes the first two GPUs
+            # now, it names no ids (round 58, ay12)
+            choice = [line for line in choice if line.comment is None or not _IDS_NOTE.match(line.comment.value)]
         choice += [cst.EmptyLine(comment=cst.Comment(note)) for note in region.notes]
         if not region.hoisted:
             lines, choice = [*lines, *choice], []
@@ -876,7 +919,12 @@ class _Applier(cst.CSTTransformer):
         else:
             strategy = strategy.with_changes(leading_lines=_once([*lines, *_leading_lines(strategy)]))
         out: list[cst.BaseStatement] = []
+        left: list[cst.EmptyLine] = []  # the commented-out code of a build that ended a part
         for inside, statements in _scoped_parts(body, text_cells=isinstance(region.block, cst.Module)):
+            if left and statements:
+                statements[0] = _with_leading(statements[0], left)
+                left = []
+            statements, left = self._builds_followed(statements)
             if not inside:
                 if out and isinstance(out[-1], cst.With) and statements:
                     out[-1], statements[0] = _blank_line_after_scope(out[-1], statements[0])
@@ -893,9 +941,13 @@ class _Applier(cst.CSTTransformer):
                 statements[0] = statements[0].with_changes(leading_lines=lines[attached:])
             out.append(cst.With(
                 items=[cst.WithItem(item=cst.parse_expression(f"{region.name}.scope()"))],
-                body=cst.IndentedBlock(body=statements or [cst.SimpleStatementLine(body=[cst.Pass()])]),
+                body=cst.IndentedBlock(
+                    body=statements or [cst.SimpleStatementLine(body=[cst.Pass()])],
+                    footer=[line.with_changes(indent=True) for line in left],
+                ),
                 leading_lines=lead,
             ))
+            left = []
             if data:
                 # the data moved after the block are set apart from it by a blank line: the one that
                 # set the removed call apart from the build, or a new one
@@ -1464,6 +1516,19 @@ def _message_line(statement: cst.BaseStatement) -> cst.BaseStatement:
     """A moved message with its comment lines (not its blank lines)."""
     assert isinstance(statement, cst.SimpleStatementLine)
     return statement.with_changes(leading_lines=[line for line in statement.leading_lines if line.comment])
+
+
+def _commented_code_on(lines: Sequence[cst.EmptyLine], names: Iterable[str]) -> int:
+    """How many of `lines`, from the first, are commented-out code on one of `names`
+    (`#base_model.load_weights('best.h5')`) with no blank line before or between them."""
+    pattern = re.compile(r"#\s*(?:%s)\b" % "|".join(re.escape(n) for n in sorted(names)))
+    count = 0
+    for line in lines:
+        text = line.comment.value if line.comment is not None else ""
+        if not names or not pattern.match(text) or not stale_comments.commented_code(text) or "multi_gpu" in text:
+            break
+        count += 1
+    return count
 
 
 def _removed_choice(statement: cst.BaseStatement, plan: Plan) -> bool:

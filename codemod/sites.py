@@ -1,8 +1,8 @@
 """Per call site: rewritten, reported or untouched, for the summary and the JSON report.
 
 A site is each recognised `multi_gpu_model` / copied-helper call, plus each call the fixers
-report without recognising it as one (an unbound `multi_gpu_model`, a vendored copy, a
-wrapper-named call from this project). "reported" lists the finding codes that name it;
+report without recognising it as one (an unbound `multi_gpu_model`, one also bound
+otherwise, a vendored copy, a wrapper-named call from this project). "reported" lists the finding codes that name it;
 "untouched" (neither) means the codemod said nothing about a call it recognised.
 """
 
@@ -20,7 +20,7 @@ __all__ = ["SiteStatus", "Status", "format_sites", "site_statuses", "sites_json"
 
 Status = Literal["rewritten", "reported", "untouched"]
 # Findings the fixers give calls they do not rewrite as sites (fixers/leftovers.py).
-_CALL_CODES = frozenset({"MGPU107", "MGPU108", "MGPU111", "MGPU601", "MGPU602", "MGPU605"})
+_CALL_CODES = frozenset({"MGPU107", "MGPU108", "MGPU111", "MGPU403", "MGPU601", "MGPU602", "MGPU605"})
 
 
 @dataclass(frozen=True, order=True)

@@ -258,6 +258,14 @@ MECHANICS: Final = re.compile(
     r"|\bstill\s+(?:sav|checkpoint|writ)\w*\s+(?:the\s+)?(?:base|template|serial|original|single|cpu|`\w+`)"
     # "fall back to one if the wrap fails": the call that wrapped, gone
     r"|\bthe\s+wrap\b(?!\s+(?:layer|function|helper)s?\b)"
+    # "wrap it again (the wrapper itself is not serialisable)", "ModelCheckpoint would save the
+    # wrapper", "`save`/`load_weights` are forwarded to the template (see keras issue #2436)": the
+    # old wrapper's limits and ModelMGPU's forwarding (rounds 58, az11, az01)
+    r"|\bwrap\w*\s+(?:it|them|the\s+model)\s+again\b|\b(?:replica|wrapper)\s+itself\s+(?:is|are)\s+not\b"
+    r"|\bwould\s+(?:save|checkpoint|store|seriali[sz]e)\s+the\s+(?:\w+\s+)?(?:wrapper|replica)\b"
+    r"|\b(?:are|is|get|gets|be|being)\s+forwarded\s+to\s+the\b|\bissues?\s*#?\s*2436\b|/issues/2436\b"
+    # "Returns a (template, trainable) pair.": the old pair, returned as one model now (round 58, ay07)
+    r"|\(\s*`?(?:template\w*`?\s*,\s*`?\w+|\w+`?\s*,\s*`?template\w*)`?\s*\)\s+(?:pair|tuple)\b"
     # "the train model only exists for the multi-GPU fit", "the U-Net and ... its replica"
     r"|\bthe\s+train\s+model\b|\bmulti-?gpu\s+fit\b|\bits\s+(?:gpu\s+|multi-?gpu\s+)?replicas?\b"
     r"|\bmerge\s+layers?\b|\bslicing\s+layers?\b|\bLambda\s+slic\w*|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b"
@@ -360,12 +368,34 @@ _NO_WRAPPING: Final = re.compile(r"\bno\s+wrapping\b(?![^()]*\))", re.IGNORECASE
 _WRAP_FOR: Final = re.compile(
     r"^(?P<lead>[#\s\"']*)Wrap\s+(?P<object>it|the\s+model|the\s+net(?:work)?)\s+(?P<prep>for|on|across|over)\b"
 )
+# "Build the CNN on the CPU and return a parallel, compiled version." (round 57, aw16): the
+# strategy builds it on no CPU and returns no parallel copy; the build and the compile stay true
+_BUILT_ON_CPU: Final = re.compile(
+    r"\b(?P<build>(?:build|builds|built|create|creates|created)\s+(?:the\s+|our\s+|a\s+)?(?:[\w-]+\s+){0,2}?[\w-]+)"
+    r"\s+on\s+(?:the\s+)?cpu\b(?=\s+and\s+return)",
+    re.IGNORECASE,
+)
+# "# Old-school data parallelism (kuza55 style) for the malware CNN." (round 58, ay04): the file's
+# only description; the strategy is no old school and no kuza55 style, the data parallelism stays
+_KUZA_ASIDE: Final = re.compile(r"\s*\([^()]*\bkuza55\b[^()]*\)", re.IGNORECASE)
+_OLD_SCHOOL_PARALLELISM: Final = re.compile(
+    r"^(?P<lead>[#\s\"']*)(?:old[- ]school|old[- ]style|legacy|classic)\s+(?P<rest>(?:data[- ])?parallel)",
+    re.IGNORECASE,
+)
+_PARALLEL_COMPILED: Final = re.compile(r"\b(?P<article>a|the)\s+parallel,\s+(?=compiled\b)", re.IGNORECASE)
 _DEVICE_WORD: Final = re.compile(r"\b(?:gpus?|cards?|devices?)\b", re.IGNORECASE)
 _SERIAL_HALF_NAMED: Final = re.compile(
     r"\b(?:serial|template)\b|\bsingle[- ](?:gpu|device)\s+(?:model|net(?:work)?|copy|version)\b", re.IGNORECASE
 )
 # "`gpus=None`": the old call's keyword for every visible GPU (round 57, aw13)
 _GPUS_NONE: Final = re.compile(r"(?P<tick>`?)\bgpus\s*=\s*None\b(?P=tick)")
+# "so here `gpus=2` is just to test the code path" (rounds 55 and 58, at15, az15): the old call's
+# argument, which no line holds now; the strategy over that many GPUs does
+# (not the file's history: "First attempt used `gpus=4` by mistake -- see the commented cell")
+_GPUS_COUNT: Final = re.compile(r"`gpus\s*=\s*(?P<n>\d+)`")
+_HISTORY: Final = re.compile(
+    r"\b(?:used|was|were|had|commented|mistake|attempts?|originally|previous(?:ly)?|earlier|before)\b", re.IGNORECASE
+)
 # "(data parallel over towers)": the old slicing's towers
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
 # "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
@@ -459,8 +489,8 @@ _PAIR_ASIDE: Final = re.compile(
     # "(>=2)": the old call's refusal of one GPU (round 46, ad15)
     r"|\s*\((?:1|one)\s*(?:=|:|means|->)\s*no\s+(?:wrapping|wrapper|replication|parallel(?:ism)?|multi[- ]?gpu)\)"
     r"|\s*\(\s*(?:>=?\s*2|at\s+least\s+(?:2|two)|min(?:imum)?\.?\s*2)\s*\)"
-    # "the (parallel) model"
-    r"|(?<=\w)\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel|single[- ](?:gpu|device)|serial|template)\)"
+    # "the (parallel) model", "the *template* (single-device) model" (round 58, ay11)
+    r"|(?<=[\w*_])\s+\((?:parallel|multi[- ]?gpu|possibly\s+parallel|single[- ](?:gpu|device)|serial|template)\)"
     r"(?=\s+(?:model|network|net)\b)"
     # "(recompiling the template has no effect on it)": an aside on the template, one model now
     r"|\s*\([^()]*\bthe\s+template\b(?![._-]\w)[^()]*\)"
@@ -627,6 +657,13 @@ class Prose:
             original = part
             if self.mechanics_gone:
                 part = _DOCS_EXAMPLE.sub("", part)  # ("Xception on 4 GPUs, following the Keras docs example for ...")
+                if _KUZA_ASIDE.search(part) and _OLD_SCHOOL_PARALLELISM.search(part):
+                    part = _OLD_SCHOOL_PARALLELISM.sub(
+                        lambda m: m["lead"] + m["rest"][0].upper() + m["rest"][1:], _KUZA_ASIDE.sub("", part)
+                    )
+                plain = _PARALLEL_COMPILED.sub(r"\g<article> ", _BUILT_ON_CPU.sub(r"\g<build>", part))
+                if plain != part and not MECHANICS.search(plain) and not _OTHER_HALF.search(plain):
+                    part = plain  # ("Build the CNN and return a compiled version.")
                 # "Build the MLP and, if we have more than one GPU, wrap it.": nothing is wrapped now
                 part = _WRAP_CLAUSE.sub(lambda m: "" if _DEVICE_WORD.search(m[0]) else m[0], part)
                 # "save the single-device model, not the wrapper"; "0 or 1 means no wrapping"; "Wrap it
@@ -640,6 +677,8 @@ class Prose:
                 if "multi_gpu_model" in self.removed:
                     # "gpus=None -> use all GPUs visible to TF": the strategy's argument-less form now
                     part = _GPUS_NONE.sub(lambda m: f"{m['tick']}{STRATEGY}(){m['tick']}", part)
+                    if not _HISTORY.search(part) and "multi-gpu-codemod" not in part:  # (not the codemod's own notes)
+                        part = _GPUS_COUNT.sub(lambda m: f"{_article(m)} {m['n']}-GPU strategy", part)
                 part = _BOTH_HALVES.sub(r"\g<article>model", part)
                 part = _BOTH_PLURAL.sub("the model", part)
                 part = _AND_ITS_COPY.sub(r"\g<half>", part)
@@ -811,6 +850,21 @@ class Prose:
             return text
         if any(s[:1].islower() for s in sentences[1:]):  # "e.g. the": not sentences after all
             return text
+        for k, sentence in enumerate(sentences):
+            if stale[k] and "; " in sentence and "\n" not in sentence:
+                # "Set `n_gpus` to the number of cards; with `n_gpus > 1` the model is replicated by
+                # `multi_gpu_model` (...)." among others: its true clause stays (round 58, az07)
+                head = self.without_stale_sentences(sentence)
+                # (not where what is left speaks of the pair: "Each replica gets a slice", "Weights
+                # live in the template", nor an "otherwise ..." left without its case)
+                # (nor a clause too short to say anything of its own: "We try to parallelise")
+                bare = head.lstrip("# ")
+                if head != sentence and bare[:1].isupper() and len(bare.split()) >= 6 and not self.names_removed(
+                    head
+                ) and not (
+                    _OTHER_HALF.search(head) or MECHANICS.search(head) or self.wholly_stale(head)
+                ):
+                    sentences[k], stale[k] = head, False
         if self.mechanics_gone:
             stale = _halves_of_the_choice(sentences, stale)
             if all(stale):
@@ -818,7 +872,7 @@ class Prose:
         for k in range(1, len(sentences)):
             # "Remember to scale `batch_size` with it." after the sentence on `CFG['gpus']` that
             # went: what "it" named went first (round 47, af12)
-            if stale[k - 1] and not stale[k] and _POINTS_BACK.search(sentences[k]):
+            if stale[k - 1] and not stale[k] and (_POINTS_BACK.search(sentences[k]) or _VERDICT.match(sentences[k])):
                 stale[k] = True
         if all(stale):
             return text
@@ -845,7 +899,7 @@ class Prose:
         if self.mechanics_gone:  # "...; with one GPU just use the model as is": the contrast goes with it
             for k in range(1, len(sentences)):
                 stale[k] = stale[k] or (stale[k - 1] and bool(
-                    _CONTRAST.search(sentences[k]) or _OTHERWISE.match(sentences[k])
+                    _CONTRAST.search(sentences[k]) or _OTHERWISE.match(sentences[k]) or _VERDICT.match(sentences[k])
                     or (sentences[k - 1].rstrip().endswith(";") and _POINTS_BACK.search(sentences[k]))))
             stale = _halves_of_the_choice(sentences, stale)
             if not all(stale):  # (judged by whole sentences: "Otherwise ... multi_gpu_model ...; each GPU ...")
@@ -870,6 +924,13 @@ _ONE_DEVICE: Final = re.compile(
     r"\b(?:only\s+)?(?:one|a\s+single|single|1)[- ](?:gpu|device|card)s?\b|\bno\s+(?:other\s+)?gpus?\b"
     # "If `G <= 1` we train normally." (round 46, ad03): the one-GPU case as the script's condition
     r"|\bif\s+`?[A-Za-z_][\w.\[\]'\"]*\s*(?:<=\s*1|<\s*2|==\s*1)\b",
+    re.IGNORECASE,
+)
+# "Good enough for this experiment.", "That's fine here.": a verdict on the sentence before it,
+# which goes with it (round 58, az02)
+_VERDICT: Final = re.compile(
+    r"^\W*(?:(?:good|fine|ok|okay|safe)\s+enough|(?:that|this|it)(?:'s|\s+is)\s+(?:fine|ok|okay|good\s+enough|enough)"
+    r"|fine|ok|okay)\b[^.!?]{0,40}[.!?]?\s*$",
     re.IGNORECASE,
 )
 _OTHERWISE: Final = re.compile(r"^\W*(?:otherwise|else|if\s+not)\b", re.IGNORECASE)
@@ -1913,11 +1974,14 @@ def drop_stale(module: cst.Module, prose: Prose) -> tuple[cst.Module, list[tuple
     return new, visitor.reported
 
 
-def markdown(text: str, prose: Prose, *, title: bool = False) -> tuple[str, list[tuple[int, str, str]]]:
+def markdown(
+    text: str, prose: Prose, *, title: bool = False, code_follows: bool = False
+) -> tuple[str, list[tuple[int, str, str]]]:
     """A markdown cell's text with the helper named as the tool renamed and each wholly stale
     sentence's lines gone (a heading, a list item or a blank line ends a sentence's lines; a
     heading itself stays); and
-    (line, text, name) of each kept line still naming something removed."""
+    (line, text, name) of each kept line still naming something removed. `code_follows`: a code
+    cell comes next, which the cell's last heading heads too."""
     lines = text.splitlines(keepends=True)
     units: list[list[int]] = [[]]
     for k, line in enumerate(lines):
@@ -1947,6 +2011,11 @@ def markdown(text: str, prose: Prose, *, title: bool = False) -> tuple[str, list
             stale[index] = True
     for index, unit in enumerate(units):  # "### Multi-GPU notes" over notes that all went
         named = prose.names_gone_identifier(renamed_units[index][0])
+        closing = not any(lines[u[0]].lstrip().startswith("#") for u in units[index + 1:])
+        if code_follows and closing and not named and not _HEADS_TEXT.search(lines[unit[0]]):
+            # "## Auto-detecting GPUs" over text that went still heads the code cell below it,
+            # which detects them (round 58, az09)
+            continue
         if lines[unit[0]].lstrip().startswith("#") and not stale[index] and _heading_of_stale(
             lines, units, stale, index, named=named
         ):
@@ -2010,6 +2079,27 @@ _DEVICE_HEADING: Final = re.compile(
     r"\b(?:multi[- ]?gpus?|gpus?|data[- ]parallel(?:ism)?|parallel(?:ism)?|replicas?|wrapper|helper|wrap)\b",
     re.IGNORECASE,
 )
+
+
+# a heading over text, or over the helper, not over the code below: "### Multi-GPU notes"
+_HEADS_TEXT: Final = re.compile(
+    r"\b(?:notes?|remarks?|caveats?|explanation|background|why|about|details|helpers?|wrappers?|wrap\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def _article(match: re.Match[str]) -> str:
+    """"The" where the match starts the text, a sentence, or a line after a heading or a blank
+    line, else "the"."""
+    head, _, line = match.string[:match.start()].rpartition("\n")
+    if line.strip(" \t#"):  # words before it on its line
+        return "The" if line.rstrip()[-1] in ".!?:" else "the"
+    last = head.rstrip().rpartition("\n")[2].strip().lstrip("\"'")  # (a docstring's opening quotes)
+    if "#" in line:  # a comment's line: the one above is a comment line too ("# ..."), not a heading
+        last = last.lstrip("#").strip()
+    elif last.startswith("#"):
+        return "The"  # under a markdown heading
+    return "The" if not last or last[-1] in ".!?:" else "the"
 
 
 def _heading_of_stale(lines: list[str], units: list[list[int]], stale: list[bool], index: int, *,

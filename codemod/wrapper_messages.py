@@ -71,6 +71,13 @@ def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
             return None
         text = f"{using['lead']}{using['verb']} {using['count']} {using['gpus']}{rest}"
         return _with_text(statement, call, first, literal, text)
+    setting = _COUNT_SET.match(inner) if said is None and using is None else None
+    if setting is not None:  # "Creating multi-GPU model: N=%i": how many GPUs train, still true
+        if _STALE_MESSAGE.search(setting["rest"]):
+            return None
+        verb = "Training" if setting["verb"][0].isupper() else "training"
+        return _with_text(statement, call, first, literal, f"{setting['lead']}{verb} on {setting['count']} GPUs"
+                          f"{setting['rest']}")
     if said is None:
         return None
     rest = _BY_HELPER.sub("", said["rest"])  # "Training on %d GPUs with multi_gpu_model"
@@ -102,6 +109,15 @@ _COUNT_ANNOUNCED: Final = re.compile(
     r"(?P<verb>wrapping|converting|creating|making|building|replicating|training|wrapped|converted|replicated)\b[^%{]*?"
     r"\b(?:on|for|with|across|to|over)\s+(?P<count>%[dis]|\{[^{}]*\})\s+(?P<gpus>GPUs?|gpus?|cards|devices)"
     r"(?P<rest>[^%{]*)$",
+    re.IGNORECASE,
+)
+
+
+# "Creating multi-GPU model: N=%i" (round 58, ay09): the count as a setting, after the model
+_COUNT_SET: Final = re.compile(
+    r"^(?P<lead>\s*(?:\[\w+\]\s*)?)(?P<verb>wrapping|converting|creating|making|building|replicating)\s+"
+    r"(?:a\s+|the\s+)?(?:multi[- _]?gpu|parallel)\s+model\s*[:,(]?\s*(?:n|g|gpus|ngpus|n_gpus|num_gpus)\s*=\s*"
+    r"(?P<count>%[dis]|\{[^{}]*\})\)?(?P<rest>[^%{]*)$",
     re.IGNORECASE,
 )
 

@@ -78,7 +78,7 @@ def fix(ctx: FixContext) -> None:
         if module is None:
             continue  # a local def, or another library's function of that name
         ctx.report(call, "MGPU108", (
-            f"`{_NAME}` here comes from `{module}`, a module of this project, not from Keras: the codemod "
+            f"`{_NAME}` here comes from `{module}`, {_whose(module)}, not from Keras: the codemod "
             f"rewrites only Keras's function. If `{module}` is a copy of Keras's `multi_gpu_model`, build and "
             f"compile the model under `with tf.distribute.MirroredStrategy().scope():`, use the model instead "
             f"of the call's result, then delete the copy."
@@ -181,11 +181,17 @@ def _report_imported_wrappers(ctx: FixContext, site_calls: set[int]) -> None:
         module = found
         count = tree.code(call.args[1].value) if len(call.args) > 1 else "a GPU count"
         ctx.report(call, "MGPU111", (
-            f"`{name}` comes from `{module}`, a module of this project, and is called like a multi-GPU wrapper "
+            f"`{name}` comes from `{module}`, {_whose(module)}, and is called like a multi-GPU wrapper "
             f"(a model, then `{count}`); the codemod cannot see whether it calls `{_NAME}`. If it does, build and "
             f"compile `{tree.code(call.args[0].value)}` under `with tf.distribute.MirroredStrategy().scope():` and "
             f"use it instead of the `{name}(...)` result; this call is left as it is."
         ))
+
+
+def _whose(module: str) -> str:
+    """What a module outside Keras is known to be: a relative import is this project's; an absolute
+    one may be an installed package too (`mrcnn.parallel_model`, round 58, az19)."""
+    return "a module of this project" if module.startswith(".") else "a module of this project or another package"
 
 
 def _wrapper_shaped(call: cst.Call) -> bool:

@@ -26,8 +26,8 @@ def test_on_batch_calls_on_the_model_keep_the_site_and_name_every_call_with_its_
         'on_batch_calls.unchanged.py:7:12: MGPU203 `multi_gpu_model(...)` left as it is: '
         '`parallel.train_on_batch(...)` (line 10), `parallel.predict_on_batch(...)` (line 11) and '
         '`model.test_on_batch(...)` (line 12) would run on the migrated model, and under MirroredStrategy Keras 3 '
-        'gives every replica the whole batch passed to `train_on_batch` (with 2 GPUs each step computes on every '
-        'sample of the batch twice). Replace each with its whole-batch form, e.g. `parallel.fit(x, y, '
+        'gives every replica the whole batch passed to `train_on_batch` (each step computes on every '
+        'sample of the batch once per GPU). Replace each with its whole-batch form, e.g. `parallel.fit(x, y, '
         'batch_size=len(x), epochs=1, verbose=0)` (one step over the whole batch; it returns a History: what '
         '`train_on_batch` returned is `h.history["loss"][-1]`, and each metric is under its own name) for '
         '`train_on_batch` (for a list '
@@ -56,7 +56,7 @@ def test_on_batch_inside_a_helper_given_the_model_keeps_the_site():
     assert [f.format() for f in result.findings] == [
         'table.py:7:12: MGPU203 `multi_gpu_model(...)` left as it is: `m.predict_on_batch(...)` (line 4, given the '
         'model on line 9) would run on the migrated model, and under MirroredStrategy Keras 3 gives every replica '
-        'the whole batch passed to `predict_on_batch` (with 2 GPUs, `predict_on_batch` returns twice as many rows '
-        'as it was given inputs). Replace each with its whole-batch form, e.g. `m.predict(x, batch_size=len(x), '
+        'the whole batch passed to `predict_on_batch` (`predict_on_batch` returns the rows of its inputs once '
+        'per GPU). Replace each with its whole-batch form, e.g. `m.predict(x, batch_size=len(x), '
         'verbose=0)` for `predict_on_batch` (for a list of inputs, `batch_size=len(x[0])`), and rerun.',
     ]

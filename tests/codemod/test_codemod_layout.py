@@ -193,6 +193,33 @@ def test_commented_out_code_on_the_template_above_the_call_stays_below_the_const
     )
 
 
+@pytest.mark.parametrize("message", ["print('Training on 4 GPUs')\n", ""])
+def test_commented_out_code_right_under_the_build_stays_under_it_in_the_scope(message):
+    """Round 58, ay19: `#base.load_weights(...)` right under the build, a blank line before the
+    wrap and a message after it, stayed where the build was: below the strategy line and above the
+    build, which moved into the scope, so that uncommented it read a model not yet built."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\nbase = unet()\n#base.load_weights('best.h5')\n\n"
+        f"model = multi_gpu_model(base, gpus=4)\n{message}model.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert out.count("#base.load_weights('best.h5')") == 1
+    assert "    base = unet()\n    #base.load_weights('best.h5')\n" in out
+    assert out.index("with strategy.scope():") < out.index("#base.load_weights")
+
+
+@pytest.mark.parametrize("ids,kept", [("[0, 1]", False), ("[2, 3]", True)])
+def test_a_note_that_the_call_named_gpu_ids_goes_where_the_strategy_names_none(ids, kept):
+    """Round 58, ay12: `gpus=[0, 1]  # explicit device ids` reads `[:2]` now: no ids in sight."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = unet()\n"
+        f"model = multi_gpu_model(model, gpus={ids})  # explicit device ids\nmodel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert ("# explicit device ids\nstrategy = " in out) is kept, out
+    assert "    model = unet()\n    model.compile('adam', 'mse')\n" in out
+
+
 def test_a_compile_repeated_after_a_dissolved_device_block_goes():
     """Round 47, af10: the template compiled inside `with tf.device('/cpu:0'):`, then the parallel
     model compiled the same way: renamed, the second compile read as the first, twice in one scope."""

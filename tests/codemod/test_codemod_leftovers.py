@@ -15,8 +15,8 @@ EXPECTED = {
     ],
     'vendored_copy.unchanged.py': [
         'vendored_copy.unchanged.py:6:12: MGPU108 `multi_gpu_model` here comes from `utils.multi_gpu_utils`, a'
-        " module of this project, not from Keras: the codemod rewrites only Keras's function. If"
-        " `utils.multi_gpu_utils` is a copy of Keras's `multi_gpu_model`, build and compile the model under `with"
+        " module of this project or another package, not from Keras: the codemod rewrites only Keras's function."
+        " If `utils.multi_gpu_utils` is a copy of Keras's `multi_gpu_model`, build and compile the model under `with"
         " tf.distribute.MirroredStrategy().scope():`, use the model instead of the call's result, then delete the"
         ' copy.',
     ],
@@ -44,8 +44,8 @@ EXPECTED = {
     ],
     'imported_wrapper_user.unchanged.py': [
         'imported_wrapper_user.unchanged.py:7:11: MGPU111 `ParallelNet` comes from `training.parallel_net`, a module'
-        ' of this project, and is called like a multi-GPU wrapper (a model, then `2`); the codemod cannot'
-        ' see whether it calls `multi_gpu_model`. If it does, build and compile `net` under `with'
+        ' of this project or another package, and is called like a multi-GPU wrapper (a model, then `2`); the'
+        ' codemod cannot see whether it calls `multi_gpu_model`. If it does, build and compile `net` under `with'
         ' tf.distribute.MirroredStrategy().scope():` and use it instead of the `ParallelNet(...)` result; this call'
         ' is left as it is.',
     ],
@@ -75,11 +75,17 @@ def test_what_is_not_a_leftover_stays_quiet(source):
     assert result.output == source and result.findings == []
 
 
+def test_only_a_relative_import_is_said_to_be_this_projects():
+    """Round 58, az19: `mrcnn.parallel_model` is usually the installed Matterport package."""
+    relative = reported(b"from .parallel import ParallelNet\nnet = build()\npar = ParallelNet(net, 2)\n")
+    assert "comes from `.parallel`, a module of this project, and" in relative[0]
+
+
 def test_wrapper_reached_through_its_module_is_reported():
     source = b"import training.parallel_net as pn\nnet = build()\npar = pn.ParallelNet(net, gpus=2)\n"
     assert reported(source) == [
-        'table.py:3:7: MGPU111 `ParallelNet` comes from `training.parallel_net`, a module of this project, and is'
-        ' called like a multi-GPU wrapper (a model, then `2`); the codemod cannot see whether it calls'
+        'table.py:3:7: MGPU111 `ParallelNet` comes from `training.parallel_net`, a module of this project or another'
+        ' package, and is called like a multi-GPU wrapper (a model, then `2`); the codemod cannot see whether it calls'
         ' `multi_gpu_model`. If it does, build and compile `net` under `with'
         ' tf.distribute.MirroredStrategy().scope():` and use it instead of the `ParallelNet(...)` result; this call'
         ' is left as it is.',

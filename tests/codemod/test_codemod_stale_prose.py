@@ -1282,6 +1282,21 @@ def test_a_section_heading_over_notes_that_all_went_goes_with_them(heading, goes
     assert markdown(text, prose)[0] == ("" if goes else heading + "\n")
 
 
+@pytest.mark.parametrize("heading,kept", [
+    ("## Auto-detecting GPUs", True),  # round 58, az09: it heads the code cell below too
+    ("### Multi-GPU notes", False),  # it headed the notes, which went
+    ("## Data parallelism helper", False),  # it headed the helper, which went
+])
+def test_a_notebook_heading_over_text_that_went_stays_over_the_code_below(heading, kept):
+    before = _notebook(
+        ("markdown", heading + "\n\nWe count the GPUs and only wrap the model when there are at least two.\n"),
+        ("code", IMPORTS + SITE),
+    )
+    cells = json.loads(transform_notebook(before, "nb.ipynb").output)["cells"]
+    assert ("".join(cells[0]["source"]).rstrip("\n") == heading) is kept
+    assert len(cells) == (2 if kept else 1)
+
+
 def test_the_helper_refusing_is_at_most_one_gpu_being_visible():
     # round 31, mb03: the fallback still happens, for the reason the strategy has
     prose = Prose(frozenset({"multi_gpu_model"}), True)
@@ -1679,6 +1694,16 @@ def test_round_38s_markdown(removed, text, now):
     # round 57, aw13: the old call's keyword for every visible GPU
     ({"multi_gpu_model"}, "`gpus=None` uses all GPUs visible to TF.\n",
      "`tf.distribute.MirroredStrategy()` uses all GPUs visible to TF.\n"),
+    # rounds 55 and 58, at15, az15: the old call's count, on no line now
+    ({"multi_gpu_model"}, "Colab has one GPU, so here `gpus=2` only tests the code path.\n",
+     "Colab has one GPU, so here the 2-GPU strategy only tests the code path.\n"),
+    ({"multi_gpu_model"}, "`gpus=2` -> each GPU sees half the batch.\n",
+     "The 2-GPU strategy -> each GPU sees half the batch.\n"),
+    ({"multi_gpu_model"}, "Intro.\n`gpus=2` -> each GPU sees half the batch.\n",
+     "Intro.\nThe 2-GPU strategy -> each GPU sees half the batch.\n"),
+    # ... but the file's history stays as it was
+    ({"multi_gpu_model"}, "The first attempt used `gpus=4` by mistake (see the commented cell).\n",
+     "The first attempt used `gpus=4` by mistake (see the commented cell).\n"),
     # the script's own flag is no argument of the old call: it stays
     ({"multi_gpu_model"}, "We train with multi_gpu_model on several GPUs (see --gpus).\n",
      "We train with tf.distribute.MirroredStrategy on several GPUs (see --gpus).\n"),
@@ -1702,6 +1727,58 @@ def test_the_helpers_home_and_arguments_go_with_its_name(removed, text, now):
 def test_round_57s_comments(comment, kept):
     out, _ = migrate(IMPORTS + "\n# Smoke test.\n" + comment + "x = 1\n\n" + SITE + "gpu_model.fit(x, y)\n")
     assert out.startswith("import tensorflow as tf\n\n# Smoke test.\n" + (comment if kept else "") + "x = 1\n"), out
+
+
+@pytest.mark.parametrize("comment,now", [
+    # round 58, az11: the old wrapper's limit, and the reason for saving by hand, no longer true
+    ("# ModelCheckpoint(...) would save the wrapper, so we save by hand\n", ""),
+    # round 58, ay11: the half of the old pair, emphasised and told apart in an aside
+    ("# Save the *template* (single-device) model at the end of each epoch.\n",
+     "# Save the model at the end of each epoch.\n"),
+    # round 57, aw16: built on no CPU, no parallel copy returned; the build and compile stay true
+    ("# Build the CNN on the CPU and return a parallel, compiled version.\n",
+     "# Build the CNN and return a compiled version.\n"),
+    # round 58, ay04: the file's only description keeps what it says of the model
+    ("# Old-school data parallelism (kuza55 style) for the malware CNN.\n",
+     "# Data parallelism for the malware CNN.\n"),
+    # ... but where the CPU placement is the whole point, the sentence is the old mechanics'
+    ("# Build the model on the CPU, then replicate it.\n", ""),
+])
+def test_round_58s_comments(comment, now):
+    out, _ = migrate(IMPORTS + "\n# Smoke test.\n" + comment + "x = 1\n\n" + SITE + "gpu_model.fit(x, y)\n")
+    assert out.startswith("import tensorflow as tf\n\n# Smoke test.\n" + now + "x = 1\n"), out
+
+
+@pytest.mark.parametrize("text,now", [
+    # round 58, az01: ModelMGPU's forwarding, and the Keras issue it came from
+    ("`multi_gpu_model` splits each batch. We subclass `Model` so `save` is forwarded to the template model "
+     "(see keras issue #2436).\n", "`tf.distribute.MirroredStrategy` splits each batch.\n"),
+    # round 58, az02: a verdict on the sentence that went goes with it
+    ("Train ten epochs. Saving `model` stores the parallel wrapper. Good enough for this experiment.\n",
+     "Train ten epochs.\n"),
+    ("Train ten epochs. Good enough for this experiment.\n", "Train ten epochs. Good enough for this experiment.\n"),
+    # round 58, az07: the true clause before the `;` of a stale sentence among others stays
+    ("All settings live in `CFG`. Set `n_gpus` to the number of cards; with `n_gpus > 1` the model is\n"
+     "replicated by `multi_gpu_model` (`cpu_merge=False`, because NVLink).\n",
+     "All settings live in `CFG`. Set `n_gpus` to the number of cards.\n"),
+    # round 58, az11: wrapped again, and why
+    ("Resume. We reload the `.h5` and wrap it again (the wrapper itself is not serialisable).\n", "Resume.\n"),
+])
+def test_round_58s_markdown(text, now):
+    assert markdown("# Title\n\n" + text, Prose(frozenset({"multi_gpu_model"}), True))[0] == "# Title\n\n" + now
+
+
+def test_a_docstring_on_the_pair_a_builder_returned_goes_with_the_pair():
+    """Round 58, ay07: "Returns a (template, trainable) pair." over `return model`."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef build(n):\n"
+        '    """Build the net.\n\n    Returns a (template, trainable) pair.\n    """\n'
+        "    template = net()\n    trainable = multi_gpu_model(template, gpus=n)\n"
+        "    trainable.compile('adam', 'mse')\n    return template, trainable\n\n\n"
+        "template, trainable = build(2)\ntrainable.fit(x, y)\ntemplate.save('m.h5')\n"
+    )
+    out, _ = migrate(source)
+    assert '    """Build the net."""\n' in out and "pair" not in out, out
 
 
 def test_which_half_was_checkpointed_goes_and_an_aside_on_when_it_ran_on_several_gpus():

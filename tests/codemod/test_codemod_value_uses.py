@@ -76,6 +76,12 @@ def test_the_call_names_the_other_binding_line():
     assert "(line 4)" in message and "multi_gpu_model = None" in message
 
 
+def test_the_call_left_for_its_other_binding_is_a_reported_site_in_the_tally():
+    """Round 57, ax05: the MGPU403 call was reported but missing from "N call sites: ... reported"."""
+    sites = transform_source(CASES["bound to None when the import fails"][0].encode(), "n.py").sites
+    assert [(s.line, s.name, s.status, s.codes) for s in sites] == [(9, "multi_gpu_model", "reported", ("MGPU403",))]
+
+
 @pytest.mark.parametrize("source", [
     "from keras.utils import multi_gpu_model\n" + _MODEL + "wide = multi_gpu_model(net, gpus=2)\n",
     "from mylib import multi_gpu_model\nwrap = multi_gpu_model\n",  # another library's function of that name

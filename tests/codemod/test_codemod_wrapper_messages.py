@@ -86,6 +86,9 @@ def test_a_logging_callable_inside_the_guard_goes_and_the_guard_chooses_the_stra
     # round 32, na07: the helper first, then the count
     ('print("[kws] using multi_gpu_model with %d GPUs" % cfg["gpus"])', 'print("[kws] using %d GPUs" % cfg["gpus"])'),
     ("log.info('Using make_parallel across %d cards', n)", "log.info('Using %d cards', n)"),
+    # round 58, ay09: the count given as a setting after the model
+    ('print("Creating multi-GPU model: N=%i" % args.num_gpus)', 'print("Training on %i GPUs" % args.num_gpus)'),
+    ("log.info('building parallel model (gpus=%d)', n)", "log.info('training on %d GPUs', n)"),
     ('print("converting model to parallel")', None),  # no count to keep: it goes
     ("log.info('Wrapping model with multi_gpu_model on %d GPUs, cpu_merge=%s', n, m)", None),
 ])
