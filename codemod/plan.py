@@ -904,7 +904,11 @@ class _Applier(cst.CSTTransformer):
             if isinstance(first, (cst.FunctionDef, cst.ClassDef)) and any(
                 line.comment is None for line in first.leading_lines
             ):
-                lines = [line for line in lines if line.comment is not None]  # its own blank lines suffice
+                # its own blank lines suffice below what goes above it, but a heading over the build
+                # keeps the blank line that set it apart from the code above ("epochs = 2", blank
+                # line, "# ---- VAE ----": round 57, aw17)
+                end = max((k for k, line in enumerate(lines) if line.comment is not None), default=-1) + 1
+                lines = lines[:end]
             region.hoisted[0] = _with_leading(first, lines)
             last = region.hoisted[-1]
             if isinstance(last, (cst.FunctionDef, cst.ClassDef)):

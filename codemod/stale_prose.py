@@ -382,6 +382,20 @@ _OLD_SCHOOL_PARALLELISM: Final = re.compile(
     r"^(?P<lead>[#\s\"']*)(?:old[- ]school|old[- ]style|legacy|classic)\s+(?P<rest>(?:data[- ])?parallel)",
     re.IGNORECASE,
 )
+# "split across the GPUs by the wrapper", "wrapped for multi-GPU training", "unfreeze, re-wrap &
+# recompile" (round 59, ba01, ba06, ba19): the strategy splits, replicates, and one compile remains
+_BY_THE_WRAPPER: Final = re.compile(
+    r"(?<=gpus|GPUs|GPUS|ards|ices|icas)\s+by\s+the\s+(?:multi[- ]?gpu\s+|parallel\s+)?wrapper\b", re.IGNORECASE
+)
+_WRAPPED_FOR_TRAINING: Final = re.compile(
+    r"\bwrapped(?=\s+for\s+(?:#\s*)?(?:multi[- ]?gpu|data[- ]parallel)\s+(?:#\s*)?training\b)", re.IGNORECASE
+)
+_REWRAP_AND: Final = re.compile(r"\bre-?wrap\s*(?:&|and|\+|/)\s*(?=re-?compil)", re.IGNORECASE)
+# "* N -> keras.utils.multi_gpu_model(model, gpus=N)" (round 59, ba08): the call in prose, what
+# the strategy line does now
+_CALL_SAID: Final = re.compile(
+    r"(?P<tick>`?)(?:[\w.]+\.)?multi_gpu_model\(\s*\w+\s*,\s*(?:gpus\s*=\s*)?(?P<n>\w+)\s*\)(?P=tick)"
+)
 _PARALLEL_COMPILED: Final = re.compile(r"\b(?P<article>a|the)\s+parallel,\s+(?=compiled\b)", re.IGNORECASE)
 _DEVICE_WORD: Final = re.compile(r"\b(?:gpus?|cards?|devices?)\b", re.IGNORECASE)
 _SERIAL_HALF_NAMED: Final = re.compile(
@@ -394,7 +408,8 @@ _GPUS_NONE: Final = re.compile(r"(?P<tick>`?)\bgpus\s*=\s*None\b(?P=tick)")
 # (not the file's history: "First attempt used `gpus=4` by mistake -- see the commented cell")
 _GPUS_COUNT: Final = re.compile(r"`gpus\s*=\s*(?P<n>\d+)`")
 _HISTORY: Final = re.compile(
-    r"\b(?:used|was|were|had|commented|mistake|attempts?|originally|previous(?:ly)?|earlier|before)\b", re.IGNORECASE
+    r"\b(?:used|was|were|had|tried|commented|mistake|attempts?|originally|previous(?:ly)?|earlier|before)\b",
+    re.IGNORECASE,
 )
 # "(data parallel over towers)": the old slicing's towers
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
@@ -661,6 +676,7 @@ class Prose:
                     part = _OLD_SCHOOL_PARALLELISM.sub(
                         lambda m: m["lead"] + m["rest"][0].upper() + m["rest"][1:], _KUZA_ASIDE.sub("", part)
                     )
+                part = _REWRAP_AND.sub("", _WRAPPED_FOR_TRAINING.sub("replicated", _BY_THE_WRAPPER.sub("", part)))
                 plain = _PARALLEL_COMPILED.sub(r"\g<article> ", _BUILT_ON_CPU.sub(r"\g<build>", part))
                 if plain != part and not MECHANICS.search(plain) and not _OTHER_HALF.search(plain):
                     part = plain  # ("Build the CNN and return a compiled version.")
@@ -678,6 +694,7 @@ class Prose:
                     # "gpus=None -> use all GPUs visible to TF": the strategy's argument-less form now
                     part = _GPUS_NONE.sub(lambda m: f"{m['tick']}{STRATEGY}(){m['tick']}", part)
                     if not _HISTORY.search(part) and "multi-gpu-codemod" not in part:  # (not the codemod's own notes)
+                        part = _CALL_SAID.sub(lambda m: f"{m['tick']}{STRATEGY}{m['tick']} over {m['n']} GPUs", part)
                         part = _GPUS_COUNT.sub(lambda m: f"{_article(m)} {m['n']}-GPU strategy", part)
                 part = _BOTH_HALVES.sub(r"\g<article>model", part)
                 part = _BOTH_PLURAL.sub("the model", part)
@@ -789,6 +806,9 @@ class Prose:
         out = "".join(whole(part) if k % 2 == 0 else part for k, part in enumerate(_FULL_STOP.split(text)))
         if out != text:  # "Keras' `multi_gpu_model` splits ...": the strategy is TensorFlow's (round 48, ah01)
             out = _KERAS_OWNED.sub("", out)
+            # "We use keras.utils.training_utils.multi_gpu_model (Keras 2.0.9).": the helper's
+            # version, not the strategy's (round 59, bb04)
+            out = _VERSION_ASIDE.sub(r"\g<name>", out)
         # in text wrapped within 100 columns, a line the longer name would push past them stays as it
         # was (stale: dropped or reported); unwrapped text (a markdown paragraph on one line) has no width
         if markdown or max((len(line) for line in text.splitlines()), default=0) > 100:
@@ -891,7 +911,11 @@ class Prose:
             code = text.lstrip("# ").split("  #", 1)[0]
             # (`# model.layers[-2].trainable = True` on the one model is code that still runs: the
             # template's layer now; only `layers[-2].save(...)` and the like are the wrapper's idiom)
-            return bool(self.names_removed(_LAYER_OF_MODEL.sub("layers", code)))
+            # `#parallel = model  # uncomment to debug on one device`: the wrapper's name, bound or
+            # read, is gone from the code, whatever its spelling (round 59, ba18)
+            return bool(self.names_removed(_LAYER_OF_MODEL.sub("layers", code))) or bool(
+                _code_names(code) & self.quoted
+            )
         sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip(" .-:#")]
         stale = [bool(self.names_removed(s)) for s in sentences]
         if self.mechanics_gone and any(MECHANICS.search(s) for s in sentences) and not all(stale):
@@ -911,6 +935,9 @@ class Prose:
 
 # "Keras' `tf.distribute.MirroredStrategy`", once the helper is renamed: the strategy is not Keras's
 _KERAS_OWNED: Final = re.compile(r"\b(?:Keras|keras)(?:'s|'|\u2019s|\u2019)\s+(?=`{0,2}" + re.escape(STRATEGY) + ")")
+_VERSION_ASIDE: Final = re.compile(
+    r"(?P<name>" + re.escape(STRATEGY) + r"`{0,2})\s*\((?:keras|tf|tensorflow)\s*v?\d+(?:\.\d+)*\+?\)", re.IGNORECASE
+)
 # "Old-school data parallelism (`make_parallel`)": the helper as the old way, no name for the strategy
 _OLD_WAY: Final = re.compile(r"\b(?:old[- ]school|old[- ]style|legacy|outdated|deprecated)\b", re.IGNORECASE)
 # a sentence whose pronoun names what the sentence before it said: "... with it.", "It splits ..."
@@ -1207,6 +1234,9 @@ class _Pass(cst.CSTTransformer):
             return None
         # (what else it says, less the phrases renamed: "weights" alone is not the pair)
         rest = _PARALLEL_MODEL.sub("", _TEMPLATE_MODEL.sub("", _TEMPLATE_WEIGHTS_SAID.sub("", named)))
+        # ("done, weights saved from the template model": the weights saved, no word of the pair's;
+        # round 59, ba18)
+        rest = re.sub(r"\bweights\s+(?:saved|written|stored|restored|loaded)\b", "", rest, flags=re.IGNORECASE)
         if _PAIR.search(rest) or MECHANICS.search(rest) or self.prose.names_removed(rest):
             return None
         one = _TEMPLATE_MODEL.sub(lambda m: f"{m['article'] or ''}model", inner)
@@ -2086,6 +2116,15 @@ _HEADS_TEXT: Final = re.compile(
     r"\b(?:notes?|remarks?|caveats?|explanation|background|why|about|details|helpers?|wrappers?|wrap\w*)\b",
     re.IGNORECASE,
 )
+
+
+def _code_names(code: str) -> set[str]:
+    """The names a line of code binds or reads (none where it does not parse)."""
+    try:
+        tree = ast.parse(code.strip())
+    except (SyntaxError, ValueError):
+        return set()
+    return {node.id for node in ast.walk(tree) if isinstance(node, ast.Name)}
 
 
 def _article(match: re.Match[str]) -> str:

@@ -220,6 +220,19 @@ def test_a_note_that_the_call_named_gpu_ids_goes_where_the_strategy_names_none(i
     assert "    model = unet()\n    model.compile('adam', 'mse')\n" in out
 
 
+def test_a_heading_over_the_build_keeps_its_blank_line_above_a_definition_moved_up():
+    """Round 57, aw17: `epochs = 2`, a blank line, `# ---- VAE ----` over the build, with a `def` the
+    build calls between: the `def` goes above the strategy line and the heading over it, still set
+    apart from `epochs = 2` by its blank line."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\nepochs = 2\n\n# ---- VAE ----\nx = Input(shape=(4,))\n\n\n"
+        "def sampling(args):\n    return args\n\n\nvae = Model(x, Lambda(sampling)(x))\n"
+        "vae = multi_gpu_model(vae, gpus=2)\nvae.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "t.py").output.decode()
+    assert "epochs = 2\n\n# ---- VAE ----\n\n\ndef sampling(args):\n" in out, out
+
+
 def test_a_compile_repeated_after_a_dissolved_device_block_goes():
     """Round 47, af10: the template compiled inside `with tf.device('/cpu:0'):`, then the parallel
     model compiled the same way: renamed, the second compile read as the first, twice in one scope."""

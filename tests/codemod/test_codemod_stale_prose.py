@@ -1694,6 +1694,13 @@ def test_round_38s_markdown(removed, text, now):
     # round 57, aw13: the old call's keyword for every visible GPU
     ({"multi_gpu_model"}, "`gpus=None` uses all GPUs visible to TF.\n",
      "`tf.distribute.MirroredStrategy()` uses all GPUs visible to TF.\n"),
+    # round 59, ba08: the call itself in prose, what the strategy line does now
+    ({"multi_gpu_model"},
+     "Set `num_gpus`:\n  * 1 -> plain keras model\n  * N -> keras.utils.multi_gpu_model(model, gpus=N)\n",
+     "Set `num_gpus`:\n  * 1 -> plain keras model\n  * N -> tf.distribute.MirroredStrategy over N GPUs\n"),
+    # round 59, bb04: the helper's Keras version is not the strategy's
+    ({"multi_gpu_model"}, "We use keras.utils.training_utils.multi_gpu_model (Keras 2.0.9).\n",
+     "We use tf.distribute.MirroredStrategy.\n"),
     # rounds 55 and 58, at15, az15: the old call's count, on no line now
     ({"multi_gpu_model"}, "Colab has one GPU, so here `gpus=2` only tests the code path.\n",
      "Colab has one GPU, so here the 2-GPU strategy only tests the code path.\n"),
@@ -1741,6 +1748,12 @@ def test_round_57s_comments(comment, kept):
     # round 58, ay04: the file's only description keeps what it says of the model
     ("# Old-school data parallelism (kuza55 style) for the malware CNN.\n",
      "# Data parallelism for the malware CNN.\n"),
+    # round 59, ba01, ba06, ba19: the strategy splits, replicates, and compiles once
+    ("# per-step batch; split across the GPUs by the wrapper\n", "# per-step batch; split across the GPUs\n"),
+    ("# A fresh model per fold, wrapped for multi-GPU training (2x 1080Ti).\n",
+     "# A fresh model per fold, replicated for multi-GPU training (2x 1080Ti).\n"),
+    ("# Two-stage transfer learning: train the head, unfreeze, re-wrap & recompile.\n",
+     "# Two-stage transfer learning: train the head, unfreeze, recompile.\n"),
     # ... but where the CPU placement is the whole point, the sentence is the old mechanics'
     ("# Build the model on the CPU, then replicate it.\n", ""),
 ])
@@ -1779,6 +1792,28 @@ def test_a_docstring_on_the_pair_a_builder_returned_goes_with_the_pair():
     )
     out, _ = migrate(source)
     assert '    """Build the net."""\n' in out and "pair" not in out, out
+
+
+def test_a_comment_wrapped_over_two_lines_is_renamed_whole():
+    # round 59, ba06: "wrapped for" / "# multi-GPU training" over a line end
+    prose = Prose(frozenset({"multi_gpu_model"}), True)
+    said = "# A fresh model per fold, wrapped for\n# multi-GPU training (2x 1080Ti on the lab box)."
+    now = "# A fresh model per fold, replicated for\n# multi-GPU training (2x 1080Ti on the lab box)."
+    assert prose.renamed(said) == now
+
+
+def test_commented_out_code_binding_the_wrappers_plain_name_goes():
+    """Round 59, ba18: `#parallel = model  # uncomment to debug on a single device` over the call
+    binds `parallel`, which no line binds now; it had moved into the scope."""
+    before = (
+        IMPORTS + "model = build()\n\n#parallel = model  # uncomment to debug on a single device\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\nparallel.fit(x, y)\n"
+        "print('done, weights saved from the template model')\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert "#parallel" not in out and "model.fit(x, y)\n" in out
+    # (and the message names the one model: round 59, ba18)
+    assert out.endswith("print('done, weights saved from the model')\n"), out
 
 
 def test_which_half_was_checkpointed_goes_and_an_aside_on_when_it_ran_on_several_gpus():
