@@ -798,6 +798,15 @@ class Prose:
             # sentence about the old pair is no more made true by a name than the sentence is
             # ("the multi_gpu_model replica setup": the strategy's replicas, named as its variant)
             said = _VARIANT.sub("", _TRAINED.sub("", _TOOL_HELPER.sub("", _helper_clause(full))))
+            head, semicolon, tail = full.rpartition("; ")
+            if (
+                self.mechanics_gone and semicolon and "\n" not in full and _HELPER_NAMES.search(head)
+                and not _PAIR.search(head) and not MECHANICS.search(head) and MECHANICS.search(tail)
+                and full.rstrip()[-1:] == "."
+            ):
+                # "We train on 2 GPUs using `multi_gpu_model`; the template model stays on the CPU.":
+                # the clause on the old placement goes, the tool named before it is renamed (round 59, bb01)
+                return whole(head.rstrip(" ,") + ".")
             if _PAIR.search(said) and _HELPER_NAMES.search(full):
                 return full
             return "".join(

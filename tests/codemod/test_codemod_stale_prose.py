@@ -1698,6 +1698,9 @@ def test_round_38s_markdown(removed, text, now):
     ({"multi_gpu_model"},
      "Set `num_gpus`:\n  * 1 -> plain keras model\n  * N -> keras.utils.multi_gpu_model(model, gpus=N)\n",
      "Set `num_gpus`:\n  * 1 -> plain keras model\n  * N -> tf.distribute.MirroredStrategy over N GPUs\n"),
+    # round 59, bb01: the clause on the old placement goes, the tool before it is renamed
+    ({"multi_gpu_model"}, "We train on **2 GPUs** using `multi_gpu_model`; the template model stays on the CPU.\n",
+     "We train on **2 GPUs** using `tf.distribute.MirroredStrategy`.\n"),
     # round 59, bb04: the helper's Keras version is not the strategy's
     ({"multi_gpu_model"}, "We use keras.utils.training_utils.multi_gpu_model (Keras 2.0.9).\n",
      "We use tf.distribute.MirroredStrategy.\n"),
