@@ -47,6 +47,8 @@ class Region:
     hoisted: list[cst.BaseStatement] = field(default_factory=list)
     # a collapsed guard's prints and logging, written in the strategy choice's branches
     said: Said | None = None
+    # a strategy on GPU ids: the name the machine's GPUs are bound to above it (`gpus = ...`)
+    listing: str | None = None
 
 
 @dataclass
@@ -363,18 +365,21 @@ def _blank_line_after_scope(
 ) -> tuple[cst.With, cst.BaseStatement]:
     """`with strategy.scope():` / `model = build()` / (blank) / `model.compile(...)` straight
     followed by `model.fit(...)`: the blank line that set the removed call apart from the build
-    goes after the block, between building and training (as many blank lines as before)."""
+    goes after the block, between building and training (as many blank lines as before). Where
+    blank lines already set the block apart, a scope of two statements (the build, the compile)
+    reads as one unit and loses the blank lines between them (round 59, bb04)."""
     body = list(cst.ensure_type(scope.body, cst.IndentedBlock).body)
     lines = list(_leading_lines(body[-1])) if len(body) > 1 else []
     blanks = next((k for k, line in enumerate(lines) if line.comment is not None), len(lines))
     after = _leading_lines(following)
-    if (
-        not blanks or blanks < len(lines) or any(line.comment is None for line in after)
-        or any(cell_boundary(s) for s in (*body, following))
-    ):
-        # (a blank line above a comment sets the comment apart; a blank line below one already
-        # sets the block apart; a notebook cell ends on its code)
+    if not blanks or blanks < len(lines) or any(cell_boundary(s) for s in (*body, following)):
+        # (a blank line above a comment sets the comment apart; a notebook cell ends on its code)
         return scope, following
+    if any(line.comment is None for line in after):
+        if len(body) != 2 or not isinstance(body[0], cst.SimpleStatementLine):
+            return scope, following  # (a longer block keeps its groups)
+        body[-1] = body[-1].with_changes(leading_lines=[])
+        return scope.with_changes(body=scope.body.with_changes(body=body)), following
     body[-1] = body[-1].with_changes(leading_lines=lines[blanks:])
     gap = [cst.EmptyLine(indent=False) for _ in range(blanks)]
     return (
@@ -869,7 +874,9 @@ class _Applier(cst.CSTTransformer):
         # what the strategy line now does (the call's and the collapsed choice's comments, the
         # notes on dropped arguments) goes right above it, past anything hoisted above it
         choice = list(self.choice_comments.get(id(region), []))
-        if "for i in" not in region.expression:
+        expression = refine(region.expression, self.tree) if self.tree is not None else region.expression
+        ids = expression.ids if isinstance(expression, StrategyCode) else None
+        if ids is None:
             # "# explicit device ids" on `gpus=[0, 1]`: the strategy line takes the first two GPUs
             # now, it names no ids (round 58, ay12)
             choice = [line for line in choice if line.comment is None or not _IDS_NOTE.match(line.comment.value)]
@@ -878,8 +885,18 @@ class _Applier(cst.CSTTransformer):
             lines, choice = [*lines, *choice], []
         # `_wrap` runs while the region's block is the innermost block visited.
         indent = "".join(i for _, i in self.indents) if isinstance(region.block, cst.IndentedBlock) else ""
-        expression = refine(region.expression, self.tree) if self.tree is not None else region.expression
-        strategy = strategy_statements(region.name, expression, indent, self.unit, self.limit)
+        listing: list[cst.BaseStatement] = []
+        if region.listing is not None and isinstance(expression, StrategyCode) and ids is not None and (
+            expression.inputs is not None and expression.branch is None
+        ):
+            # `gpus = tf.config.list_logical_devices("GPU")` / `MirroredStrategy([gpus[2], gpus[3]])`:
+            # the ids read as written; an id the machine lacks raises, as the old call did
+            tf = expression.inputs.tf
+            listing = [cst.parse_statement(f'{region.listing} = {tf}.config.list_logical_devices("GPU")\n')]
+            strategy = strategy_statements(region.name, expression.on_listed(tf, region.listing), indent, self.unit,
+                                           self.limit)
+        else:
+            strategy = strategy_statements(region.name, expression, indent, self.unit, self.limit)
         announced: list[cst.BaseStatement] = []
         if region.said is not None:
             # the call's and the `else:`'s comments go into the branches only if they were kept here
@@ -965,7 +982,10 @@ class _Applier(cst.CSTTransformer):
         # `# otherwise, ...` `else:`), a blank line sets the scope apart from it (round 56, au08,
         # av04); a compact `if`/`else` stays right above its `with`
         out = _scope_set_apart([strategy, *announced, *out])[1 + len(announced):]
-        emitted = [*region.hoisted, *head, strategy, *announced, *out]
+        if listing:  # (the strategy line's comments go above the two lines)
+            listing = [listing[0].with_changes(leading_lines=_leading_lines(strategy))]
+            strategy = strategy.with_changes(leading_lines=[])
+        emitted = [*region.hoisted, *head, *listing, strategy, *announced, *out]
         if region.start == 0 and isinstance(region.block, cst.IndentedBlock):
             # a block's first statement starts right below its header (a hoisted `def` brings its
             # blank lines along)

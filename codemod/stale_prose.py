@@ -280,6 +280,14 @@ _PARALLEL_MODEL: Final = re.compile(
     r"(?P<em>[*_]{0,2})(?:parallel|multi-gpu|multi\s+gpu)(?P=em)\s+(?:model|version)\b",
     re.IGNORECASE,
 )
+# "Could not build the multi-GPU model, falling back to one device" (round 59, bb06): what the
+# one-device path says: the model was built, not replicated ("Could not replicate the model, ...");
+# "Could not build the model" would be false
+_NOT_BUILT: Final = re.compile(
+    r"\b(?P<failed>(?:could\s*n[o']t|can\s*n[o']t|cannot|unable\s+to|failed\s+to))\s+"
+    r"(?P<verb>build|create|make|construct|set\s+up)\s+(?:the\s+|a\s+)?(?:parallel|multi-gpu|multi\s+gpu)\s+model\b",
+    re.IGNORECASE,
+)
 # "compile the *parallel* model, not `ae`": the other half named beside it, no rename makes it true
 _CONTRASTED: Final = re.compile(
     r"\bmodel[*_]{0,2}\s*,?\s+(?:not|instead\s+of|rather\s+than)\s+(?:the\s+)?(?:`\w+`|template\b)"
@@ -469,7 +477,8 @@ _SHARING: Final = re.compile(r"\bshar(?:e|es|ed|ing)\b", re.IGNORECASE)
 # "... for saving", "... instead": why one half of the pair was used
 _PURPOSE: Final = re.compile(r"\b(?:for|so|because|since|instead|rather)\b", re.IGNORECASE)
 _ANOTHER_MODEL: Final = re.compile(
-    r"models?\b|\bshar(?:e|es|ed|ing)\b|\bparallel|\bgpu|\breplica|\bwrap", re.IGNORECASE
+    # ("Train in parallel, predict with the template": how it trains, no second model; round 59, bb10)
+    r"models?\b|\bshar(?:e|es|ed|ing)\b|(?<!\bin\s)\bparallel|\bgpu|\breplica|\bwrap", re.IGNORECASE
 )
 # "the template model is compiled too so that ...": "too" was the parallel model's compile, gone
 _AS_WELL: Final = re.compile(r"\s+(?:too|as\s+well)\b(?=\s*(?:[,.;:)]|$|(?:so|because|since|for)\b))",
@@ -489,8 +498,10 @@ _THROUGH_PARALLEL_MODEL: Final = re.compile(
 )
 _RUNS: Final = {"go": "run", "goes": "runs", "went": "ran", "going": "running"}
 # what still speaks of the pair once "the template model" is "the model"
-_OTHER_HALF: Final = re.compile(r"\btemplate|\bwrap|\bparallel\b|\bserial\b|\breplicas?\b|\bcop(?:y|ies)\b|\bcpu\b",
-                                re.IGNORECASE)
+# ("in parallel" is how the strategy trains: round 59, bb10)
+_OTHER_HALF: Final = re.compile(
+    r"\btemplate|\bwrap|(?<!\bin\s)\bparallel\b|\bserial\b|\breplicas?\b|\bcop(?:y|ies)\b|\bcpu\b", re.IGNORECASE
+)
 # "(the single-GPU model)" after a name: the half of the old pair it is no longer told apart from
 _PAIR_ASIDE: Final = re.compile(
     r"\s*\((?:not\s+)?(?:the\s+)?(?:single[- ](?:gpu|device)|serial|template|multi[- ]?gpu|parallel)\s+"
@@ -771,6 +782,7 @@ class Prose:
                 part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
                 part = _ON_PARALLEL_MODEL.sub(rf"\g<verb> under {STRATEGY}", part)
+                part = _NOT_BUILT.sub(r"\g<failed> replicate the model", part)
                 if not _SAVING.search(part):  # ("we save the parallel model directly": the pair's problem)
                     part = _PARALLEL_MODEL.sub(r"\g<article>model", part)
             if _DOUBLED.search(part) and not _DOUBLED.search(full):
@@ -1236,10 +1248,14 @@ class _Pass(cst.CSTTransformer):
         opening, written, closing = parts
         # "saved template", "test mae (template):": the template named alone, one model now;
         # "saved template weights": the weights, of the one model (round 52, an13)
-        named = _SAVED_TEMPLATE.sub("model", _TEMPLATE_ASIDE.sub("", written))
+        # ("Could not build the multi-GPU model": not replicated, round 59, bb06)
+        unbuilt = _NOT_BUILT.sub(r"\g<failed> replicate the model", written)
+        named = _SAVED_TEMPLATE.sub("model", _TEMPLATE_ASIDE.sub("", unbuilt))
         inner = _TEMPLATE_WEIGHTS.sub("", named)
         # ("compiled multi-GPU model on", gpus, "GPUs": the parallel half, as well)
-        if inner == written and _TEMPLATE_MODEL.search(inner) is None and _PARALLEL_MODEL.search(inner) is None:
+        if inner == written and _TEMPLATE_MODEL.search(inner) is None and _PARALLEL_MODEL.search(inner) is None and (
+            not _NOT_BUILT.search(written)
+        ):
             return None
         # (what else it says, less the phrases renamed: "weights" alone is not the pair)
         rest = _PARALLEL_MODEL.sub("", _TEMPLATE_MODEL.sub("", _TEMPLATE_WEIGHTS_SAID.sub("", named)))

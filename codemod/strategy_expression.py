@@ -86,12 +86,24 @@ class StrategyCode(str):
     branch: Branch | None
     guessed: str
     inputs: _Inputs | None  # what it was made from, to decide again with the whole module (`refine`)
+    ids: str | None  # the GPU ids it names (`[2, 3]`, `args.gpu_ids`), else None (a count, every GPU)
 
     def __new__(cls, expression: str, *, branch: Branch | None = None, guessed: str = "",
-                inputs: _Inputs | None = None) -> StrategyCode:
+                inputs: _Inputs | None = None, ids: str | None = None) -> StrategyCode:
         code = super().__new__(cls, expression)
-        code.branch, code.guessed, code.inputs = branch, guessed, inputs
+        code.branch, code.guessed, code.inputs, code.ids = branch, guessed, inputs, ids
         return code
+
+    def on_listed(self, tf: str, listing: str) -> str:
+        """The strategy on the GPUs at its ids in `listing`, a name bound to
+        `tf.config.list_logical_devices("GPU")`: `MirroredStrategy([gpus[2], gpus[3]])`, or
+        `[gpus[i] for i in ids]` for ids not written out."""
+        assert self.ids is not None
+        node = cst.parse_expression(self.ids)
+        if isinstance(node, (cst.List, cst.Tuple)) and _all_ints(node):
+            devices = ", ".join(f"{listing}[{code_of(e.value)}]" for e in node.elements)
+            return f"{tf}.distribute.MirroredStrategy([{devices}])"
+        return f"{tf}.distribute.MirroredStrategy([{listing}[i] for i in {self.ids}])"
 
     def _key(self) -> tuple[str, Branch | None]:
         return str(self), self.branch
@@ -134,6 +146,7 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
     guards = [type(g)(with_public_listing(g, tf)) for g in guards]
     inputs = _Inputs(tf, gpus, tuple(guards), known_int)
     guessed = ""
+    ids = None
     if gpus is None or machine_count(gpus) or kind == "machine":
         multi = f"{tf}.distribute.MirroredStrategy()"
         if gpus is not None and all(_counts_present(gpus, g) for g in guards):
@@ -143,11 +156,11 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
         if first:  # `[0, 1]` is "the first two GPUs": the count's form
             multi = f'{tf}.distribute.MirroredStrategy({tf}.config.list_logical_devices("GPU")[:{first}])'
         else:
-            multi = _listed(tf, code_of(gpus))
+            multi, ids = _listed(tf, code_of(gpus)), code_of(gpus)
     else:
         kind = kind or count_or_list(gpus, guards, known_int=known_int)
         if kind.startswith("list"):
-            multi = _listed(tf, code_of(gpus))
+            multi, ids = _listed(tf, code_of(gpus)), code_of(gpus)
         else:
             # The script's own `if n > 1:` stays: not written again; `[:max(n, 1)]` is one device
             # where it is false (`[:0]` would be every GPU).
@@ -160,7 +173,7 @@ def strategy_expression(tf: str, gpus: cst.BaseExpression | None, guards: list[s
         if kind.endswith("?"):
             guessed = _guessed(tf, code_of(gpus), kind)
     branch = _branch(guards, f"{tf}.distribute.get_strategy()")
-    return StrategyCode(multi, branch=branch, guessed=guessed, inputs=inputs)
+    return StrategyCode(multi, branch=branch, guessed=guessed, inputs=inputs, ids=ids)
 
 
 def _counts_present(gpus: cst.BaseExpression, guard: str) -> bool:

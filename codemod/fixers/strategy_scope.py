@@ -463,7 +463,9 @@ def _plan_site(
     block, start, end = _scope_range(tree, anchor, block0, start0, j, template, compiles, derived)
     region = block.body[start:end + 1]
     if fallback.said is not None and (
-        not _said_moves(tree, fallback.said, region, receivers) or _replicas_across_cells(fallback.said, region, anchor)
+        not _said_moves(tree, fallback.said, region, receivers)
+        or _replicas_across_cells(fallback.said, region, anchor)
+        or _replicas_under_kept_if(tree, fallback.said, anchor, block)
     ):
         return _plan_site(ctx, site, uncovered, messages=False)  # the `if` stays with its messages
     # Past the construction: a model the covered code calls (`fake = self.generator(z)` for a GAN's
@@ -538,6 +540,15 @@ def _replicas_across_cells(said: fallbacks.Said, region: Sequence[cst.BaseStatem
         if statement is anchor:
             break
     return False
+
+
+def _replicas_under_kept_if(tree: Tree, said: fallbacks.Said, anchor: cst.CSTNode, block: Block) -> bool:
+    """A `try`'s messages (now on the replica count) in a branch of an `if` that stays (`if gpus <= 1:
+    print('one device') else: try: wrap ...`): above the scope they would print on the `if`'s other
+    path too, so the `if` on the replica count takes the `try`'s place in its branch."""
+    if said.replicas is None or said.chain is not None or said.before or said.after or said.otherwise:
+        return False
+    return bool(_path_guards(tree, anchor, block))
 
 
 def _said_moves(tree: Tree, said: fallbacks.Said, region: Sequence[cst.BaseStatement], models: set[str]) -> bool:
@@ -2231,10 +2242,11 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
         for statement in item.definitions:
             ctx.plan.moved.add(id(statement))
         hoisted = [*item.definitions, *hoisted]
-    ctx.plan.regions.append(
-        Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted, said=item.said)
-    )
     decided = refine(item.expression, ctx.tree)
+    ctx.plan.regions.append(
+        Region(item.block, item.start, item.end, name, item.expression, item.notes, hoisted, said=item.said,
+               listing=_listing_name(ctx, decided, name))
+    )
     if isinstance(decided, StrategyCode) and decided.guessed:
         ctx.report(item.site.call, "MGPU117", decided.guessed)
     for node in item.unwrap:
@@ -2243,6 +2255,20 @@ def _commit(ctx: FixContext, item: _Planned) -> None:
         ctx.current_site = planned.site
         _replace_site(ctx, planned)
         ctx.current_site = None
+
+
+# The name for `tf.config.list_logical_devices("GPU")` above a strategy on GPU ids, the first the
+# module does not use.
+_LISTING_NAMES = ("gpus", "logical_gpus", "visible_gpus")
+
+
+def _listing_name(ctx: FixContext, code: str, strategy: str) -> str | None:
+    """A free name to bind the machine's GPUs to, above a strategy on GPU ids (`gpus = ...` /
+    `MirroredStrategy([gpus[2], gpus[3]])`), else None: a count, every GPU, or a choice."""
+    if not isinstance(code, StrategyCode) or code.ids is None or code.branch is not None:
+        return None
+    taken = ctx.names_in_use() | {strategy}
+    return next((n for n in _LISTING_NAMES if n not in taken), None)
 
 
 def _attached_comments(statement: cst.BaseStatement) -> list[cst.EmptyLine]:

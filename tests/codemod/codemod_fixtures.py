@@ -169,6 +169,8 @@ def strategy_devices(code: str, present: int, **names: object) -> list[str] | st
             while len(lines[start]) - len(lines[start].lstrip()) != indent or not lines[start].strip():
                 start -= 1
             start += 1
+    if start and re.match(r"\s*\w+ = tf\.config\.list_logical_devices\(", lines[start - 1]):
+        start -= 1  # (the machine's GPUs bound above a strategy on ids: `gpus = ...`)
     config = types.SimpleNamespace(list_logical_devices=lambda kind: [f"/gpu:{i}" for i in range(present)])
     distribute = types.SimpleNamespace(MirroredStrategy=lambda devices=None: list(devices) or None if devices else None,
                                        get_strategy=lambda: "one device")

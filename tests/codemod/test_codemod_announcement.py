@@ -173,6 +173,26 @@ def test_a_try_in_a_later_cell_than_the_build_keeps_its_if_in_that_cell():
     assert out.index("with strategy.scope():\n    model = build()") < out.index("print('several')")
 
 
+def test_a_try_in_the_else_of_a_kept_if_keeps_its_if_in_that_branch():
+    """Round 59, bb06: above the scope, the `try`'s one-device message would print on the `if`'s
+    other path too (`--gpus 1`), which it never did."""
+    before = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nif args.gpus <= 1:\n"
+        "    print('Training on one device')\nelse:\n    try:\n"
+        "        model = multi_gpu_model(model, gpus=args.gpus)\n        print('Training on several GPUs')\n"
+        "    except ValueError:\n        print('Could not build the multi-GPU model, falling back')\n"
+        "model.compile('adam', 'mse')\n"
+    )
+    out = transform_source(before.encode(), "train.py").output.decode()
+    assert out.endswith(
+        "    if args.gpus <= 1:\n        print('Training on one device')\n    else:\n"
+        "        if strategy.num_replicas_in_sync > 1:\n            print('Training on several GPUs')\n"
+        "        else:\n            print('Could not replicate the model, falling back')\n"
+        "    model.compile('adam', 'mse')\n"
+    ), out
+    assert out.count("print(") == 3
+
+
 def test_a_guard_whose_only_message_named_the_helper_leaves_no_empty_if():
     # round 41, fb05/fb14/fb15: `print('using multi_gpu_model with', n, 'GPUs')` went, and an
     # `if strategy.num_replicas_in_sync == 1: pass` was left to say nothing

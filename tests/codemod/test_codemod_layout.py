@@ -147,8 +147,10 @@ def test_a_call_kept_in_place_by_the_width_is_not_shifted_when_its_name_comes_ba
     ("\n", "model.fit(x, y)\n", "    model.compile('adam', 'mse')\n\nmodel.fit(x, y)\n"),
     # a comment under it keeps the blank line above it, inside the block
     ("\n# stage 1\n", "model.fit(x, y)\n", "\n    # stage 1\n    model.compile('adam', 'mse')\nmodel.fit(x, y)\n"),
-    # a blank line already sets the block apart: nothing moves
-    ("\n", "\nmodel.fit(x, y)\n", "\n    model.compile('adam', 'mse')\n\nmodel.fit(x, y)\n"),
+    # a blank line already sets the block apart: the build and the compile read as one unit
+    # (round 59, bb04)
+    ("\n", "\nmodel.fit(x, y)\n", "    model.compile('adam', 'mse')\n\nmodel.fit(x, y)\n"),
+    ("\n\n", "\n\nmodel.fit(x, y)\n", "    model.compile('adam', 'mse')\n\n\nmodel.fit(x, y)\n"),
 ])
 def test_the_blank_line_above_the_removed_call_goes_below_the_scope(between, fit, expected):
     source = (
@@ -157,6 +159,18 @@ def test_the_blank_line_above_the_removed_call_goes_below_the_scope(between, fit
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert out.endswith("with strategy.scope():\n    model = build()\n" + expected), out
+
+
+def test_a_longer_block_keeps_the_blank_line_that_groups_it():
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nmodel.summary()\n\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n\nparallel.fit(x, y)\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert out.endswith(
+        "with strategy.scope():\n    model = build()\n    model.summary()\n\n    model.compile('adam', 'mse')\n"
+        "\nmodel.fit(x, y)\n"
+    ), out
 
 
 def test_a_line_a_late_rename_pushes_past_the_files_widest_is_wrapped_like_black():
@@ -216,7 +230,8 @@ def test_a_note_that_the_call_named_gpu_ids_goes_where_the_strategy_names_none(i
         f"model = multi_gpu_model(model, gpus={ids})  # explicit device ids\nmodel.compile('adam', 'mse')\n"
     )
     out = transform_source(source.encode(), "t.py").output.decode()
-    assert ("# explicit device ids\nstrategy = " in out) is kept, out
+    assert ("# explicit device ids\ngpus = tf.config.list_logical_devices(\"GPU\")\nstrategy = " in out) is kept, out
+    assert out.count("# explicit device ids") == kept
     assert "    model = unet()\n    model.compile('adam', 'mse')\n" in out
 
 

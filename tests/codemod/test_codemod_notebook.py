@@ -276,7 +276,8 @@ def test_a_guard_and_a_list_of_ids_take_their_house_forms_in_a_notebook():
     assert sources[2] == "with strategy.scope():\n    model.compile('adam', 'mse')"
     # `GPU_IDS = [0, 1]`: the GPUs at those indices, with no comment of the tool's above them.
     assert sources[3].startswith(
-        'strategy = tf.distribute.MirroredStrategy(\n    [tf.config.list_logical_devices("GPU")[i] for i in GPU_IDS]'
+        'gpus = tf.config.list_logical_devices("GPU")\n'
+        "strategy = tf.distribute.MirroredStrategy([gpus[i] for i in GPU_IDS])\n"
     )
     assert all(len(line) <= 100 for source in sources for line in source.splitlines())
 

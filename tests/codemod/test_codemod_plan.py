@@ -234,7 +234,7 @@ def test_a_keras_data_pipeline_between_the_model_and_its_compile_goes_after_the_
     out = transform_source(source.encode(), "train.py").output.decode()
     # (`args`, `gen` and `train` are the function's own: no other function can read them)
     assert out.endswith(
-        "    with strategy.scope():\n        model = build()\n\n"
+        "    with strategy.scope():\n        model = build()\n"
         "        model.compile('sgd', 'categorical_crossentropy')\n\n"
         "    gen = ImageDataGenerator(rescale=1. / 255)\n    train = gen.flow_from_directory(args.data, (224, 224))\n"
         "    model.fit(train)\n"

@@ -1797,6 +1797,31 @@ def test_a_docstring_on_the_pair_a_builder_returned_goes_with_the_pair():
     assert '    """Build the net."""\n' in out and "pair" not in out, out
 
 
+@pytest.mark.parametrize("comment,now", [
+    # round 59, bb10: "in parallel" is how the strategy trains, not the other half of a pair
+    ("# Train in parallel, predict with the template\n", "# Train in parallel, predict with the model\n"),
+    # ... but with the parallel *model* the sentence is the pair's, and goes
+    ("# Train the parallel model, predict with the template\n",
+     ""),
+])
+def test_round_59s_comments(comment, now):
+    out, _ = migrate(IMPORTS + "\n# Smoke test.\n" + comment + "x = 1\n\n" + SITE + "gpu_model.fit(x, y)\n")
+    assert out.startswith("import tensorflow as tf\n\n# Smoke test.\n" + now + "x = 1\n"), out
+
+
+@pytest.mark.parametrize("said,now", [
+    # round 59, bb06: the one-device path's message; the model was built, it was not replicated
+    ("Could not build the multi-GPU model, falling back to one device",
+     "Could not replicate the model, falling back to one device"),
+    ("Failed to create the parallel model.", "Failed to replicate the model."),
+    ("[warn] couldn't build multi-GPU model", "[warn] couldn't replicate the model"),
+])
+def test_a_message_that_the_multi_gpu_model_failed_says_the_model_was_not_replicated(said, now):
+    out, _ = migrate(IMPORTS + SITE + "gpu_model.fit(x, y)\nif len(tf.config.list_logical_devices('GPU')) < 2:\n"
+                     f"    print({said!r})\n")
+    assert out.endswith(f"    print({now!r})\n"), out
+
+
 def test_a_comment_wrapped_over_two_lines_is_renamed_whole():
     # round 59, ba06: "wrapped for" / "# multi-GPU training" over a line end
     prose = Prose(frozenset({"multi_gpu_model"}), True)

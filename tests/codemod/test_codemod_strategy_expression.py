@@ -215,9 +215,8 @@ LAYOUT_PAIRS = {
         "model = multi_gpu_model(model, gpus=[1, 3])\n"
         "model.compile('sgd', 'mse')\n",
         "import tensorflow as tf\n\n"
-        "strategy = tf.distribute.MirroredStrategy(\n"
-        f"    [{LOGICAL}[i] for i in [1, 3]]\n"
-        ")\n"
+        f"gpus = {LOGICAL}\n"
+        "strategy = tf.distribute.MirroredStrategy([gpus[1], gpus[3]])\n"
         "with strategy.scope():\n"
         "    model = build()\n"
         "    model.compile('sgd', 'mse')\n",
@@ -356,13 +355,14 @@ def test_the_module_decides_what_a_name_holds():
     assert f"{LOGICAL}[:GPUS])" in functions["module_constant"]
     assert f"{LOGICAL}[:n_gpu])" in functions["parameter_default"]
     # `ids=GPU_IDS` with `GPU_IDS = [0, 1]`: the GPUs at those indices.
-    assert f'[{LOGICAL}[i] for i in ids]' in functions["ids_default"]
+    assert f"    logical_gpus = {LOGICAL}\n" in functions["ids_default"]  # (`gpus` is a name in the module)
+    assert "MirroredStrategy([logical_gpus[i] for i in ids])" in functions["ids_default"]
     # The machine's own GPU count, guarded by "more than one": every GPU, no `if` left.
     for name in ("backend_query_guarded", "machine_count_guarded"):
         assert "strategy = tf.distribute.MirroredStrategy()\n" in functions[name]
         assert "if " not in functions[name]
     # A parameter without a default holds what the calls in the module pass: `called_with_ids([0, 1])`.
-    assert f'[{LOGICAL}[i] for i in gpus]' in functions["called_with_ids"]
+    assert "MirroredStrategy([logical_gpus[i] for i in gpus])" in functions["called_with_ids"]
     # `self.n_gpus` holds what `__init__` stores: its `n_gpus=2` default, or the `n_gpus=4` a call passes.
     assert f"    {LOGICAL}[:self.n_gpus]\n" in out
 
@@ -389,7 +389,7 @@ def test_an_argparse_option_says_count_or_list(declaration, gpus, kind):
     out = result.output.decode()
     assert "MGPU117" not in [f.code for f in result.findings]  # decided from the declaration, not guessed
     if kind == "list":
-        assert f"[{LOGICAL}[i] for i in {gpus}]" in out
+        assert f"gpus = {LOGICAL}\nstrategy = tf.distribute.MirroredStrategy([gpus[i] for i in {gpus}])\n" in out
     else:
         assert f"{LOGICAL}[:{gpus}])" in out
 
@@ -420,7 +420,7 @@ def test_gpu_ids_the_script_also_made_visible_are_every_visible_gpu(env, every):
     )
     out = transform_source(source.encode()).output.decode()
     assert ("strategy = tf.distribute.MirroredStrategy()\n" in out) is every
-    assert ('[tf.config.list_logical_devices("GPU")[i] for i in args.gpus]' in out) is not every
+    assert ("MirroredStrategy([gpus[i] for i in args.gpus])" in out) is not every
 
 
 def test_gpus_read_from_a_dict_literal_take_the_kind_of_what_it_holds():
@@ -434,7 +434,7 @@ def test_gpus_read_from_a_dict_literal_take_the_kind_of_what_it_holds():
     )
     result = transform_source(source.encode(), "train.py")
     output = result.output.decode()
-    assert '[tf.config.list_logical_devices("GPU")[i] for i in CONFIG["gpus"]]' in output
+    assert '    strategy = tf.distribute.MirroredStrategy([gpus[i] for i in CONFIG["gpus"]])\n' in output
     assert not result.findings
     counted = source.replace('"gpus": [0, 1]', '"gpus": 2')
     output = transform_source(counted.encode(), "train.py").output.decode()
@@ -485,7 +485,7 @@ def test_a_dict_key_read_through_a_parameter_takes_the_literal_passed_in():
     result = transform_source(source.encode())
     out = result.output.decode()
     # ids, as the literal passed in holds: never sliced as a count, and no MGPU117 guess
-    assert f"[{LOGICAL}[i] for i in cfg['gpus']]" in out, out
+    assert "MirroredStrategy([gpus[i] for i in cfg['gpus']])" in out, out
     assert not [f for f in result.findings if f.code == "MGPU117"]
 
 
@@ -524,3 +524,26 @@ def test_a_count_set_in_a_class_body_is_a_count(config, reported):
     result = transform_source(source.encode(), "train.py")
     assert f"{LOGICAL}[:config.GPU_COUNT])" in result.output.decode()
     assert ("MGPU117" in [f.code for f in result.findings]) is reported
+
+
+@pytest.mark.parametrize("taken,listing", [
+    ("", "gpus"),
+    ("gpus = 2\n", "logical_gpus"),
+    ("gpus = logical_gpus = visible_gpus = 2\n", None),  # every name in use: the one-expression form
+])
+def test_gpu_ids_index_the_machines_gpus_bound_on_the_line_above(taken, listing):
+    # round 57/59, az18, ba17: `gpus=[2, 3]` reads as written, and an id the machine lacks raises
+    source = (
+        f"from keras.utils import multi_gpu_model\n\n{taken}model = build()\n# the two free cards\n"
+        "parallel = multi_gpu_model(model, gpus=[2, 3])\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    if listing is None:
+        strategy = f"strategy = tf.distribute.MirroredStrategy(\n    [{LOGICAL}[i] for i in [2, 3]]\n)\n"
+    else:
+        strategy = (f"{listing} = {LOGICAL}\n"
+                    f"strategy = tf.distribute.MirroredStrategy([{listing}[2], {listing}[3]])\n")
+    assert f"# the two free cards\n{strategy}with strategy.scope():\n    model = build()\n" in out, out
+    assert strategy_devices(out, 4) == ["/gpu:2", "/gpu:3"]
+    with pytest.raises(IndexError):
+        strategy_devices(out, 2)
