@@ -22,15 +22,24 @@ def fits(line: str, limit: int) -> bool:
     return _width(line) <= limit
 
 
-def strategy_statements(name: str, expression: str, indent: str, unit: str, limit: int) -> cst.BaseStatement:
+def strategy_statements(name: str, expression: str, indent: str, unit: str, limit: int,
+                        listing: str | None = None) -> cst.BaseStatement:
     """`name = expression`, or the `if`/`else` choosing it (`StrategyCode.branch`); a line over
     `limit` columns has its one argument on a line of its own (black's shape).
-    `indent` is where the statement goes, `unit` the file's indentation unit."""
+    `indent` is where the statement goes, `unit` the file's indentation unit. `listing`: in a
+    choice, the name the machine's GPUs are bound to above a strategy on GPU ids."""
     branch = expression.branch if isinstance(expression, StrategyCode) else None
     if branch is None:
         text = _assignment(name, str(expression), indent, "", unit, limit) + "\n"
+    elif listing is not None and isinstance(expression, StrategyCode) and expression.ids is not None and (
+        expression.inputs is not None
+    ):
+        tf = expression.inputs.tf
+        on_listed = _assignment(name, expression.on_listed(tf, listing), indent + unit, unit, unit, limit)
+        multi = f'{listing} = {tf}.config.list_logical_devices("GPU")\n{unit}{on_listed}'
     else:
         multi = _assignment(name, str(expression), indent + unit, unit, unit, limit)
+    if branch is not None:
         single = f"{name} = {branch.single}"
         first, second = (multi, single) if branch.multi_when_true else (single, multi)
         text = f"if {branch.condition}:\n{unit}{first}\nelse:\n{unit}{second}\n"

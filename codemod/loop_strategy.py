@@ -14,7 +14,7 @@ names the plan gave the strategies.
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from typing import Final
 
 import libcst as cst
@@ -53,29 +53,35 @@ class _Hoist(cst.CSTTransformer):
             if isinstance(statement, cst.For) and isinstance(statement.body, cst.IndentedBlock):
                 moved = self._movable(statement)
                 if moved is not None:
-                    index, name = moved
+                    first, last = moved
                     inner = list(statement.body.body)
-                    line = inner.pop(index)
-                    out.extend(_above(statement, line))
+                    lines = inner[first:last + 1]
+                    del inner[first:last + 1]
+                    out.extend(_above(statement, lines))
                     statement = _below(statement, inner)
             out.append(statement)
         return out
 
-    def _movable(self, loop: cst.For) -> tuple[int, str] | None:
-        """The index in `loop`'s body of the strategy statement that can move above it, and its name."""
+    def _movable(self, loop: cst.For) -> tuple[int, int] | None:
+        """The first and last index in `loop`'s body of the strategy statement that can move above
+        it (with the line binding the machine's GPUs right above it: `gpus = ...`)."""
         body = list(cst.ensure_type(loop.body, cst.IndentedBlock).body)
         for index, statement in enumerate(body):
             name = _strategy_name(statement, self.names)
             if name is None:
                 continue
-            if _loads(statement) & _bound(loop) or _resets(loop) or loop.orelse is not None:
+            first = index - 1 if index and _listing(body[index - 1]) in _loads(statement) else index
+            own = {n for s in body[first:index + 1] for n in [_listing(s), *_listings_in(s)] if n}
+            if (_loads(statement) - own) & _bound(loop) or _resets(loop) or loop.orelse is not None:
                 return None
-            others = [s for k, s in enumerate(body) if k != index]
-            if any(name in _bound_in(s) for s in others) or any(name in _reads(s) for s in body[:index]):
+            others = [s for k, s in enumerate(body) if not first <= k <= index]
+            if any((own | {name}) & _bound_in(s) for s in others) or any(
+                (own | {name}) & _reads(s) for s in body[:first]
+            ):
                 return None
-            if name in _bound_in(loop.target):
+            if (own | {name}) & _bound_in(loop.target):
                 return None
-            return index, name
+            return first, index
         return None
 
 
@@ -92,14 +98,37 @@ def _strategy_name(statement: cst.BaseStatement, names: frozenset[str]) -> str |
         made = cst.Module([]).code_for_node(assign.value)
         return name if name in names and made.startswith("tf.distribute.") else None
     if isinstance(statement, cst.If) and isinstance(statement.orelse, cst.Else):
-        branches = [statement.body, statement.orelse.body]
-        found = {
-            _strategy_name(s, names) for branch in branches for s in cst.ensure_type(branch, cst.IndentedBlock).body
-        }
-        if len(found) == 1 and None not in found and all(len(cst.ensure_type(b, cst.IndentedBlock).body) == 1
-                                                         for b in branches):
+        # (a branch's strategy on GPU ids comes with the line binding the machine's GPUs)
+        branches = [_without_listing(cst.ensure_type(b, cst.IndentedBlock).body)
+                    for b in (statement.body, statement.orelse.body)]
+        found = {_strategy_name(s, names) for branch in branches for s in branch}
+        if len(found) == 1 and None not in found and all(len(b) == 1 for b in branches):
             return found.pop()
     return None
+
+
+def _listing(statement: cst.BaseStatement) -> str | None:
+    """`gpus = tf.config.list_logical_devices("GPU")`: the name bound, else None."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1
+            and isinstance(statement.body[0], cst.Assign)):
+        return None
+    assign = statement.body[0]
+    target = assign.targets[0].target if len(assign.targets) == 1 else None
+    made = cst.Module([]).code_for_node(assign.value)
+    listed = made.endswith('.config.list_logical_devices("GPU")')
+    return target.value if isinstance(target, cst.Name) and listed else None
+
+
+def _without_listing(body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    return list(body[1:]) if len(body) == 2 and _listing(body[0]) is not None else list(body)
+
+
+def _listings_in(statement: cst.BaseStatement) -> list[str]:
+    """The GPU listings bound in the branches of an `if` choosing the strategy."""
+    if not isinstance(statement, cst.If) or not isinstance(statement.orelse, cst.Else):
+        return []
+    return [n for b in (statement.body, statement.orelse.body)
+            for s in cst.ensure_type(b, cst.IndentedBlock).body for n in [_listing(s)] if n]
 
 
 class _Names(cst.CSTVisitor):
@@ -217,10 +246,11 @@ def _split_leading(loop: cst.For) -> tuple[list[cst.EmptyLine], list[cst.EmptyLi
     return leading[:start], leading[start:]
 
 
-def _above(loop: cst.For, line: cst.BaseStatement) -> list[cst.BaseStatement]:
-    assert isinstance(line, (cst.SimpleStatementLine, cst.If))
+def _above(loop: cst.For, lines: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    first = lines[0]
+    assert isinstance(first, (cst.SimpleStatementLine, cst.If))
     # (libcst writes a statement and its comment lines at the indentation of the block it is in)
-    return [line.with_changes(leading_lines=[*_split_leading(loop)[0], *line.leading_lines])]
+    return [first.with_changes(leading_lines=[*_split_leading(loop)[0], *first.leading_lines]), *lines[1:]]
 
 
 def _below(loop: cst.For, inner: list[cst.BaseStatement]) -> cst.For:

@@ -895,8 +895,8 @@ class _Applier(cst.CSTTransformer):
             listing = [cst.parse_statement(f'{region.listing} = {tf}.config.list_logical_devices("GPU")\n')]
             strategy = strategy_statements(region.name, expression.on_listed(tf, region.listing), indent, self.unit,
                                            self.limit)
-        else:
-            strategy = strategy_statements(region.name, expression, indent, self.unit, self.limit)
+        else:  # (in a choice, the GPUs are bound in its branch: `listing`)
+            strategy = strategy_statements(region.name, expression, indent, self.unit, self.limit, region.listing)
         announced: list[cst.BaseStatement] = []
         if region.said is not None:
             # the call's and the `else:`'s comments go into the branches only if they were kept here

@@ -2264,8 +2264,8 @@ _LISTING_NAMES = ("gpus", "logical_gpus", "visible_gpus")
 
 def _listing_name(ctx: FixContext, code: str, strategy: str) -> str | None:
     """A free name to bind the machine's GPUs to, above a strategy on GPU ids (`gpus = ...` /
-    `MirroredStrategy([gpus[2], gpus[3]])`), else None: a count, every GPU, or a choice."""
-    if not isinstance(code, StrategyCode) or code.ids is None or code.branch is not None:
+    `MirroredStrategy([gpus[2], gpus[3]])`, also in a choice's branch), else None: a count, every GPU."""
+    if not isinstance(code, StrategyCode) or code.ids is None:
         return None
     taken = ctx.names_in_use() | {strategy}
     return next((n for n in _LISTING_NAMES if n not in taken), None)

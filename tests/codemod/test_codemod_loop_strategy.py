@@ -104,3 +104,41 @@ def test_in_a_notebook_the_strategy_stays_in_the_loops_cell():
     ]}
     out = json.loads(transform_notebook(json.dumps(notebook).encode(), "t.ipynb").output)
     assert "".join(out["cells"][1]["source"]).startswith(STRATEGY + "for fold in range(3):\n")
+
+
+def test_a_strategy_on_gpu_ids_moves_above_the_loop_with_the_line_binding_the_gpus():
+    before = HEAD + (
+        "for fold in range(3):\n    base = build()\n    net = multi_gpu_model(base, gpus=[2, 3])\n"
+        "    net.compile('adam', 'mse')\n    net.fit(x, y)\n"
+    )
+    after = "import tensorflow as tf\n\nN = 2\n" + (
+        'gpus = tf.config.list_logical_devices("GPU")\n'
+        "strategy = tf.distribute.MirroredStrategy([gpus[2], gpus[3]])\n"
+        "for fold in range(3):\n    with strategy.scope():\n        base = build()\n"
+        "        base.compile('adam', 'mse')\n    base.fit(x, y)\n"
+    )
+    check_source_pair(before, after)
+
+
+def test_a_choice_binding_the_gpus_in_its_branch_moves_above_the_loop_whole():
+    before = HEAD + (
+        "for fold in range(3):\n    base = build()\n    if len(args.gpu_ids) > 1:\n"
+        "        net = multi_gpu_model(base, gpus=args.gpu_ids)\n    else:\n        net = base\n"
+        "    net.compile('adam', 'mse')\n    net.fit(x, y)\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    assert (
+        'if len(args.gpu_ids) > 1:\n    gpus = tf.config.list_logical_devices("GPU")\n'
+        "    strategy = tf.distribute.MirroredStrategy([gpus[i] for i in args.gpu_ids])\nelse:\n"
+        "    strategy = tf.distribute.get_strategy()\nfor fold in range(3):\n    with strategy.scope():\n"
+    ) in out, out
+
+
+def test_a_loop_clearing_the_session_keeps_both_lines_in_it():
+    before = HEAD + (
+        "for fold in range(3):\n    print(fold)\n    base = build()\n    net = multi_gpu_model(base, gpus=[2, 3])\n"
+        "    net.compile('adam', 'mse')\n    net.fit(x, y)\n    tf.keras.backend.clear_session()\n"
+    )
+    out = transform_source(before.encode(), "t.py").output.decode()
+    # (a loop clearing the session keeps a strategy per pass: both lines stay in it, in order)
+    assert '    gpus = tf.config.list_logical_devices("GPU")\n    strategy = tf.distribute.MirroredStrategy(' in out

@@ -547,3 +547,20 @@ def test_gpu_ids_index_the_machines_gpus_bound_on_the_line_above(taken, listing)
     assert strategy_devices(out, 4) == ["/gpu:2", "/gpu:3"]
     with pytest.raises(IndexError):
         strategy_devices(out, 2)
+
+
+def test_gpu_ids_in_a_choice_are_bound_in_its_branch():
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nif len(args.gpu_ids) > 1:\n"
+        "    parallel = multi_gpu_model(model, gpus=args.gpu_ids)\nelse:\n    parallel = model\n"
+        "parallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert (
+        f"if len(args.gpu_ids) > 1:\n    gpus = {LOGICAL}\n"
+        "    strategy = tf.distribute.MirroredStrategy([gpus[i] for i in args.gpu_ids])\n"
+        "else:\n    strategy = tf.distribute.get_strategy()\nwith strategy.scope():\n"
+    ) in out, out
+    ids = type("Args", (), {"gpu_ids": [1, 3]})
+    assert strategy_devices(out, 4, args=ids) == ["/gpu:1", "/gpu:3"]
+    assert strategy_devices(out, 4, args=type("Args", (), {"gpu_ids": [0]})) == "one device"
