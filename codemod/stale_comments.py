@@ -90,9 +90,11 @@ def commented_block(comments: Sequence[str]) -> bool:
     return any(isinstance(node, compound) for node in tree.body)
 
 
-def without(lines: Sequence[cst.EmptyLine], pattern: re.Pattern[str]) -> list[cst.EmptyLine]:
+def without(lines: Sequence[cst.EmptyLine], pattern: re.Pattern[str], *, headings: bool = False) -> list[cst.EmptyLine]:
     """`lines` less each comment paragraph that has a line matching `pattern`; where only lines of
-    commented-out code match (`# net = multi_gpu_model(net, gpus=2)`), only those lines."""
+    commented-out code match (`# net = multi_gpu_model(net, gpus=2)`), only those lines.
+    `headings`: the lines stay above a statement that stays, so an exported markdown heading opening
+    such a paragraph stays (`_heading_kept`)."""
     kept: list[cst.EmptyLine] = []
     paragraph: list[cst.EmptyLine] = []
 
@@ -105,8 +107,12 @@ def without(lines: Sequence[cst.EmptyLine], pattern: re.Pattern[str]) -> list[cs
             if not commented_block([line.comment.value for line in paragraph if line.comment is not None]):
                 kept.extend(line for line in paragraph if not any(line is m for m in matching))
         else:  # a notebook cell's marker (`# %%`, `# In[3]:`) is no comment: it stays
+            # and so does an exported markdown cell's heading over the text that goes ("# ## Save" /
+            # "# " / "# Save the CPU template, not `model`"): it heads the code cell below it still
+            # (round 60, bc16), unless it heads notes on the old set-up ("# ### Multi-GPU notes")
+            headed = _heading_kept(paragraph, pattern) if headings else None
             kept.extend(line for line in paragraph
-                        if line.comment is not None and CELL_MARKER.match(line.comment.value))
+                        if line.comment is not None and CELL_MARKER.match(line.comment.value) or line is headed)
         paragraph.clear()
 
     for line in lines:
@@ -117,6 +123,25 @@ def without(lines: Sequence[cst.EmptyLine], pattern: re.Pattern[str]) -> list[cs
             paragraph.append(line)
     close()
     return kept
+
+
+# an exported markdown cell's heading (`# ## Save`), and the headings over notes rather than code
+_EXPORTED_HEADING: Final = re.compile(r"^#[ \t]*#{1,6}[ \t]+\S")
+_HEADS_NOTES: Final = re.compile(
+    r"\b(?:notes?|remarks?|caveats?|explanation|background|why|about|details|helpers?|wrappers?|wrap\w*)\b",
+    re.IGNORECASE,
+)
+
+
+def _heading_kept(paragraph: Sequence[cst.EmptyLine], pattern: re.Pattern[str]) -> cst.EmptyLine | None:
+    """The paragraph's first line when it is an exported markdown heading that says nothing of the
+    old mechanics itself and no other heading follows it in the paragraph."""
+    first = paragraph[0].comment.value if paragraph and paragraph[0].comment is not None else ""
+    if not _EXPORTED_HEADING.match(first) or pattern.search(first) or _HEADS_NOTES.search(first):
+        return None
+    if any(line.comment is not None and _EXPORTED_HEADING.match(line.comment.value) for line in paragraph[1:]):
+        return None
+    return paragraph[0]
 
 
 # what a comment on the call says about a dropped argument ("merge on GPU, faster on NVLink")

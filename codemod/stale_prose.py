@@ -173,6 +173,11 @@ MECHANICS: Final = re.compile(
     r"|\bcop(?:y|ies|ied)\s+(?:the\s+)?weights\s+(?:on)?to\s+(?:every|each|all|both|the)\s+(?:\w+\s+)?gpus?\b"
     # "always persist the single-device copy", "saving the single model is enough": the old pair's half
     r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)s?\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
+    # "evaluate with the multi-GPU trainer (it shares ...)", "Keras moves the weights to the CPU for
+    # us" (`cpu_relocation=True`): the parallel half, the old placement (round 60, bd10, bd18)
+    r"|\bmulti[- ]?gpu\s+(?:trainer|copy|twin|clone)\b|\bweights\b[^.;]{0,20}\b(?:on)?to\s+the\s+cpu\b"
+    # "wrap so that ModelCheckpoint saves the serial weights" (round 60, bc03): the wrapper's reason
+    r"|\bserial\s+(?:model(?:'s)?\s+)?weights\b|\bwrap(?:ped|ping)?\s+(?:it\s+|the\s+model\s+)?so\s+(?:that\s+)?\w"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
     # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
     r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
@@ -266,6 +271,8 @@ MECHANICS: Final = re.compile(
     r"|\b(?:are|is|get|gets|be|being)\s+forwarded\s+to\s+the\b|\bissues?\s*#?\s*2436\b|/issues/2436\b"
     # "Returns a (template, trainable) pair.": the old pair, returned as one model now (round 58, ay07)
     r"|\(\s*`?(?:template\w*`?\s*,\s*`?\w+|\w+`?\s*,\s*`?template\w*)`?\s*\)\s+(?:pair|tuple)\b"
+    # "Return (template, trainable). trainable is the multi-GPU model when gpus > 1." (round 60, bd16)
+    r"|\b(?:is|are)\s+the\s+(?:parallel|multi[- ]?gpu)\s+(?:model|copy|version)\s+(?:when|if|whenever|once)\b"
     # "the train model only exists for the multi-GPU fit", "the U-Net and ... its replica"
     r"|\bthe\s+train\s+model\b|\bmulti-?gpu\s+fit\b|\bits\s+(?:gpu\s+|multi-?gpu\s+)?replicas?\b"
     r"|\bmerge\s+layers?\b|\bslicing\s+layers?\b|\bLambda\s+slic\w*|\b(?:data-?parallel|parallel|training|multi-?gpu|gpu)\s+cop(?:y|ies)\b"
@@ -278,6 +285,10 @@ _PARALLEL_MODEL: Final = re.compile(
     r"(?:\b(?P<article>the\s+|our\s+|a\s+)|(?<=\bcompiled\s)|(?<=\bbuilt\s)|(?<=\bcreated\s)|(?<=\btraining\s))"
     # ("compile the multi-GPU version": the other version is gone)
     r"(?P<em>[*_]{0,2})(?:parallel|multi-gpu|multi\s+gpu)(?P=em)\s+(?:model|version)\b",
+    re.IGNORECASE,
+)
+_DEFINED_AS_PARALLEL: Final = re.compile(
+    r"\b(?:is|are)\s+the\s+(?:parallel|multi[- ]?gpu)\s+(?:model|copy|version)\s+(?:when|if|whenever|once)\b",
     re.IGNORECASE,
 )
 # "Could not build the multi-GPU model, falling back to one device" (round 59, bb06): what the
@@ -778,6 +789,8 @@ class Prose:
                 or MECHANICS.search(_PARALLEL_MODEL.sub("", full))
                 # ("evaluate with the parallel model, it is faster": faster than the other half)
                 or _COMPARED.search(full)
+                # ("trainable is the multi-GPU model when gpus > 1": what a name of the pair was, round 60)
+                or _DEFINED_AS_PARALLEL.search(full)
             ):
                 part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
@@ -873,7 +886,10 @@ class Prose:
             # "# parallelise if we can; multi_gpu_model raises ValueError with < 2 GPUs": the clause
             # after the last `;` goes when it alone names what was removed
             head, _, tail = text.rpartition("; ")
-            if self.names_removed(tail) and not self.names_removed(head) and head.strip("# "):
+            # (not "base and model share weights; the single-device copy is the one to keep": the
+            # first clause is the pair's too, round 60, bc11)
+            pair = self.mechanics_gone and _SHARING.search(head)
+            if self.names_removed(tail) and not self.names_removed(head) and head.strip("# ") and not pair:
                 # (ending as the comment did: "...; falls back if the wrap fails." keeps its full stop)
                 return head.rstrip() + (text.rstrip()[-1] if text.rstrip()[-1:] in (".", "!", "?") else "")
             prefix = text[: len(text) - len(text.lstrip("# "))]
@@ -940,7 +956,9 @@ class Prose:
         sentences = [s for s in _SENTENCE_END.split(text.strip()) if s.strip(" .-:#")]
         stale = [bool(self.names_removed(s)) for s in sentences]
         if self.mechanics_gone and any(MECHANICS.search(s) for s in sentences) and not all(stale):
-            stale = [gone or bool(_TEMPLATE.search(s)) for s, gone in zip(sentences, stale)]
+            # ("base and model share weights; the single-device copy is the one to keep": the
+            # pair's sharing, said with its mechanics, round 60, bc11)
+            stale = [gone or bool(_TEMPLATE.search(s) or _SHARING.search(s)) for s, gone in zip(sentences, stale)]
         if self.mechanics_gone:  # "...; with one GPU just use the model as is": the contrast goes with it
             for k in range(1, len(sentences)):
                 stale[k] = stale[k] or (stale[k - 1] and bool(
@@ -1309,8 +1327,13 @@ class _Pass(cst.CSTTransformer):
         if not isinstance(result, cst.CSTNode):
             return result  # type: ignore[return-value]
         changes: dict[str, object] = {}
+        # a copied helper the file still defines (other files may import it: MGPU401) keeps the
+        # comments that describe it ("# Data-parallel helper (after kuza55/keras-extras)", round 60, bd04)
+        kept_helper = isinstance(result, (cst.FunctionDef, cst.ClassDef)) and result.name.value in HELPERS
         # (`empty_lines`: comment lines inside brackets, `callbacks = [` / `# ... ModelMGPU ...`)
         for attr in ("leading_lines", "lines_after_decorators", "header", "footer", "empty_lines"):
+            if kept_helper and attr in ("leading_lines", "lines_after_decorators"):
+                continue
             value = getattr(result, attr, None)
             if isinstance(value, Sequence) and value and all(isinstance(x, cst.EmptyLine) for x in value):
                 before = getattr(original, attr, None)

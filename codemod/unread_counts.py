@@ -4,7 +4,8 @@ only it called.
 `G = len(get_available_gpus())` fed `multi_gpu_model(model, gpus=G)` and `if G > 1:`; once
 `MirroredStrategy()` takes every GPU and the guard is gone, nothing reads `G`, and a reviewer
 deletes it and the `device_lib` helper behind it. The same for a count of ids the script holds
-(`n_gpu = len(args.gpu_ids.split(","))`, `len(args.gpus)`): reading names has no effect to keep.
+(`n_gpu = len(args.gpu_ids.split(","))`, `len(args.gpus)`): reading names has no effect to keep;
+and for a literal only the removed call's `cpu_merge=` or `cpu_relocation=` read (`CPU_MERGE = False`).
 Only in a file that runs as a script (nothing imports its names), for a name the original read
 and the rewritten file reads nowhere, in any scope; the helper only when it is a module-level
 `def` whose name says it lists or counts GPUs and nothing else reads it (with the imports only it
@@ -39,7 +40,7 @@ def without_unread_counts(original: cst.Module, new: cst.Module) -> cst.Module:
     before, after = _reads(original.code), _reads(new.code)
     if before is None or after is None:
         return new
-    counts = _Counts(before - after)
+    counts = _Counts(before - after, _bindings(new.code), _dropped_settings(original))
     new.visit(counts)
     if not counts.found:
         return new
@@ -70,11 +71,34 @@ def _reads(code: str) -> set[str] | None:
     return names | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
 
 
+def _dropped_settings(module: cst.Module) -> set[str]:
+    """The names the original passed as `cpu_merge=` / `cpu_relocation=`, arguments the strategy drops."""
+    return {
+        arg.value.value for call in findall(module, cst.Call) if isinstance(call, cst.Call) for arg in call.args
+        if arg.keyword is not None and arg.keyword.value in ("cpu_merge", "cpu_relocation")
+        and isinstance(arg.value, cst.Name)
+    }
+
+
+def _bindings(code: str) -> dict[str, int]:
+    """How many times each name is bound anywhere in the code (assigned, a target, a parameter...)."""
+    counts: dict[str, int] = {}
+    for node in ast.walk(ast.parse(code)):
+        names = [node.id] if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store) else (
+            [node.arg] if isinstance(node, ast.arg) else []
+        )
+        for name in names:
+            counts[name] = counts.get(name, 0) + 1
+    return counts
+
+
 class _Counts(cst.CSTVisitor):
     """`G = len(get_available_gpus())` statements binding a name in `unread`."""
 
-    def __init__(self, unread: set[str]) -> None:
+    def __init__(self, unread: set[str], bindings: dict[str, int], settings: set[str]) -> None:
         self.unread = unread
+        self.bindings = bindings
+        self.settings = settings
         self.found: set[int] = set()
         self.helpers: set[str] = set()
 
@@ -86,13 +110,25 @@ class _Counts(cst.CSTVisitor):
             return False
         if assign.targets[0].target.value not in self.unread:
             return False
-        if machine_count(assign.value) or _count_of_ids(assign.value):
+        name = assign.targets[0].target.value
+        # (a literal the old call's `cpu_merge=` read, where it is the name's one binding)
+        if machine_count(assign.value) or _count_of_ids(assign.value) or (
+            _literal(assign.value) and name in self.settings and self.bindings.get(name) == 1
+        ):
             self.found.add(id(node))
             self.helpers |= {
                 n.func.value for n in findall(assign.value, cst.Call)
                 if isinstance(n, cst.Call) and isinstance(n.func, cst.Name) and machine_query(n)
             }
         return False
+
+
+def _literal(node: cst.BaseExpression) -> bool:
+    """`CPU_MERGE = False` that only the removed call's `cpu_merge=` read (round 60, bc12): a
+    setting of the old call, dead now."""
+    return isinstance(node, (cst.Integer, cst.Float, cst.SimpleString)) or (
+        isinstance(node, cst.Name) and node.value in ("True", "False")
+    )
 
 
 def _count_of_ids(node: cst.BaseExpression) -> bool:

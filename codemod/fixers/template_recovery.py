@@ -129,7 +129,7 @@ def _stale_save_comments(ctx: FixContext, site: Site) -> None:
         if not (isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute)
                 and call.func.attr.value in SAVES and tree.code(call.func.value) in names):
             continue
-        kept = stale_comments.without(statement.leading_lines, stale_comments.MECHANICS)
+        kept = stale_comments.without(statement.leading_lines, stale_comments.MECHANICS, headings=True)
         ctx.plan.dropped_lines |= {
             id(line) for line in statement.leading_lines if line not in kept and not _renamed_true(statement, line)
         }

@@ -136,3 +136,23 @@ def test_a_helper_module_imported_by_name_goes_when_nothing_else_reads_it():
     assert finding.code == "MGPU401" and "(from `utils.multi_gpu`)" in finding.message
     kept = transform_source((source + "    print(multi_gpu.__file__)\n").encode(), "train.py").output.decode()
     assert "from utils import multi_gpu\n" in kept
+
+
+def test_a_helper_the_file_still_defines_keeps_the_comment_that_describes_it():
+    """Round 60, bd04: another file may import `make_parallel` (MGPU401), so its banner's title stays."""
+    source = (
+        "import tensorflow as tf\nfrom keras.layers import Lambda, concatenate\n\n\n"
+        "# ------------------------------------------------------------\n"
+        "# Data-parallel helper (after kuza55/keras-extras)\n"
+        "# ------------------------------------------------------------\n"
+        "def make_parallel(model, gpu_count):\n    outputs = []\n    for i in range(gpu_count):\n"
+        "        with tf.device('/gpu:%d' % i):\n"
+        "            outputs.append(model(Lambda(lambda x: x)(model.inputs[0])))\n"
+        "    return concatenate(outputs, axis=0)\n\n\n"
+        "def train(x, y):\n    model = build_net()\n    model = make_parallel(model, 2)\n"
+        "    model.compile(optimizer='adam', loss='mse')\n    model.fit(x, y)\n"
+    )
+    result = transform_source(source.encode(), "helpers.py")
+    out = result.output.decode()
+    assert "with strategy.scope():" in out and "MGPU401" in [f.code for f in result.findings]
+    assert "# Data-parallel helper (after kuza55/keras-extras)\n# -----" in out, out

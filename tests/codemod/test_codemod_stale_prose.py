@@ -1822,6 +1822,65 @@ def test_a_message_that_the_multi_gpu_model_failed_says_the_model_was_not_replic
     assert out.endswith(f"    print({now!r})\n"), out
 
 
+def test_round_60s_comments_on_the_pair_go_whole():
+    """Round 60: bc11, a clause on the pair's shared weights before one on its single-device copy;
+    bc03, why the model was wrapped."""
+    source = (
+        IMPORTS + "model = build()\n# wrap so that ModelCheckpoint saves the serial weights\n"
+        "gpu_model = multi_gpu_model(model, gpus=2)\ngpu_model.compile('adam', 'mse')\ngpu_model.fit(x, y)\n\n"
+        "# model and gpu_model share weights; the single-device copy is the one to keep\n"
+        "model.save_weights('w.h5')\n"
+    )
+    out, _ = migrate(source)
+    assert "wrap so" not in out and "share weights" not in out, out
+    assert out.endswith("model.fit(x, y)\n\nmodel.save_weights('w.h5')\n"), out
+
+
+@pytest.mark.parametrize("comment", [
+    # round 60, bd10: the parallel half named as a trainer, sharing the template's weights
+    "# evaluate with the multi-GPU trainer (it shares weights with classifier)\n",
+])
+def test_round_60s_comments_that_go(comment):
+    out, _ = migrate(IMPORTS + "\n# Smoke test.\n" + comment + "x = 1\n\n" + SITE + "gpu_model.fit(x, y)\n")
+    assert out.startswith("import tensorflow as tf\n\n# Smoke test.\nx = 1\n"), out
+
+
+def test_the_old_relocation_of_the_weights_to_the_cpu_goes_from_markdown():
+    # round 60, bd18: what `cpu_relocation=True` did, false of the strategy
+    text = ("We pass `cpu_relocation=True` because the model was built without `tf.device('/cpu:0')`; "
+            "Keras moves the weights to the CPU for us.\n")
+    assert markdown("# Title\n\n" + text, Prose(frozenset({"multi_gpu_model"}), True))[0].rstrip() == "# Title"
+
+
+def test_a_docstring_on_a_returned_template_and_its_multi_gpu_model_goes():
+    """Round 60, bd16: "Return (template, trainable). trainable is the multi-GPU model when gpus > 1."."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\n\ndef build(gpus):\n"
+        '    """Return (template, trainable). trainable is the multi-GPU model when gpus > 1."""\n'
+        "    template = net()\n    if gpus > 1:\n        trainable = multi_gpu_model(template, gpus=gpus)\n"
+        "    else:\n        trainable = template\n    trainable.compile('adam', 'mse')\n"
+        "    return template, trainable\n\n\ntemplate, trainable = build(2)\ntrainable.fit(x, y)\n"
+    )
+    out, _ = migrate(source)
+    assert '    """Return the model, built and compiled under `strategy.scope()`."""\n' in out, out
+    assert "template" not in out and "trainable is" not in out, out
+
+
+def test_an_exported_markdown_heading_over_a_stale_note_on_saving_stays():
+    """Round 60, bc16: "# ## Save" heads the code cell that saves; only its note went."""
+    source = (
+        IMPORTS + "\n# In[2]:\n\n\n" + SITE + "gpu_model.fit(x, y)\n\n\n"
+        "# ## Save\n# \n# Save the CPU template, not `gpu_model` -- the template shares the weights.\n\n"
+        "# In[3]:\n\n\nmodel.save('m.h5')\n"
+    )
+    out, _ = migrate(source)
+    assert out.endswith("model.fit(x, y)\n\n\n# ## Save\n\n# In[3]:\n\n\nmodel.save('m.h5')\n"), out
+    # (a heading over notes on the old set-up goes with them)
+    notes = source.replace("# ## Save\n", "# ## Multi-GPU notes\n")
+    out, _ = migrate(notes)
+    assert "notes" not in out and out.endswith("# In[3]:\n\n\nmodel.save('m.h5')\n"), out
+
+
 def test_a_comment_wrapped_over_two_lines_is_renamed_whole():
     # round 59, ba06: "wrapped for" / "# multi-GPU training" over a line end
     prose = Prose(frozenset({"multi_gpu_model"}), True)

@@ -130,3 +130,17 @@ def test_a_cell_the_helper_filled_alone_goes_with_its_marker():
     source = EXPORT_HEAD + "# In[3]:\n\n\n" + EXPORT_TRAINER + "# In[4]:\n\n\nTrainer().train(x, y)\n"
     out = _migrated(source)
     assert "# In[2]:" not in out and "import tensorflow as tf\n\n\n# In[3]:\n\n\nclass Trainer:\n" in out
+
+
+def test_a_setting_only_the_removed_calls_dropped_argument_read_goes_with_its_comment():
+    """Round 60, bc12: `CPU_MERGE = False` fed `cpu_merge=CPU_MERGE`, which the strategy has no
+    use for; a setting something still reads stays."""
+    source = (
+        "from keras.utils import multi_gpu_model\n\nGPUS = 4\n# NVLink box: merging on GPU is faster\n"
+        "CPU_MERGE = False\nRELOCATE = True\nEPOCHS = 3\n\nmodel = build()\n"
+        "parallel = multi_gpu_model(model, gpus=GPUS, cpu_merge=CPU_MERGE, cpu_relocation=RELOCATE)\n"
+        "parallel.compile('adam', 'mse')\nparallel.fit(x, y, epochs=EPOCHS)\n"
+    )
+    out = _migrated(source)
+    assert out.startswith("import tensorflow as tf\n\nGPUS = 4\nEPOCHS = 3\n\nstrategy = "), out
+    assert "NVLink" not in out and "CPU_MERGE" not in out and "RELOCATE" not in out
