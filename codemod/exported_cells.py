@@ -44,8 +44,29 @@ def cells_kept(original: str, output: str) -> str:
             return output
         if had_code[k] and not any(line.strip() for line in cell[1:]):
             continue  # the cell held only the call: it goes, marker and all
-        out += _lead_as_written(cell, before[originals[k]:originals[k + 1]])
+        out += _tail_at_its_code(_lead_as_written(cell, before[originals[k]:originals[k + 1]]))
     return newline.join(out)
+
+
+def _tail_at_its_code(cell: list[str]) -> list[str]:
+    """The comment lines that end a cell (the next markdown cell's text, as an export writes it)
+    at the level of the cell's last code line: where the scope it was inside closed before them
+    (its last expression displayed below it), they are not left indented (round 60, bc15)."""
+    code = [i for i, line in enumerate(cell[1:], 1) if line.strip() and not line.lstrip().startswith("#")]
+    if not code:
+        return cell
+    last = cell[code[-1]]
+    level = last[:len(last) - len(last.lstrip(" \t"))]
+    tail = cell[code[-1] + 1:]
+    if not any(line.strip() for line in tail) or not all(
+        not line.strip() or line.startswith(level) for line in tail
+    ):
+        return cell
+    deeper = {line[:len(line) - len(line.lstrip(" \t"))] for line in tail if line.strip()}
+    if len(deeper) != 1 or len(next(iter(deeper))) <= len(level):
+        return cell
+    cut = len(next(iter(deeper))) - len(level)
+    return [*cell[:code[-1] + 1], *(line[cut:] if line.strip() else line for line in tail)]
 
 
 _MARKDOWN = re.compile(r"^#[ \t]*%%[ \t]*\[(?:markdown|md)\][ \t]*$")

@@ -601,11 +601,17 @@ class _Applier(cst.CSTTransformer):
             line for line in stale_comments.without(stale_comments.without(inside, CPU_PLACEMENT), MECHANICS)
             if line.comment is not None
         ]
+        # (above a notebook export's cell marker, `# In[4]:`, the lines are the cell before's: a
+        # markdown cell's text, which stale_prose.py judges sentence by sentence; round 60, bc15)
+        marks = [k for k, line in enumerate(leading)
+                 if line.comment is not None and stale_comments.CELL_MARKER.match(line.comment.value)]
+        before, leading = (list(leading[:marks[-1]]), list(leading[marks[-1]:])) if marks else ([], list(leading))
         leading = stale_comments.without(leading, CPU_PLACEMENT)
         for topic in topics:
             leading = stale_comments.without(leading, topic)
             inside = [line for line in inside if line.comment is None or not topic.search(line.comment.value)]
-        return [*(stale_comments.without(leading, mechanics) if mechanics is not None else leading), *inside]
+        leading = stale_comments.without(leading, mechanics) if mechanics is not None else leading
+        return [*before, *leading, *inside]
 
     def _touched(self, statement: cst.BaseStatement) -> bool:
         """An `if`/`try` with a statement the plan replaces or removes directly in one of its

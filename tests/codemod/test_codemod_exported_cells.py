@@ -241,3 +241,29 @@ def test_a_markdown_cell_whose_every_line_went_goes_with_its_marker():
     assert out.startswith("# %%\nimport tensorflow as tf\n\n# %% [markdown]\n\n# %%\n"), out
     assert out.count("# %%") == 4
     assert transform_source(out.encode(), "train.py").output.decode() == out
+
+
+_MARKDOWN_OVER_THE_CALL = (
+    "#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nfrom keras.utils import multi_gpu_model\n\n\n"
+    "# In[2]:\n\n\nmodel = build()\nmodel.summary()\n\n\n"
+    "# ## Multi-GPU\n# \n{text}\n# In[3]:\n\n\n"
+    "parallel_model = multi_gpu_model(model, gpus=2)\nparallel_model.compile(optimizer='adam', loss='mse')\n\n\n"
+    "# In[4]:\n\n\nparallel_model.fit(x, y, batch_size=256)\n"
+)
+
+
+@pytest.mark.parametrize("text,kept", [
+    # round 60, bc15: the markdown cell above the call's cell is text, judged sentence by sentence
+    ("# `multi_gpu_model` copies the model onto each GPU and concatenates the outputs\n"
+     "# on the CPU. The batch size below is the *global* batch size.\n",
+     "# The batch size below is the *global* batch size.\n"),
+    # ... and a true one stays as it was, at the cell's level (not under the scope above it)
+    ("# We use two GPUs here.\n# The batch size below is the *global* batch size.\n",
+     "# We use two GPUs here.\n# The batch size below is the *global* batch size.\n"),
+])
+def test_a_markdown_cell_above_the_calls_cell_keeps_its_heading_and_true_text(text, kept):
+    source = _MARKDOWN_OVER_THE_CALL.format(text=text)
+    result = transform_source(source.encode(), "nb.py")
+    out = result.output.decode()
+    assert "model.summary()\n\n\n# ## Multi-GPU\n# \n" + kept + "\n# In[3]:\n\n\nwith strategy.scope():\n" in out, out
+    assert transform_source(result.output, "nb.py").output == result.output
