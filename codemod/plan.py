@@ -360,6 +360,30 @@ class _FlatBlankLines(cst.CSTTransformer):
         return updated_node
 
 
+def _replicas_elif(original: cst.If, orelse: cst.Else, plan: Plan) -> cst.If | None:
+    """`else:` holding only the `if <strategy>.num_replicas_in_sync > 1:` that took the place of a
+    `try` announcing the path (announcement.py) as `elif ...:` (round 59, bb06), where no comment
+    sits on the `else:` or above the `if`."""
+    before = original.orelse.body.body if isinstance(original.orelse, cst.Else) and isinstance(
+        original.orelse.body, cst.IndentedBlock) else ()
+    body = orelse.body.body if isinstance(orelse.body, cst.IndentedBlock) else ()
+    if len(before) != 1 or not isinstance(before[0], cst.Try) or id(before[0]) not in plan.statements:
+        return None
+    if len(body) != 1 or not isinstance(inner := body[0], cst.If) or not _REPLICAS_TEST.fullmatch(
+        cst.Module([]).code_for_node(inner.test)
+    ):
+        return None
+    block = cst.ensure_type(orelse.body, cst.IndentedBlock)
+    if any(line.comment is not None for line in [*orelse.leading_lines, *inner.leading_lines]) or (
+        block.header.comment is not None or any(line.comment is not None for line in block.footer)
+    ):
+        return None
+    return inner.with_changes(leading_lines=[])
+
+
+_REPLICAS_TEST = re.compile(r"\w+\.num_replicas_in_sync > 1")
+
+
 def _blank_line_after_scope(
     scope: cst.With, following: cst.BaseStatement
 ) -> tuple[cst.With, cst.BaseStatement]:
@@ -475,6 +499,10 @@ class _Applier(cst.CSTTransformer):
         orelse = updated.orelse if isinstance(updated, cst.If) else None
         if isinstance(updated, cst.If) and isinstance(orelse, cst.Else) and _only(orelse.body, self.emptied):
             return updated.with_changes(orelse=None)  # (`else: parallel = model` went: no `else: pass`)
+        if isinstance(original_node, cst.If) and isinstance(updated, cst.If) and isinstance(orelse, cst.Else):
+            chained = _replicas_elif(original_node, orelse, self.plan)
+            if chained is not None:
+                return updated.with_changes(orelse=chained)
         if isinstance(original_node, cst.SimpleStatementLine) and isinstance(updated, cst.SimpleStatementLine):
             return self._comment_above_if_too_wide(original_node, updated)
         if (

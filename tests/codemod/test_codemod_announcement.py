@@ -184,13 +184,25 @@ def test_a_try_in_the_else_of_a_kept_if_keeps_its_if_in_that_branch():
         "model.compile('adam', 'mse')\n"
     )
     out = transform_source(before.encode(), "train.py").output.decode()
+    # (the `else:` holding only that `if` reads `elif`; the `if` of prints then goes above the scope)
     assert out.endswith(
-        "    if args.gpus <= 1:\n        print('Training on one device')\n    else:\n"
-        "        if strategy.num_replicas_in_sync > 1:\n            print('Training on several GPUs')\n"
-        "        else:\n            print('Could not replicate the model, falling back')\n"
-        "    model.compile('adam', 'mse')\n"
+        "if args.gpus <= 1:\n    print('Training on one device')\n"
+        "elif strategy.num_replicas_in_sync > 1:\n    print('Training on several GPUs')\n"
+        "else:\n    print('Could not replicate the model, falling back')\n"
+        "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n"
     ), out
     assert out.count("print(") == 3
+
+
+def test_a_comment_on_the_else_keeps_the_nested_if():
+    before = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nif args.gpus <= 1:\n"
+        "    print('Training on one device')\nelse:  # several GPUs asked for\n    try:\n"
+        "        model = multi_gpu_model(model, gpus=args.gpus)\n        print('Training on several GPUs')\n"
+        "    except ValueError:\n        print('falling back')\nmodel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(before.encode(), "train.py").output.decode()
+    assert "else:  # several GPUs asked for\n" in out and "elif" not in out, out
 
 
 def test_a_guard_whose_only_message_named_the_helper_leaves_no_empty_if():
