@@ -390,8 +390,8 @@ def _blank_line_after_scope(
     """`with strategy.scope():` / `model = build()` / (blank) / `model.compile(...)` straight
     followed by `model.fit(...)`: the blank line that set the removed call apart from the build
     goes after the block, between building and training (as many blank lines as before). Where
-    blank lines already set the block apart, a scope of two statements (the build, the compile)
-    reads as one unit and loses the blank lines between them (round 59, bb04)."""
+    blank lines already set the block apart, the build and the compile read as one unit: the
+    compile loses the blank lines above it, but after a compound statement (round 59, bb04)."""
     body = list(cst.ensure_type(scope.body, cst.IndentedBlock).body)
     lines = list(_leading_lines(body[-1])) if len(body) > 1 else []
     blanks = next((k for k, line in enumerate(lines) if line.comment is not None), len(lines))
@@ -400,8 +400,8 @@ def _blank_line_after_scope(
         # (a blank line above a comment sets the comment apart; a notebook cell ends on its code)
         return scope, following
     if any(line.comment is None for line in after):
-        if len(body) != 2 or not isinstance(body[0], cst.SimpleStatementLine):
-            return scope, following  # (a longer block keeps its groups)
+        if not isinstance(body[-2], cst.SimpleStatementLine):
+            return scope, following  # (after a block, `for layer in ...:`, the blank line stays)
         body[-1] = body[-1].with_changes(leading_lines=[])
         return scope.with_changes(body=scope.body.with_changes(body=body)), following
     body[-1] = body[-1].with_changes(leading_lines=lines[blanks:])

@@ -287,6 +287,11 @@ _PARALLEL_MODEL: Final = re.compile(
     r"(?P<em>[*_]{0,2})(?:parallel|multi-gpu|multi\s+gpu)(?P=em)\s+(?:model|version)\b",
     re.IGNORECASE,
 )
+# "otherwise fall back to the single-device model": one device, no second model now (round 61, be05)
+_FALLBACK_TO_ONE: Final = re.compile(
+    r"\b(?P<verb>fall(?:s|ing)?\s+back\s+to)\s+(?:the|a)\s+(?:plain\s+)?single[- ](?P<device>device|gpu)\s+model\b",
+    re.IGNORECASE,
+)
 _DEFINED_AS_PARALLEL: Final = re.compile(
     r"\b(?:is|are)\s+the\s+(?:parallel|multi[- ]?gpu)\s+(?:model|copy|version)\s+(?:when|if|whenever|once)\b",
     re.IGNORECASE,
@@ -735,6 +740,8 @@ class Prose:
                 part = part if _OTHER_HALF.search(_TRAINED.sub("", _TEMPLATE_WEIGHTS.sub("", said))) else (
                     _TEMPLATE_WEIGHTS.sub("", part)
                 )
+            if self.mechanics_gone:  # "otherwise fall back to the single-device model" (round 61)
+                part = _FALLBACK_TO_ONE.sub(r"\g<verb> a single \g<device>", part)
             alone = part
             if self.mechanics_gone and _TEMPLATE_MODEL.search(part) and not MECHANICS.search(part):
                 alone = _AS_WELL.sub("", _TEMPLATE_MODEL.sub(r"\g<article>model", part))

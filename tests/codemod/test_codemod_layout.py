@@ -161,16 +161,21 @@ def test_the_blank_line_above_the_removed_call_goes_below_the_scope(between, fit
     assert out.endswith("with strategy.scope():\n    model = build()\n" + expected), out
 
 
-def test_a_longer_block_keeps_the_blank_line_that_groups_it():
+def test_the_compile_joins_the_build_but_after_a_block():
+    # rounds 60 and 61 (bd05, be12): the blank line that set the removed call apart goes; after a
+    # compound statement (`for layer in ...:`) it stays
     source = (
         "from keras.utils import multi_gpu_model\n\nmodel = build()\nmodel.summary()\n\n"
         "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n\nparallel.fit(x, y)\n"
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert out.endswith(
-        "with strategy.scope():\n    model = build()\n    model.summary()\n\n    model.compile('adam', 'mse')\n"
+        "with strategy.scope():\n    model = build()\n    model.summary()\n    model.compile('adam', 'mse')\n"
         "\nmodel.fit(x, y)\n"
     ), out
+    frozen = source.replace("model.summary()\n", "for layer in model.layers[:-1]:\n    layer.trainable = False\n")
+    out = transform_source(frozen.encode(), "train.py").output.decode()
+    assert "        layer.trainable = False\n\n    model.compile('adam', 'mse')\n\nmodel.fit(x, y)\n" in out, out
 
 
 def test_a_line_a_late_rename_pushes_past_the_files_widest_is_wrapped_like_black():

@@ -1800,6 +1800,9 @@ def test_a_docstring_on_the_pair_a_builder_returned_goes_with_the_pair():
 @pytest.mark.parametrize("comment,now", [
     # round 59, bb10: "in parallel" is how the strategy trains, not the other half of a pair
     ("# Train in parallel, predict with the template\n", "# Train in parallel, predict with the model\n"),
+    # round 61, be05: the fallback is one device, not a second model
+    ("# Use all GPUs if possible, otherwise fall back to the single-device model.\n",
+     "# Use all GPUs if possible, otherwise fall back to a single device.\n"),
     # ... but with the parallel *model* the sentence is the pair's, and goes
     ("# Train the parallel model, predict with the template\n",
      ""),
