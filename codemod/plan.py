@@ -360,6 +360,14 @@ class _FlatBlankLines(cst.CSTTransformer):
         return updated_node
 
 
+def _above_cell_marker(lines: Sequence[cst.EmptyLine]) -> tuple[list[cst.EmptyLine], list[cst.EmptyLine]]:
+    """`lines` split at a notebook export's last cell marker (`# In[4]:`): the lines above it (the
+    cell before's markdown text), and the marker with what follows it."""
+    marks = [k for k, line in enumerate(lines)
+             if line.comment is not None and stale_comments.CELL_MARKER.match(line.comment.value)]
+    return (list(lines[:marks[-1]]), list(lines[marks[-1]:])) if marks else ([], list(lines))
+
+
 def _replicas_elif(original: cst.If, orelse: cst.Else, plan: Plan) -> cst.If | None:
     """`else:` holding only the `if <strategy>.num_replicas_in_sync > 1:` that took the place of a
     `try` announcing the path (announcement.py) as `elif ...:` (round 59, bb06), where no comment
@@ -581,8 +589,11 @@ class _Applier(cst.CSTTransformer):
         if key in self.plan.unwrap and isinstance(updated, cst.With):
             suite = cst.ensure_type(updated.body, cst.IndentedBlock)
             body = list(suite.body)
-            # what said the block placed its code on the CPU goes with the block (stale_comments.py)
-            lines = stale_comments.without(updated.leading_lines, CPU_PLACEMENT)
+            # what said the block placed its code on the CPU goes with the block (stale_comments.py),
+            # but for the markdown cell above an export's cell marker: text judged sentence by
+            # sentence (stale_prose.py; round 61, be14)
+            before, own = _above_cell_marker(updated.leading_lines)
+            lines = [*before, *stale_comments.without(own, CPU_PLACEMENT)]
             header = suite.header.comment
             if header is not None and not CPU_PLACEMENT.search(header.value):
                 lines.append(cst.EmptyLine(comment=header))
@@ -631,9 +642,7 @@ class _Applier(cst.CSTTransformer):
         ]
         # (above a notebook export's cell marker, `# In[4]:`, the lines are the cell before's: a
         # markdown cell's text, which stale_prose.py judges sentence by sentence; round 60, bc15)
-        marks = [k for k, line in enumerate(leading)
-                 if line.comment is not None and stale_comments.CELL_MARKER.match(line.comment.value)]
-        before, leading = (list(leading[:marks[-1]]), list(leading[marks[-1]:])) if marks else ([], list(leading))
+        before, leading = _above_cell_marker(leading)
         leading = stale_comments.without(leading, CPU_PLACEMENT)
         for topic in topics:
             leading = stale_comments.without(leading, topic)

@@ -267,3 +267,16 @@ def test_a_markdown_cell_above_the_calls_cell_keeps_its_heading_and_true_text(te
     out = result.output.decode()
     assert "model.summary()\n\n\n# ## Multi-GPU\n# \n" + kept + "\n# In[3]:\n\n\nwith strategy.scope():\n" in out, out
     assert transform_source(result.output, "nb.py").output == result.output
+
+
+def test_a_markdown_heading_above_a_cpu_block_cell_stays_and_its_cpu_sentence_goes():
+    # round 61, be14: the `with tf.device('/cpu:0'):` block's comments went, with the markdown cell
+    # above its cell's marker
+    source = (
+        "# In[1]:\n\n\nfrom keras.utils import multi_gpu_model\nG = 4\n\n\n"
+        "# ### Model\n# The base model is created under `tf.device('/cpu:0')` so that its weights live on the CPU.\n\n"
+        "# In[2]:\n\n\nwith tf.device('/cpu:0'):\n    model = build()\n\n\n"
+        "# In[3]:\n\n\ngpu_model = multi_gpu_model(model, gpus=G)\ngpu_model.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "nb.py").output.decode()
+    assert "G = 4\n\n\n# ### Model\n\n# In[2]:\n\n\nstrategy = " in out, out
