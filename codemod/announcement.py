@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import libcst as cst
 
 from ._tree import Tree, code_of, used_names, walk
-from .fallbacks import droppable, message
+from .fallbacks import droppable, message, without_error
 from .replica_count import replicas_said
 from .same_branches import without_blank_lead
 
@@ -86,7 +86,13 @@ def announcement(tree: Tree, kept: cst.Try, site_statement: cst.BaseStatement, s
             isinstance(n, cst.Comment) and not _ABOUT_ERROR.search(n.value) for s in about_error for n in walk(s)
         ):
             return None
-        otherwise = [s for s in otherwise if not used_names(s) & error]
+        # ... but what it said without the error stays true on one device: `print('multi-GPU not
+        # available:', err)` reads `print('multi-GPU not available')`
+        # (when the body said nothing, that alone would keep an `if`: it goes, as before)
+        otherwise = [
+            plain for s in otherwise
+            if (plain := s if not used_names(s) & error else without_error(s, error) if said else None) is not None
+        ]
     aliases = [i for i, s in enumerate(otherwise) if _code(s) == alias_code]
     alias = None
     if target != template and len(aliases) == 1:

@@ -23,7 +23,7 @@ import libcst as cst
 from ._tree import Tree, findall, used_names, walk
 from .wrapper_messages import MESSAGE_FUNCTIONS, announces_wrapper, message_text, reworded
 
-__all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message"]
+__all__ = ["ChainBranch", "Fallback", "Said", "collapse", "droppable", "message", "without_error"]
 
 _FALLBACK_ERRORS = {"ValueError", "Exception", "BaseException"}
 
@@ -90,6 +90,42 @@ def message(statement: cst.CSTNode) -> bool:
         isinstance(func, cst.Attribute) and isinstance(func.value, cst.Name)
         and func.value.value in _LOGGERS and func.attr.value in _LEVELS
     )
+
+
+# the end of a message's text that introduced the error: "not available: " or " (%s)"
+_ERROR_LEAD = re.compile(r"[\s:;,-]*$")
+_ERROR_SLOT = re.compile(r"[\s:;,-]*[(\[]?%[sr][)\]]?[.\s]*$")
+
+
+def without_error(statement: cst.BaseStatement, error: set[str]) -> cst.BaseStatement | None:
+    """`print('no GPUs:', err)` or `log.warning('no GPUs (%s)', err)` without the error: the
+    message as it reads on one device; None for any other shape, or a comment, which may
+    speak of the error."""
+    if any(isinstance(n, cst.Comment) for n in walk(statement)) or not isinstance(statement, cst.SimpleStatementLine):
+        return None
+    call = cst.ensure_type(cst.ensure_type(statement.body[0], cst.Expr).value, cst.Call)
+    args = list(call.args)
+    if len(args) != 2 or any(a.keyword is not None or a.star for a in args):
+        return None
+    text, last = args[0].value, args[1].value
+    if not (isinstance(last, cst.Name) and last.value in error) or not isinstance(text, cst.SimpleString):
+        return None
+    if used_names(cst.Expr(call.func)) & error or text.value[-3:] in ("'''", '"""'):
+        return None
+    quote, body = text.value[-1], text.value[len(text.prefix) + 1:-1]
+    slots = body.count("%")
+    is_print = isinstance(call.func, cst.Name) and call.func.value == "print"
+    if is_print and slots == 0:
+        rest = _ERROR_LEAD.sub("", body)
+    elif not is_print and slots == 1 and _ERROR_SLOT.search(body):
+        rest = _ERROR_SLOT.sub("", body)
+    else:
+        return None
+    if not rest.strip():
+        return None
+    plain = text.with_changes(value=text.value[:len(text.prefix) + 1] + rest + quote)
+    new_call = call.with_changes(args=[args[0].with_changes(value=plain, comma=cst.MaybeSentinel.DEFAULT)])
+    return statement.with_changes(body=[cst.Expr(new_call)])
 
 
 def is_fallback_alias(statement: cst.CSTNode, target: str, template: str, tree: Tree) -> bool:
@@ -272,7 +308,11 @@ def _announced(tree: Tree, owner: cst.Try, anchor: cst.BaseStatement, target: st
         about = [s for s in otherwise if used_names(s) & error]
         if not all(message(s) and _comments_about_devices(s) for s in about):
             return None
-        otherwise = [s for s in otherwise if not used_names(s) & error]
+        # (but `print('no multi-GPU:', e)` still says something true without it, when the body spoke too)
+        otherwise = [
+            plain for s in otherwise
+            if (plain := s if not used_names(s) & error else without_error(s, error) if said else None) is not None
+        ]
     aliases = [i for i, s in enumerate(otherwise) if is_fallback_alias(s, target, template, tree)]
     if target != template and len(aliases) == 1:
         otherwise = [s for i, s in enumerate(otherwise) if i != aliases[0]]

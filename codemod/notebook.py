@@ -540,6 +540,9 @@ def _split(module: str, cells: list[_Cell]) -> dict[int, str]:
             # a cell ends on code as it did, not on the blank line above a statement that went
             while len(body) > 1 and not body[-1].strip() and cell.masked and cell.masked[-1].strip():
                 body = body[:-1]
+            # and starts on what follows a leading statement that went, not on the blank line after it
+            while len(body) > 1 and not body[0].strip() and cell.masked and cell.masked[0].strip():
+                body = body[1:]
         if cell.magics:
             body = _restore_magics(body, cell.magics)
         # A cell magic (`%%time`) whose code all went elsewhere would be an error on its own.

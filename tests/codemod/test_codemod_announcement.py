@@ -129,6 +129,23 @@ def test_a_guard_holding_only_such_a_try_chooses_the_strategy_and_says_it_there(
         + "    model.compile('adam', 'mse')\n",
         id="a-comment-on-the-errors-message-about-the-error-goes-with-it",
     ),
+    pytest.param(
+        # round 61, bf15: the one-device message lost its `else:` with the error it printed
+        HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    print('using 2 GPUs')\n"
+        "except ValueError as err:\n    parallel = model\n    print('multi-GPU not available:', err)\n"
+        "parallel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + TOP_IF + "    print('using 2 GPUs')\nelse:\n"
+        "    print('multi-GPU not available')\n" + SCOPE + "    model.compile('adam', 'mse')\n",
+        id="a-print-of-text-then-the-error-keeps-its-text",
+    ),
+    pytest.param(
+        HEAD + "try:\n    parallel = multi_gpu_model(model, gpus=2)\n    log.info('multi')\n"
+        "except ValueError as e:\n    log.warning('staying on one device (%s).', e)\n    parallel = model\n"
+        "parallel.compile('adam', 'mse')\n",
+        "import tensorflow as tf\n\n" + STRATEGY + TOP_IF + "    log.info('multi')\nelse:\n"
+        "    log.warning('staying on one device')\n" + SCOPE + "    model.compile('adam', 'mse')\n",
+        id="a-log-whose-format-ends-on-the-error-keeps-the-text-before-it",
+    ),
 ])
 def test_a_handler_naming_the_error_loses_only_what_it_said_about_it(before, after):
     assert check_source_pair(before, after) == []

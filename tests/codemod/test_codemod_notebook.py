@@ -561,3 +561,18 @@ def test_the_reload_in_the_next_cell_of_what_the_training_loop_saved_goes():
     ])
     assert cells[1:] == ["for e in range(3):\n    model.fit(x, y)\n    model.save_weights('w.weights.h5')",
                          "model.save('m.keras')"]
+
+
+def test_a_cell_whose_opening_call_went_starts_on_the_code_that_followed_it():
+    # round 61, bf20: the predict cell began with the blank line that stood under the removed call
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\nmodel = load_model('m.h5')",
+        "gpu_model = multi_gpu_model(model, gpus=2)\n\nx = np.load('x.npy')\npreds = gpu_model.predict(x)",
+    ])
+    assert cells[1] == "x = np.load('x.npy')\npreds = model.predict(x)"
+    # a cell that opened on a blank line keeps it
+    cells = _migrated_cells([
+        "from keras.utils import multi_gpu_model\nmodel = load_model('m.h5')",
+        "\ngpu_model = multi_gpu_model(model, gpus=2)\n\nx = np.load('x.npy')\npreds = gpu_model.predict(x)",
+    ])
+    assert cells[1] == "\nx = np.load('x.npy')\npreds = model.predict(x)"
