@@ -179,6 +179,9 @@ MECHANICS: Final = re.compile(
     # "wrap so that ModelCheckpoint saves the serial weights" (round 60, bc03): the wrapper's reason
     r"|\bserial\s+(?:model(?:'s)?\s+)?weights\b|\bwrap(?:ped|ping)?\s+(?:it\s+|the\s+model\s+)?so\s+(?:that\s+)?\w"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement
+    # "because each tower gets exactly half", "the gradients are averaged on the CPU" (round 61, bf17, bf18)
+    r"|\beach\s+tower\b|\btowers?\s+(?:gets?|receives?|takes?|sees?|process\w*)\b"
+    r"|\b(?:averag|summ|reduc|aggregat|combin|merg|gather)ed\s+(?:back\s+)?on\s+the\s+(?:cpu|host)\b"
     # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
     r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
     r"|\bcpu\s+device\s+scope\b"

@@ -23,9 +23,10 @@ __all__ = ["MESSAGE_FUNCTIONS", "announces_wrapper", "announcing_messages", "mes
 _STALE_MESSAGE: Final = re.compile(
     r"\b(?:parallel|multi[- _]?gpus?)[\s_]+models?\b|\bmodel\s+(?:in)?to\s+(?:a\s+)?(?:parallel|multi[- _]?gpu)"
     r"|\b(?:convert|wrap)\w*\b[^.!?]{0,40}\b(?:parallel|multi[- _]?gpus?|gpus)\b"
-    r"|\bmulti_gpu_model\b|\bmake_parallel\b|\bModelMGPU\b",
+    r"|\bmulti_gpu_model\b|\bmake_parallel\b|\bModelMGPU\b|\btowers?\b",
     re.IGNORECASE,
 )
+_TOWERS: Final = re.compile(r"\btowers?\b", re.IGNORECASE)  # "towers built": the old helpers' per-GPU copies
 _LOG_METHODS: Final = frozenset({"info", "debug", "warning", "warn"})
 # a message's function called by name: `print`, or a logging callable (`def train(..., logger=print)`)
 MESSAGE_FUNCTIONS: Final = frozenset({"print", "log", "logger", "_log", "_logger"})
@@ -40,11 +41,26 @@ def announcing_messages(tree: Tree, anchor: cst.BaseStatement) -> list[cst.BaseS
     found: list[cst.BaseStatement] = []
     for step in (-1, 1):
         k = index + step
-        while 0 <= k < len(body) and message_text(body[k]) is not None:
-            if announces_wrapper(body[k]):
+        # (over the wrapper's compile too, only for what names the towers: `make_parallel(...)`,
+        # `compile(...)`, `print('towers built')`; "Saving the parallel model" there is renamed)
+        compiled = False
+        while 0 <= k < len(body) and (message_text(body[k]) is not None or _compile(body[k])):
+            compiled = compiled or _compile(body[k])
+            text = message_text(body[k])
+            if text is not None and announces_wrapper(body[k]) and (not compiled or _TOWERS.search(text)):
                 found.append(body[k])
             k += step
     return found
+
+
+def _compile(statement: cst.BaseStatement) -> bool:
+    """`model.compile(...)` as a statement of its own."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(
+        small.value.func, cst.Attribute
+    ) and small.value.func.attr.value == "compile"
 
 
 def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:

@@ -2616,3 +2616,18 @@ def test_a_heading_naming_the_removed_helper_over_text_that_all_went(title, expe
         "This `make_parallel` slices every batch and concatenates the outputs on the CPU."
     )
     assert markdown(text, prose, title=title) == (expected, [])
+
+
+def test_markdown_on_the_towers_share_and_the_cpu_average_loses_that_sentence_or_clause():
+    # round 61, bf17 and bf18: the old slicing gave each tower part of the batch, and cpu_merge
+    # averaged on the CPU; the strategy all-reduces across the GPUs and takes any batch size
+    before = _notebook(
+        ("markdown", "Replicate on 2 GPUs. The batch has to be a multiple of 2 because each tower gets half."),
+        ("markdown", "Each GPU takes 128 windows per step; the gradients of the replicas are averaged on the CPU."),
+        ("code", IMPORTS + SITE),
+    )
+    result = transform_notebook(before, "nb.ipynb")
+    cells = json.loads(result.output)["cells"]
+    assert "".join(cells[0]["source"]) == "Replicate on 2 GPUs."
+    assert "".join(cells[1]["source"]) == "Each GPU takes 128 windows per step."
+    assert transform_notebook(result.output, "nb.ipynb").output == result.output

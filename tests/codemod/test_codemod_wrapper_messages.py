@@ -144,3 +144,14 @@ def test_an_announcement_in_the_try_that_said_which_path_ran_is_reworded():
     out = _migrated(source)
     assert "multi_gpu_model" not in out
     assert "if strategy.num_replicas_in_sync > 1:\n    print('using %d gpus' % strategy.num_replicas_in_sync)\n" in out
+
+
+def test_a_towers_message_after_the_compile_goes_with_the_call():
+    # round 61, bf17: "towers built" printed after compiling the helper's model; there are no towers
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\nmodel = multi_gpu_model(model, 2)\n"
+        "model.compile('adam', 'mse')\nprint('towers built')\nprint('compiled on', 2, 'GPUs')\nmodel.fit(x, y)\n"
+    )
+    out = _migrated(source)
+    assert "towers built" not in out
+    assert "    model.compile('adam', 'mse')\nprint('compiled on', 2, 'GPUs')\nmodel.fit(x, y)\n" in out
