@@ -44,19 +44,28 @@ def cells_kept(original: str, output: str) -> str:
             return output
         if had_code[k] and not any(line.strip() for line in cell[1:]):
             continue  # the cell held only the call: it goes, marker and all
-        out += _tail_at_its_code(_lead_as_written(cell, before[originals[k]:originals[k + 1]]))
+        written = before[originals[k]:originals[k + 1]]
+        out += _tail_at_its_code(_lead_as_written(cell, written), written)
     return newline.join(out)
 
 
-def _tail_at_its_code(cell: list[str]) -> list[str]:
+def _tail_at_its_code(cell: list[str], written: list[str]) -> list[str]:
     """The comment lines that end a cell (the next markdown cell's text, as an export writes it)
     at the level of the cell's last code line: where the scope it was inside closed before them
-    (its last expression displayed below it), they are not left indented (round 60, bc15)."""
+    (its last expression displayed below it), they are not left indented (round 60, bc15); nor
+    under a scope the rewrite opened in the cell, when they stood at its `with` line's level
+    (round 62, bg20)."""
     code = [i for i, line in enumerate(cell[1:], 1) if line.strip() and not line.lstrip().startswith("#")]
     if not code:
         return cell
     last = cell[code[-1]]
     level = last[:len(last) - len(last.lstrip(" \t"))]
+    opened = [i for i in code if _SCOPE_LINE.match(cell[i]) and cell[i] not in written]
+    if opened and level and all(cell[i].startswith(level) for i in code if i > opened[-1]):
+        scope = _indent(cell[opened[-1]])
+        was = [line for line in written[_last_code(written) + 1:] if line.strip()]
+        if len(scope) < len(level) and was and all(_indent(line) == scope for line in was):
+            level = scope
     tail = cell[code[-1] + 1:]
     if not any(line.strip() for line in tail) or not all(
         not line.strip() or line.startswith(level) for line in tail
@@ -67,6 +76,17 @@ def _tail_at_its_code(cell: list[str]) -> list[str]:
         return cell
     cut = len(next(iter(deeper))) - len(level)
     return [*cell[:code[-1] + 1], *(line[cut:] if line.strip() else line for line in tail)]
+
+
+_SCOPE_LINE = re.compile(r"^[ \t]*with \w+\.scope\(\):[ \t]*$")
+
+
+def _indent(line: str) -> str:
+    return line[:len(line) - len(line.lstrip(" \t"))]
+
+
+def _last_code(lines: list[str]) -> int:
+    return max((i for i, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")), default=0)
 
 
 _MARKDOWN = re.compile(r"^#[ \t]*%%[ \t]*\[(?:markdown|md)\][ \t]*$")

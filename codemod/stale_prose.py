@@ -36,7 +36,7 @@ from typing import Final
 import libcst as cst
 
 from .findings import Finding
-from .stale_comments import commented_block
+from .stale_comments import CELL_MARKER, commented_block
 from .stale_comments import commented_code as _commented_code
 
 __all__ = ["MECHANICS", "Prose", "bound_names", "docstring_without_stale", "drop_stale", "findings", "markdown"]
@@ -821,7 +821,10 @@ class Prose:
                 # read "# not model", round 53, ap20): the contrast went with the pair
                 contrast = re.search(rf"\b(?:not|never|instead\s+of|rather\s+than|unlike)\s+`?{re.escape(parallel)}\b",
                                      part, re.IGNORECASE)
-                if not pair and not contrast and not (self.mechanics_gone and MECHANICS.search(part)):
+                # nor where it weighs it against the template ("predictions come from `gpu_model`
+                # too, since it's faster": round 62, bg20)
+                compared = re.search(rf"(?<![\w.]){re.escape(parallel)}\b", part) and _COMPARED.search(full)
+                if not pair and not contrast and not compared and not (self.mechanics_gone and MECHANICS.search(part)):
                     part = re.sub(rf"(?<![\w.]){re.escape(parallel)}\b", template, part)
             return part
         if self.mechanics_gone:  # ("when `multi_gpu_model` refuses": before the pair's words are read)
@@ -1381,6 +1384,15 @@ class _Pass(cst.CSTTransformer):
             for index in range(len(units)):  # "# ## Multi-GPU wrapper" over text that all went
                 if not gone[index] and _exported_heading_of_stale(units, gone, index):
                     gone[index] = True
+            # "# first attempt, on the 1-GPU box:" over the commented-out call that went: it led in
+            # to nothing now (round 62, bg20)
+            # (or to the commented-out code that went right under it)
+            for lead in range(len(units) - 1):
+                if not gone[lead] and gone[lead + 1] and len(units[lead]) == 1 and _leads_in(units[lead][0]) and (
+                    all(gone[lead + 1:]) or _commented_code(" ".join(
+                        line.comment.value for line in units[lead + 1] if line.comment is not None))
+                ):
+                    gone[lead] = True
             parts = [
                 ([self._trimmed(unit[0])] if len(unit) == 1 else self._stale_head_cut(self._stale_tail_cut(unit)))
                 if not stale else [] for unit, stale in zip(units, gone)
@@ -2217,6 +2229,12 @@ def _heading_of_stale(lines: list[str], units: list[list[int]], stale: list[bool
         if any(lines[k].strip() for k in unit):
             following.append(gone)
     return bool(following) and all(following)
+
+
+def _leads_in(line: cst.EmptyLine) -> bool:
+    """A comment line ending in a colon (`# first attempt:`), not a cell marker (`# In[4]:`)."""
+    text = line.comment.value.rstrip() if line.comment is not None else ""
+    return text.endswith(":") and not CELL_MARKER.match(text)
 
 
 def _exported_heading_of_stale(units: list[list[cst.EmptyLine]], gone: list[bool], index: int) -> bool:

@@ -280,3 +280,33 @@ def test_a_markdown_heading_above_a_cpu_block_cell_stays_and_its_cpu_sentence_go
     )
     out = transform_source(source.encode(), "nb.py").output.decode()
     assert "G = 4\n\n\n# ### Model\n\n# In[2]:\n\n\nstrategy = " in out, out
+
+
+def test_markdown_ending_a_cell_the_rewrite_scoped_stays_at_column_0_and_its_lead_in_goes():
+    # round 62, bg20: the markdown after the template's cell went under the new scope, and the
+    # line that led in to the commented-out call was left leading to nothing
+    source = (
+        "# In[1]:\n\n\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "# In[2]:\n\n\nmodel = build()\n\n# first attempt, on the 1-GPU box:\n"
+        "# model = multi_gpu_model(model, gpus=2)\n\n\n# ## Training\n#\n# We train for five epochs.\n\n"
+        "# In[3]:\n\n\ngpu_model = multi_gpu_model(model, gpus=2)\ngpu_model.compile('adam', 'mse')\n"
+        "gpu_model.fit(x, y, epochs=5)\n"
+    )
+    result = transform_source(source.encode(), "nb.py")
+    out = result.output.decode()
+    assert "with strategy.scope():\n    model = build()\n\n\n# ## Training\n#\n# We train for five epochs.\n\n" \
+        "# In[3]:\n\n\nwith strategy.scope():\n    model.compile('adam', 'mse')\n" in out, out
+    assert transform_source(result.output, "nb.py").output == result.output
+
+
+def test_a_sentence_weighing_the_parallel_half_against_the_template_is_not_renamed():
+    # round 62, bg20: "from `model` too, since it's faster" would compare the model with itself
+    source = (
+        "# In[1]:\n\n\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "# In[2]:\n\n\nmodel = build()\n\n\n# ## Training\n#\n"
+        "# Predictions later come from `gpu_model` too, since it's faster.\n\n"
+        "# In[3]:\n\n\ngpu_model = multi_gpu_model(model, gpus=2)\ngpu_model.compile('adam', 'mse')\n"
+        "gpu_model.predict(x)\n"
+    )
+    out = transform_source(source.encode(), "nb.py").output.decode()
+    assert "faster" not in out and "too" not in out

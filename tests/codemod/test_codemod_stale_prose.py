@@ -2631,3 +2631,12 @@ def test_markdown_on_the_towers_share_and_the_cpu_average_loses_that_sentence_or
     assert "".join(cells[0]["source"]) == "Replicate on 2 GPUs."
     assert "".join(cells[1]["source"]) == "Each GPU takes 128 windows per step."
     assert transform_notebook(result.output, "nb.ipynb").output == result.output
+
+
+def test_a_line_leading_in_to_commented_out_code_that_went_goes_with_it():
+    # round 62, bg20's shape in a script: "# first attempt:" over the commented-out call
+    after, _ = migrate(IMPORTS + "# first attempt, on the 1-GPU box:\n# model = multi_gpu_model(model, gpus=2)\n"
+                       "# Note: the data is cached.\n" + SITE)
+    assert "first attempt" not in after and "# Note: the data is cached.\n" in after
+    after, _ = migrate(IMPORTS + "# the settings:\nG = 2\n" + SITE)
+    assert "# the settings:\nG = 2\n" in after
