@@ -214,6 +214,11 @@ def _merged_if(statement: cst.If, no_branch_stops: bool) -> list[cst.BaseStateme
     if bodies is None or any(_calls(c) for c in conditions):
         return None
     read = set().union(*(_names(c) for c in conditions))
+    chained = [_chained(b) for b in bodies]
+    if not _all_same(bodies) and _all_same(chained):
+        # `template = build(); model = template` beside `template = model = build()`: the same
+        # bindings, written the way the other branch writes them (round 62, bg10)
+        bodies = chained
     head = 0
     for index in range(_shared_head(bodies)):
         bound = _bound(bodies[0][index])
@@ -245,6 +250,32 @@ def _merged_if(statement: cst.If, no_branch_stops: bool) -> list[cst.BaseStateme
         before[0] = first.with_changes(leading_lines=[*lines[:start], *(x for x in first.leading_lines if x.comment)])
         rebuilt = rebuilt.with_changes(leading_lines=lines[start:])
     return [*before, rebuilt, *after]
+
+
+def _all_same(bodies: Sequence[Sequence[cst.BaseStatement]]) -> bool:
+    return len({len(b) for b in bodies}) == 1 and _shared_head(bodies) == len(bodies[0])
+
+
+def _chained(body: list[cst.BaseStatement]) -> list[cst.BaseStatement]:
+    """`body` with each `a = <value>` followed by `b = a` written `a = b = <value>` (neither
+    with a comment); the statements themselves otherwise."""
+    out: list[cst.BaseStatement] = []
+    for statement in body:
+        previous = out[-1] if out else None
+        if (
+            isinstance(previous, cst.SimpleStatementLine) and _alias(statement) and not _comments([statement])
+            and not _comments([previous]) and len(previous.body) == 1 and isinstance(previous.body[0], cst.Assign)
+            and isinstance(statement, cst.SimpleStatementLine)
+        ):
+            first, alias = previous.body[0], cst.ensure_type(statement.body[0], cst.Assign)
+            bound, value, target = first.targets[-1].target, alias.value, alias.targets[0].target
+            if (isinstance(bound, cst.Name) and isinstance(value, cst.Name) and value.value == bound.value
+                    and isinstance(target, cst.Name) and not any(line.comment for line in statement.leading_lines)):
+                chain = first.with_changes(targets=[*first.targets, cst.AssignTarget(target=target)])
+                out[-1] = previous.with_changes(body=[chain])
+                continue
+        out.append(statement)
+    return out
 
 
 def _rebuilt_if(statement: cst.If, rest: list[list[cst.BaseStatement]]) -> cst.If | None:

@@ -441,6 +441,7 @@ _HISTORY: Final = re.compile(
 # "(data parallel over towers)": the old slicing's towers
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
 # "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
+_BARE_MODEL: Final = re.compile(r"#\s*(?:(?:the|a|our|this\s+is\s+the)\s+)?model[.!]?\s*", re.IGNORECASE)
 _COMPARED: Final = re.compile(r"\b(?:faster|quicker|slower|cheaper|more\s+memory)\b", re.IGNORECASE)
 _BY_HAND: Final = re.compile(r",?\s+(?:by\s+hand|manually)\b(?=[\s.,;:)!?]|$)", re.IGNORECASE)
 _HELPER_ASIDE: Final = re.compile(r"\s*\([^()]*\b(?:" + "|".join(HELPERS) + r")\b[^()]*\)")
@@ -1329,7 +1330,11 @@ class _Pass(cst.CSTTransformer):
         comment = updated.comment
         if comment is None or _PRAGMA.search(comment.value):
             return updated
-        if self.prose.wholly_stale(_words(comment.value)):
+        if self.prose.wholly_stale(_words(comment.value)) or (
+            # `model = Model(inputs, outputs)  # the template model`, renamed: it says nothing now
+            original.comment is not None and original.comment.value != comment.value
+            and _BARE_MODEL.fullmatch(comment.value)
+        ):
             return updated.with_changes(comment=None, whitespace=cst.SimpleWhitespace(""))
         text = self.prose.without_stale_sentences(comment.value)
         self._report(comment.value, text)

@@ -340,3 +340,18 @@ def test_a_shared_attribute_alias_goes_before_a_condition_on_another_attribute()
     assert cst.Module(list(result)).code == (
         "self.model = self.model_save\nif self.gpus > 1:\n    print('many')\nelse:\n    print('one')\n"
     )
+
+
+def test_a_binding_then_its_alias_reads_as_the_chained_assignment_of_the_other_branch():
+    # round 62, bg10: `template = build(); model = template` (the call gone) beside
+    # `template = model = build()` bound the same names to the same model
+    statement = cst.parse_module(
+        "if gpus > 1:\n    template = build()\n    model = template\nelse:\n    template = model = build()\n"
+    ).body[0]
+    result = merged(statement)
+    assert result is not None and [cst.Module(body=[s]).code for s in result] == ["template = model = build()\n"]
+    # not where the branches differ in anything else
+    statement = cst.parse_module(
+        "if gpus > 1:\n    template = build()\n    model = template\nelse:\n    template = model = build(1)\n"
+    ).body[0]
+    assert merged(statement) is None

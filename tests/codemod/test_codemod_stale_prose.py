@@ -2640,3 +2640,12 @@ def test_a_line_leading_in_to_commented_out_code_that_went_goes_with_it():
     assert "first attempt" not in after and "# Note: the data is cached.\n" in after
     after, _ = migrate(IMPORTS + "# the settings:\nG = 2\n" + SITE)
     assert "# the settings:\nG = 2\n" in after
+
+
+def test_a_trailing_comment_the_rename_leaves_saying_only_the_model_goes():
+    # round 62, bg09: `model = Model(inputs, outputs)  # the template model` read "# the model"
+    after, _ = migrate(IMPORTS + "model = build()  # the template model\n"
+                       "gpu_model = multi_gpu_model(model, gpus=2)\ngpu_model.compile('adam', 'mse')  # compile it\n")
+    assert "    model = build()\n    model.compile('adam', 'mse')  # compile it\n" in after
+    after, _ = migrate(IMPORTS + "model = build()  # the model\n" + SITE[len("model = build()\n"):])
+    assert "    model = build()  # the model\n" in after  # written so: not the rename's doing
