@@ -295,6 +295,25 @@ def _compiles(statement: cst.BaseStatement) -> bool:
     return _method_call(statement, "compile") is not None
 
 
+# "# and one replica per GPU" under "# keep the master copy of the weights on the CPU" (round 62,
+# bg13): the call's comment went on from the one above the statement before it
+_JOINED: Final = re.compile(r"^(?P<hash>#+\s*)(?:and|then|plus)\s+(?=[a-z])")
+
+
+def _unjoined(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+    """A removed call's comment lines, the first one no longer joined to a comment the rewrite
+    moved away from it: they head the strategy line, or what follows, alone."""
+    out = list(lines)
+    first = next((k for k, line in enumerate(out) if line.comment is not None), None)
+    if first is not None:
+        comment = out[first].comment
+        assert comment is not None
+        text = _JOINED.sub(lambda m: m["hash"], comment.value)
+        if text != comment.value:
+            out[first] = out[first].with_changes(comment=comment.with_changes(value=text))
+    return out
+
+
 def _leading_lines(statement: cst.BaseStatement) -> Sequence[cst.EmptyLine]:
     """A statement's own leading lines (every concrete statement has them, the base class does not say so)."""
     assert isinstance(statement, (cst.SimpleStatementLine, cst.BaseCompoundStatement))
@@ -648,7 +667,7 @@ class _Applier(cst.CSTTransformer):
             leading = stale_comments.without(leading, topic)
             inside = [line for line in inside if line.comment is None or not topic.search(line.comment.value)]
         leading = stale_comments.without(leading, mechanics) if mechanics is not None else leading
-        return [*before, *leading, *inside]
+        return [*before, *_unjoined(leading), *inside]
 
     def _touched(self, statement: cst.BaseStatement) -> bool:
         """An `if`/`try` with a statement the plan replaces or removes directly in one of its

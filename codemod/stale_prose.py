@@ -182,6 +182,12 @@ MECHANICS: Final = re.compile(
     # "because each tower gets exactly half", "the gradients are averaged on the CPU" (round 61, bf17, bf18)
     r"|\beach\s+tower\b|\btowers?\s+(?:gets?|receives?|takes?|sees?|process\w*)\b"
     r"|\b(?:averag|summ|reduc|aggregat|combin|merg|gather)ed\s+(?:back\s+)?on\s+the\s+(?:cpu|host)\b"
+    # "so the weights stay in host memory", "Try to replicate the model on 2 GPUs" (the old call's
+    # try), "The checkpoint callback must save the **template**" (round 62, bg14, bg19, bf14)
+    r"|\b(?:stay|stays|live|lives|sit|sits|remain|remains|kept|stored|held)\s+in\s+(?:the\s+)?host\s+memory\b"
+    r"|\btry\s+to\s+(?:replicate|wrap|paralleli[sz]e)\b"
+    r"|\b(?:must|should|has\s+to|have\s+to|needs?\s+to)\s+(?:save|checkpoint|store)\s+the\s+[*_]{0,2}template\b[*_]{0,2}"
+    r"(?!\s+model)"
     # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
     r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
     r"|\bcpu\s+device\s+scope\b"
@@ -1083,6 +1089,30 @@ def _rewrapped(before: str, after: str) -> str:
 _CLAUSE_END: Final = re.compile(r";(?=\s)")
 
 
+_HEADING_LINE: Final = re.compile(r"^(?P<lead>#+[ \t]+)(?P<title>\S.*?)(?P<end>[ \t]*)$")
+_EXPORTED_HEADING_LINE: Final = re.compile(r"^(?P<lead>#[ \t]*#+[ \t]+)(?P<title>\S.*?)(?P<end>[ \t]*)$")
+_HEADING_JOINS: Final = re.compile(r"(,\s+|;\s+|\s+(?:and|&)\s+)")
+
+
+def heading_clauses_kept(line: str, prose: Prose, *, comment: bool = False) -> str:
+    """A markdown heading (`### Build on CPU, train on 2 GPUs`, or `# ###` in an export) less its
+    clauses on the old set-up, when another stays: `### Train on 2 GPUs` (round 62, bg16); the line
+    as it is otherwise."""
+    match = (_EXPORTED_HEADING_LINE if comment else _HEADING_LINE).match(line)
+    if match is None:
+        return line
+    clauses = _HEADING_JOINS.split(match["title"])[0::2]
+    if len(clauses) < 2:
+        return line
+    gone = [bool(prose.names_removed(c)) or prose.wholly_stale(c) for c in clauses]
+    if all(gone) or not any(gone):
+        return line
+    title = ", ".join(c for c, stale in zip(clauses, gone) if not stale)
+    if match["title"][:1].isupper():
+        title = title[:1].upper() + title[1:]
+    return match["lead"] + title + match["end"]
+
+
 def _words(comment: str) -> str:
     return comment.lstrip("#").strip()
 
@@ -1505,7 +1535,7 @@ class _Pass(cst.CSTTransformer):
         """A one-line comment less its sentences that name something removed, when others stay."""
         if line.comment is None or _PRAGMA.search(line.comment.value):
             return line
-        text = self.prose.without_stale_sentences(line.comment.value)
+        text = self.prose.without_stale_sentences(heading_clauses_kept(line.comment.value, self.prose, comment=True))
         return line if text == line.comment.value else line.with_changes(comment=line.comment.with_changes(value=text))
 
     def _stale_tail_cut(self, unit: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
@@ -2144,7 +2174,7 @@ def markdown(
             renamed = [*renamed[:-1], last[:-1] + "." + renamed[-1][len(last):]]
         if len(renamed) == 1:  # "Kernel with 2 GPUs. The template lives on the CPU and ...": the first stays
             body = renamed[0].rstrip("\r\n")
-            trimmed = prose.without_stale_sentences(body)
+            trimmed = prose.without_stale_sentences(heading_clauses_kept(body, prose))
             if trimmed != body and trimmed[-1:] not in (".", "!", "?") and body[-1:] in (".", "!", "?"):
                 trimmed += "."  # "We train on 4 GPUs; on a laptop `multi_gpu_model` raises." -> "...GPUs."
             renamed = [trimmed + renamed[0][len(body):]]

@@ -511,3 +511,15 @@ def test_the_batch_scaled_between_the_model_and_its_compile_goes_after_the_scope
     assert after.index("    model.compile(") > scope
     assert after.index(scaled.splitlines()[0]) > after.index("    model.compile(")
     assert scaled in after  # at the block's level again, as written
+
+
+def test_the_calls_comment_going_on_from_the_cpu_blocks_no_longer_starts_with_and():
+    # round 62, bg13: "# keep the master copy ... on the CPU" went with its block; the call's
+    # "# and one replica per GPU" heads the strategy line alone
+    source = (
+        "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n\n"
+        "# keep the master copy of the weights on the CPU\nwith tf.device('/cpu:0'):\n    model = build()\n"
+        "# and one replica per GPU\nmodel = multi_gpu_model(model, gpus=2)\nmodel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "\n# one replica per GPU\nstrategy = " in out and "and one" not in out

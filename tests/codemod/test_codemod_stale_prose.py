@@ -2649,3 +2649,34 @@ def test_a_trailing_comment_the_rename_leaves_saying_only_the_model_goes():
     assert "    model = build()\n    model.compile('adam', 'mse')  # compile it\n" in after
     after, _ = migrate(IMPORTS + "model = build()  # the model\n" + SITE[len("model = build()\n"):])
     assert "    model = build()  # the model\n" in after  # written so: not the rename's doing
+
+
+def test_a_heading_loses_its_clause_on_the_old_set_up_and_keeps_the_rest():
+    # round 62, bg16 (an export's `# ###`) and round 61, bf14 (a notebook's `##`)
+    source = (
+        "# In[1]:\n\n\nimport tensorflow as tf\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "# ### Build on CPU, train on 2 GPUs\n\n# In[2]:\n\n\nwith tf.device('/cpu:0'):\n    model = build()\n"
+        "gpu_model = multi_gpu_model(model, gpus=2)\ngpu_model.compile('adam', 'mse')\n"
+    )
+    result = transform_source(source.encode(), "nb.py")
+    assert "\n# ### Train on 2 GPUs\n\n# In[2]:\n" in result.output.decode()
+    assert not [f for f in result.findings if f.code == "MGPU305"]
+    before = _notebook(
+        ("markdown", "## Build on the CPU, replicate on the GPUs"),
+        ("markdown", "## Data, model and training"),
+        ("code", IMPORTS + SITE),
+    )
+    cells = json.loads(transform_notebook(before, "nb.ipynb").output)["cells"]
+    assert ["".join(c["source"]) for c in cells[:2]] == ["## Replicate on the GPUs", "## Data, model and training"]
+
+
+@pytest.mark.parametrize("text", [
+    "Load the checkpoint on the CPU so the weights stay in host memory.",
+    "Try to replicate the model on 2 GPUs.",
+    "The checkpoint callback must save the **template** (`model`), so we give it a small wrapper.",
+])
+def test_what_only_the_old_call_made_true_goes(text):
+    # round 62, bg14, bg19; round 61, bf14
+    before = _notebook(("markdown", "We fit for ten epochs. " + text), ("code", IMPORTS + SITE))
+    cells = json.loads(transform_notebook(before, "nb.ipynb").output)["cells"]
+    assert "".join(cells[0]["source"]) == "We fit for ten epochs."
