@@ -188,6 +188,10 @@ MECHANICS: Final = re.compile(
     r"|\btry\s+to\s+(?:replicate|wrap|paralleli[sz]e)\b"
     r"|\b(?:must|should|has\s+to|have\s+to|needs?\s+to)\s+(?:save|checkpoint|store)\s+the\s+[*_]{0,2}template\b[*_]{0,2}"
     r"(?!\s+model)"
+    # "`multi_gpu_model(model, G)` returns a new model ...; We compile and fit that one; `model`
+    # keeps the shared weights" (round 62, bg18): the old call's second model
+    r"|\breturns?\s+(?:a\s+)?(?:new|second|separate|wrapped|parallel)\s+model\b|\bkeeps?\s+the\s+shared\s+weights\b"
+    r"|\b(?:compile|fit|train)\w*\b[^.;]{0,20}\bthat\s+one\b"
     # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
     r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
     r"|\bcpu\s+device\s+scope\b"
