@@ -298,6 +298,13 @@ def _compiles(statement: cst.BaseStatement) -> bool:
 # "# and one replica per GPU" under "# keep the master copy of the weights on the CPU" (round 62,
 # bg13): the call's comment went on from the one above the statement before it
 _JOINED: Final = re.compile(r"^(?P<hash>#+\s*)(?:and|then|plus)\s+(?=[a-z])")
+# "# wrap the fresh model for data-parallel training on N_GPUS cards" (round 61, bf05): over the
+# strategy line, what the wrapping was for
+_WRAPPED_FOR: Final = re.compile(
+    r"^(?P<hash>#+\s*)wrap(?:s|ping)?\s+(?:(?:the|a|our|this|it)\s+)?(?:[\w-]+\s+){0,2}?"
+    r"(?:(?:model|net|network)\s+)?for\s+(?=(?:data[- ]?parallel|multi[- ]?gpu|parallel)\b[^;]*\s\w[^;]*$)",
+    re.IGNORECASE,
+)
 
 
 def _unjoined(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
@@ -308,7 +315,7 @@ def _unjoined(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
     if first is not None:
         comment = out[first].comment
         assert comment is not None
-        text = _JOINED.sub(lambda m: m["hash"], comment.value)
+        text = _WRAPPED_FOR.sub(lambda m: m["hash"], _JOINED.sub(lambda m: m["hash"], comment.value))
         if text != comment.value:
             out[first] = out[first].with_changes(comment=comment.with_changes(value=text))
     return out

@@ -123,7 +123,8 @@ MECHANICS: Final = re.compile(
     r"|\bcpu\s+scope\b|\b(?:built|created|defined|instantiated)\s+(?:on|under|in)\s+(?:the\s+)?(?:`/cpu:0`|/cpu:0\b)"
     r"|\b(?:data-?parallel|multi-?gpu|parallel|replicated)\s+(?:training\s+)?(?:helper|wrapper|trick|hack)s?\b|\bkuza55\b"
     # "the batch is sliced per GPU and the outputs are concatenated back on the CPU" (round 39, oa08)
-    r"|\b(?:sliced|split)\s+per\s+(?:gpu|device|tower)\b"
+    # (not "prediction batches are split per GPU": the strategy splits them too; round 61, bf08)
+    r"|\bsliced\s+per\s+(?:gpu|device|tower)\b"
     r"|\b(?:outputs?|results|predictions)\s+(?:are|is|get)\s+(?:merged|concatenated|gathered)\b"
     # "self.model is the replicated network used for fit(); self.model_save shares its weights and
     # is what we store" (round 54, aq13): the old pair's two halves
@@ -192,6 +193,8 @@ MECHANICS: Final = re.compile(
     # keeps the shared weights" (round 62, bg18): the old call's second model
     r"|\breturns?\s+(?:a\s+)?(?:new|second|separate|wrapped|parallel)\s+model\b|\bkeeps?\s+the\s+shared\s+weights\b"
     r"|\b(?:compile|fit|train)\w*\b[^.;]{0,20}\bthat\s+one\b"
+    # "save it rather than the replica" (round 61, bf10): the other half of the old pair
+    r"|\b(?:rather\s+than|instead\s+of|not)\s+the\s+replicas?\b"
     # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
     r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
     r"|\bcpu\s+device\s+scope\b"

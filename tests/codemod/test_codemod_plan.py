@@ -523,3 +523,19 @@ def test_the_calls_comment_going_on_from_the_cpu_blocks_no_longer_starts_with_an
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert "\n# one replica per GPU\nstrategy = " in out and "and one" not in out
+
+
+@pytest.mark.parametrize("comment,said", [
+    # round 61, bf05: over the strategy line, what the wrapping was for
+    ("# wrap the fresh model for data-parallel training on 2 cards", "# data-parallel training on 2 cards"),
+    # round 61, bf08: the strategy splits the batches per GPU too
+    ("# replicate the network so prediction batches are split per GPU",
+     "# replicate the network so prediction batches are split per GPU"),
+])
+def test_the_calls_comment_says_what_stays_true_over_the_strategy_line(comment, said):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\n" + comment
+        + "\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "\n" + said + "\nstrategy = " in out, out

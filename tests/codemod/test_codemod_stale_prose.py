@@ -2677,6 +2677,8 @@ def test_a_heading_loses_its_clause_on_the_old_set_up_and_keeps_the_rest():
     # round 62, bg18: the old call's second model
     "`multi_gpu_model(model, 2)` returns a new model that splits each batch.",
     "We compile and fit that one; `model` keeps the shared weights.",
+    # round 61, bf10: the pair's other half
+    "Save it rather than the replica.",
 ])
 def test_what_only_the_old_call_made_true_goes(text):
     # round 62, bg14, bg19; round 61, bf14
