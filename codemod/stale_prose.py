@@ -195,6 +195,10 @@ MECHANICS: Final = re.compile(
     r"|\b(?:compile|fit|train)\w*\b[^.;]{0,20}\bthat\s+one\b"
     # "save it rather than the replica" (round 61, bf10): the other half of the old pair
     r"|\b(?:rather\s+than|instead\s+of|not)\s+the\s+replicas?\b"
+    # "We first build the ordinary single-device model", "A model that can still be checkpointed"
+    # (round 61, bf11, bf13): the template, set against the wrapper
+    r"|\b(?:ordinary|plain|regular|normal|usual)\s+single[- ](?:device|gpu)\s+model\b"
+    r"|\bcan\s+still\s+be\s+(?:checkpointed|saved|serialized|serialised|pickled|reloaded)\b"
     # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
     r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
     r"|\bcpu\s+device\s+scope\b"
@@ -2154,12 +2158,15 @@ def markdown(
     for index, unit in enumerate(units):  # "### Multi-GPU notes" over notes that all went
         named = prose.names_gone_identifier(renamed_units[index][0])
         closing = not any(lines[u[0]].lstrip().startswith("#") for u in units[index + 1:])
-        if code_follows and closing and not named and not _HEADS_TEXT.search(lines[unit[0]]):
+        # (not one on the old mechanics itself: "## A multi-GPU model that can still be
+        # checkpointed", round 61, bf13)
+        mechanical = bool(prose.mechanics_gone and MECHANICS.search(heading_clauses_kept(lines[unit[0]], prose)))
+        if code_follows and closing and not named and not _HEADS_TEXT.search(lines[unit[0]]) and not mechanical:
             # "## Auto-detecting GPUs" over text that went still heads the code cell below it,
             # which detects them (round 58, az09)
             continue
         if lines[unit[0]].lstrip().startswith("#") and not stale[index] and _heading_of_stale(
-            lines, units, stale, index, named=named
+            lines, units, stale, index, named=named or mechanical
         ):
             if title and index == 0 and named:
                 # the notebook's title ("# make_parallel (kuza55 style)") says what it does now,

@@ -2685,3 +2685,17 @@ def test_what_only_the_old_call_made_true_goes(text):
     before = _notebook(("markdown", "We fit for ten epochs. " + text), ("code", IMPORTS + SITE))
     cells = json.loads(transform_notebook(before, "nb.ipynb").output)["cells"]
     assert "".join(cells[0]["source"]) == "We fit for ten epochs."
+
+
+def test_a_heading_on_the_old_mechanics_over_text_that_went_goes_though_code_follows():
+    # round 61, bf13 ("A model that can still be checkpointed" once renamed) and bf11
+    before = _notebook(
+        ("markdown", "## A multi-GPU model that can still be checkpointed\n\n"
+                     "`ModelMGPU` forwards `save` to the template."),
+        ("code", IMPORTS + "model = build()\n"),
+        ("markdown", "## Model\n\nWe first build the ordinary single-device model."),
+        ("code", "gpu_model = multi_gpu_model(model, gpus=2)\ngpu_model.compile('adam', 'mse')\n"),
+    )
+    cells = json.loads(transform_notebook(before, "nb.ipynb").output)["cells"]
+    assert [c["cell_type"] for c in cells] == ["code", "markdown", "code"]
+    assert "".join(cells[1]["source"]) == "## Model"
