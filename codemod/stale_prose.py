@@ -1478,7 +1478,28 @@ class _Pass(cst.CSTTransformer):
             else:
                 paragraph.append(line)
         close()
-        return kept
+        return self._without_lone_helper_headings(kept)
+
+    def _without_lone_helper_headings(self, lines: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
+        """`lines` less an export's markdown heading on the old helper that heads nothing now:
+        right above the next cell's marker, its text and the helper's cell gone ("# ### Helper for
+        saving multi-GPU checkpoints", round 61, be16), with the blank lines under it."""
+        if not self.prose.mechanics_gone:
+            return lines
+        out = list(lines)
+        for k in range(len(out) - 1, -1, -1):
+            comment = out[k].comment
+            if comment is None or not re.match(r"#\s*#+\s", comment.value) or (k and out[k - 1].comment is not None):
+                continue
+            rest = k + 1
+            while rest < len(out) and out[rest].comment is None:
+                rest += 1
+            title = comment.value.lstrip("# ")
+            if rest < len(out) and CELL_MARKER.match(out[rest].comment.value) and (  # type: ignore[union-attr]
+                MECHANICS.search(title) or (_DEVICE_HEADING.search(title) and _HELPER_HEADING.search(title))
+            ):
+                del out[k:rest]
+        return out
 
     def _across_lines(self, unit: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
         """A sentence wrapped over comment lines, renamed as one text where a phrase runs across
@@ -2231,6 +2252,7 @@ _DEVICE_HEADING: Final = re.compile(
 
 
 # a heading over text, or over the helper, not over the code below: "### Multi-GPU notes"
+_HELPER_HEADING: Final = re.compile(r"\b(?:helpers?|wrappers?|wrap\w*|workarounds?|hacks?)\b", re.IGNORECASE)
 _HEADS_TEXT: Final = re.compile(
     r"\b(?:notes?|remarks?|caveats?|explanation|background|why|about|details|helpers?|wrappers?|wrap\w*)\b",
     re.IGNORECASE,

@@ -310,3 +310,24 @@ def test_a_sentence_weighing_the_parallel_half_against_the_template_is_not_renam
     )
     out = transform_source(source.encode(), "nb.py").output.decode()
     assert "faster" not in out and "too" not in out
+
+
+def test_a_heading_on_the_helper_whose_cell_went_goes_with_it():
+    # round 61, be16: "# ### Helper for saving multi-GPU checkpoints" was left over the training cell
+    source = (
+        "# In[1]:\n\n\nfrom keras.models import Model\nfrom keras.utils import multi_gpu_model\n\n\n"
+        "# ### Helper for saving multi-GPU checkpoints\n"
+        "# The usual workaround: a `Model` subclass that forwards `save` to the template.\n\n"
+        "# In[2]:\n\n\nclass ModelMGPU(Model):\n    def __init__(self, ser_model, gpus):\n"
+        "        pmodel = multi_gpu_model(ser_model, gpus)\n        self.__dict__.update(pmodel.__dict__)\n"
+        "        self._smodel = ser_model\n\n"
+        "    def __getattribute__(self, attrname):\n        if 'save' in attrname:\n"
+        "            return getattr(self._smodel, attrname)\n"
+        "        return super(ModelMGPU, self).__getattribute__(attrname)\n\n\n"
+        "# In[3]:\n\n\nseg = build()\nseg_gpu = ModelMGPU(seg, 2)\n"
+        "seg_gpu.compile('adam', 'mse')\nseg_gpu.fit(x, y)\n"
+    )
+    result = transform_source(source.encode(), "nb.py")
+    out = result.output.decode()
+    assert "Helper" not in out and "import tensorflow as tf\n\n\n# In[3]:\n" in out, out
+    assert transform_source(result.output, "nb.py").output == result.output
