@@ -589,6 +589,11 @@ _PAIR: Final = re.compile(
     re.IGNORECASE,
 )
 _TEMPLATE: Final = re.compile(r"\btemplate\b", re.IGNORECASE)
+# "with `NUM_GPUS` replicas", "4 replicas": a count of the strategy's replicas too, not the old
+# pair's replica (round 61, be19)
+_COUNTED_REPLICAS: Final = re.compile(
+    r"(?:\b\d+|`\w+`|\b[A-Z][A-Z0-9_]+\b|\b(?:two|three|four|six|eight|n|several|multiple))\s+replicas\b"
+)
 _SENTENCE_KEEP: Final = re.compile(r"(?<=[.!?;])(\s+)")  # split keeping the separators
 # `#`, `# ----`, an exported markdown heading (`# # Title`, `# ## Data`): never part of a sentence
 _SEPARATOR: Final = re.compile(r"^#\s*(?:[-=*#_~]*\s*$|#+\s)")
@@ -775,8 +780,8 @@ class Prose:
                 alone = _AS_WELL.sub("", _TEMPLATE_NOUN.sub(r"\g<article>\g<adjective>model", part))
             if alone is not part:
                 part = part if _OTHER_HALF.search(_TRAINED.sub("", alone)) else alone
-            if _PAIR.search(_VARIANT.sub("", _TRAINED.sub("", _TOOL_HELPER.sub("", _WITHOUT_WRAPPER.sub(
-                "", _helper_clause(part)
+            if _PAIR.search(_COUNTED_REPLICAS.sub("", _VARIANT.sub("", _TRAINED.sub("", _TOOL_HELPER.sub(
+                "", _WITHOUT_WRAPPER.sub("", _helper_clause(part))
             ))))):
                 # it says more about the old pair (template, copy, CPU): not made true by a name
                 # ("the ModelMGPU wrapper" ending a clause is the tool's name: renamed below)
@@ -863,7 +868,7 @@ class Prose:
                 # "We train on 2 GPUs using `multi_gpu_model`; the template model stays on the CPU.":
                 # the clause on the old placement goes, the tool named before it is renamed (round 59, bb01)
                 return whole(head.rstrip(" ,") + ".")
-            if _PAIR.search(said) and _HELPER_NAMES.search(full):
+            if _PAIR.search(_COUNTED_REPLICAS.sub("", said)) and _HELPER_NAMES.search(full):
                 return full
             return "".join(
                 sentence(part, full) if k % 2 == 0 else part for k, part in enumerate(_SENTENCE_KEEP.split(full))

@@ -2699,3 +2699,12 @@ def test_a_heading_on_the_old_mechanics_over_text_that_went_goes_though_code_fol
     cells = json.loads(transform_notebook(before, "nb.ipynb").output)["cells"]
     assert [c["cell_type"] for c in cells] == ["code", "markdown", "code"]
     assert "".join(cells[1]["source"]) == "## Model"
+
+
+def test_a_count_of_replicas_is_the_strategys_too_and_the_helper_named_with_it_is_renamed():
+    # round 61, be19: "with `NUM_GPUS` replicas" had kept the sentence from its rename (and dropped it)
+    after, _ = migrate("# Multi-GPU: we use `multi_gpu_model` with `NUM_GPUS` replicas.\n" + IMPORTS + SITE)
+    assert after.startswith("# Multi-GPU: we use `tf.distribute.MirroredStrategy` with `NUM_GPUS` replicas.\n")
+    # "the replica" is still the old pair's other half
+    after, _ = migrate("# `multi_gpu_model` trains the replica; we save the model.\n" + IMPORTS + SITE)
+    assert "MirroredStrategy` trains the replica" not in after
