@@ -8,12 +8,16 @@ GPUs there are, up to `n`: under `if strategy.num_replicas_in_sync > 1:` the mes
 
 from __future__ import annotations
 
+import re
+
 import libcst as cst
 
 from ._tree import code_of
 from .strategy_expression import StrategyCode
 
 __all__ = ["replicas_said", "sliced_count"]
+
+_COUNT_OF_DEVICES = re.compile(r"(?<![\w.])\d+(?=\s+(?:GPUs?|gpus?|cards?|devices?|replicas?)\b)")
 
 
 def sliced_count(expression: str) -> str | None:
@@ -72,6 +76,19 @@ class _Formatted(cst.CSTTransformer):
             and self._is_count(a.value) else a
             for i, a in enumerate(updated_node.args)
         ])
+
+    def leave_SimpleString(self, original_node: cst.SimpleString, updated_node: cst.SimpleString) -> cst.BaseExpression:
+        # "Using 4 GPUs" for `gpus=4` (round 62, bh15): said as the replicas there are, an f-string
+        # (not in a `%` or `.format` text, which formats values of its own)
+        value = updated_node.value
+        # (with 2 asked for, more than one replica is 2: the text is true as it stands)
+        if not self.count.isdigit() or int(self.count) <= 2 or updated_node.prefix.lower() not in ("", "u") or re.search(r"[{}%\\]", value):
+            return updated_node
+        said = _COUNT_OF_DEVICES.sub(lambda m: "{" + code_of(self.replicas) + "}" if m[0] == self.count else m[0],
+                                     value[len(updated_node.prefix):])
+        if said == value[len(updated_node.prefix):] or said.count("{") != 1:
+            return updated_node
+        return cst.parse_expression("f" + said)
 
     def leave_FormattedStringExpression(
         self, original_node: cst.FormattedStringExpression, updated_node: cst.FormattedStringExpression

@@ -91,3 +91,21 @@ def test_a_message_before_the_strategy_line_keeps_the_count_it_printed():
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert "if n > 1:\n    print('Asking for %d GPUs' % n)\n    strategy = " in out
+
+
+@pytest.mark.parametrize("count,said,now", [
+    # round 62, bh15: with 2 or 3 of the 4 GPUs asked for, "Using 4 GPUs" would print
+    ("4", "print('Using 4 GPUs')", "print(f'Using {strategy.num_replicas_in_sync} GPUs')"),
+    # more than one of 2 is 2: true as written
+    ("2", "print('using 2 GPUs')", "print('using 2 GPUs')"),
+    # another number in the text is not the count
+    ("4", "print('Using 14 GPUs')", "print('Using 14 GPUs')"),
+])
+def test_a_literal_count_in_the_text_is_said_as_the_replica_count(count, said, now):
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\ntry:\n"
+        f"    model = multi_gpu_model(model, gpus={count})\n    {said}\nexcept ValueError:\n"
+        "    print('one device')\nmodel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert f"if strategy.num_replicas_in_sync > 1:\n    {now}\nelse:\n" in out, out
