@@ -82,7 +82,9 @@ class _Formatted(cst.CSTTransformer):
         # (not in a `%` or `.format` text, which formats values of its own)
         value = updated_node.value
         # (with 2 asked for, more than one replica is 2: the text is true as it stands)
-        if not self.count.isdigit() or int(self.count) <= 2 or updated_node.prefix.lower() not in ("", "u") or re.search(r"[{}%\\]", value):
+        if not self.count.isdigit() or int(self.count) <= 2 or updated_node.prefix.lower() not in ("", "u") or (
+            re.search(r"[{}%\\]", value)
+        ):
             return updated_node
         said = _COUNT_OF_DEVICES.sub(lambda m: "{" + code_of(self.replicas) + "}" if m[0] == self.count else m[0],
                                      value[len(updated_node.prefix):])
