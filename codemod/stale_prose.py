@@ -199,6 +199,9 @@ MECHANICS: Final = re.compile(
     # (round 61, bf11, bf13): the template, set against the wrapper
     r"|\b(?:ordinary|plain|regular|normal|usual)\s+single[- ](?:device|gpu)\s+model\b"
     r"|\bcan\s+still\s+be\s+(?:checkpointed|saved|serialized|serialised|pickled|reloaded)\b"
+    # "On one GPU they are the same object", "Instantiate the base model on the default device"
+    # (round 62, bh04, bh05): the pair, and a placement the scope decides now
+    r"|\b(?:they|both)\s+are\s+the\s+same\s+(?:object|model|instance)\b|\bon\s+the\s+default\s+device\b"
     # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
     r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
     r"|\bcpu\s+device\s+scope\b"
@@ -248,7 +251,7 @@ MECHANICS: Final = re.compile(
     # "Multi-GPU: wrap the VAE", "wrap the model for 4 GPUs": nothing is wrapped under the strategy
     r"|\b(?:build|builds|built|create|creates|created|place|placed|keep|kept)\s+(?:the\s+|our\s+)?(?:[\w-]+\s+){0,2}?"
     # "We build the (landmark) model on the CPU, then replicate it"
-    r"(?:model|template|network|net)\s+on\s+(?:the\s+)?cpu\b"
+    r"(?:model|template|network|net|weights)\s+on\s+(?:the\s+)?cpu\b"
     # "The network is loaded on the CPU and replicated across GPUs"
     r"|\b(?:model|template|network|net|weights)\s+(?:is|are|gets|get)\s+(?:built|loaded|created|placed|kept|"
     r"instantiated)\s+on\s+(?:the\s+)?cpu\b"
@@ -537,7 +540,9 @@ _RUNS: Final = {"go": "run", "goes": "runs", "went": "ran", "going": "running"}
 # what still speaks of the pair once "the template model" is "the model"
 # ("in parallel" is how the strategy trains: round 59, bb10)
 _OTHER_HALF: Final = re.compile(
-    r"\btemplate|\bwrap|(?<!\bin\s)\bparallel\b|\bserial\b|\breplicas?\b|\bcop(?:y|ies)\b|\bcpu\b", re.IGNORECASE
+    # (not "data-parallel over every GPU": the strategy's kind of parallelism, round 62, bh03)
+    r"\btemplate|\bwrap|(?<!\bin\s)(?<!data-)(?<!data\s)\bparallel\b|\bserial\b|\breplicas?\b|\bcop(?:y|ies)\b|\bcpu\b",
+    re.IGNORECASE,
 )
 # "(the single-GPU model)" after a name: the half of the old pair it is no longer told apart from
 _PAIR_ASIDE: Final = re.compile(
@@ -1408,6 +1413,10 @@ class _Pass(cst.CSTTransformer):
                                      if isinstance(old, cst.EmptyLine) and old.comment is not None}
                 kept = self._paragraphs(list(value), top=isinstance(result, cst.Module) and attr == "header")
                 self._written = {}
+                if isinstance(result, (cst.Else, cst.ExceptHandler, cst.Finally)) and not any(
+                    line.comment is not None for line in kept
+                ):
+                    kept = []  # (a blank line that set a dropped note above `else:` apart: round 62, bh01)
                 if len(kept) != len(value) or any(a is not b for a, b in zip(kept, value)):
                     changes[attr] = kept
         docstring = self._docstring(result)
@@ -1558,10 +1567,15 @@ class _Pass(cst.CSTTransformer):
         conjunct = re.search(r"\s+and\s+([^,;:()]+?)(?=[.!?]?\s*$)", kept)
         if conjunct is not None and self.prose.wholly_stale(conjunct[1]) and self.prose.names_removed(conjunct[1]):
             kept = kept[:conjunct.start()] + kept[conjunct.end():]
-        if len(_words(kept).split()) < 3 or self.prose.wholly_stale(kept) or self.prose.names_removed(kept) or (
+        # (what the rest names is judged as renamed: "... via the make_parallel helper (kuza55/keras-
+        # extras)" keeps "via tf.distribute.MirroredStrategy", round 62, bh03)
+        if len(_words(kept).split()) < 3 or self.prose.wholly_stale(self.prose.renamed(kept)) or self.prose.names_removed(
+            self.prose.renamed(kept)
+        ) or (
             _OTHER_HALF.search(kept) or _ONE_DEVICE.search(kept)  # ("single-GPU evaluation on the template")
         ):
             return unit
+        kept = self.prose.renamed(kept)
         if len(unit) == 1:
             assert unit[0].comment is not None
             return [unit[0].with_changes(comment=unit[0].comment.with_changes(value=kept))]

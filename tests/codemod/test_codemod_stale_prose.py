@@ -2708,3 +2708,49 @@ def test_a_count_of_replicas_is_the_strategys_too_and_the_helper_named_with_it_i
     # "the replica" is still the old pair's other half
     after, _ = migrate("# `multi_gpu_model` trains the replica; we save the model.\n" + IMPORTS + SITE)
     assert "MirroredStrategy` trains the replica" not in after
+
+
+def test_a_header_naming_the_deleted_helper_with_its_attribution_is_renamed_without_it():
+    # round 62, bh03: the whole header went for its "(kuza55/keras-extras)" aside
+    after, _ = migrate(
+        "#!/usr/bin/env python\n"
+        "# House prices from tabular features, data-parallel over\n"
+        "# every GPU on the box via the make_parallel helper (kuza55/keras-extras).\nimport tensorflow as tf\nfrom keras.layers import Lambda, concatenate\n"
+        "from keras.models import Model\n\n\n" + HELPER
+        + "\n\nmodel = build()\nmodel = make_parallel(model, 2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"
+    )
+    assert after.startswith(
+        "#!/usr/bin/env python\n# House prices from tabular features, data-parallel over every GPU on the box\n"
+        "# via tf.distribute.MirroredStrategy.\n"
+    ), after
+
+
+@pytest.mark.parametrize("comment", [
+    "# otherwise, build the weights on the CPU so the replicas can share them\n",  # round 62, bh01
+    "# Instantiate the base model on the default device.\n",  # round 62, bh05
+])
+def test_a_placement_the_scope_decides_now_goes(comment):
+    after, _ = migrate(IMPORTS + comment + SITE)
+    assert after.endswith(MIGRATED)
+
+
+def test_a_note_above_an_else_that_went_takes_its_blank_line_along():
+    # round 62, bh01
+    after, _ = migrate(
+        IMPORTS + "if G <= 1:\n    print('one GPU')\n    model = build()\n\n# otherwise, build the weights on the CPU\n"
+        "else:\n    print('several')\n    with tf.device('/cpu:0'):\n        model = build()\n"
+        "    model = multi_gpu_model(model, gpus=G)\n"
+        "model.compile('adam', 'mse')\n"
+    )
+    assert "strategy = tf.distribute.get_strategy()\nelse:\n    print('several')\n" in after, after
+
+
+def test_the_pair_being_one_object_on_one_gpu_goes_from_the_builders_docstring():
+    # round 62, bh04
+    after, _ = migrate(
+        IMPORTS + 'def build_models(n):\n    """Return (template, train_model).\n\n'
+        '    On one GPU they are the same object.\n    """\n    template = build()\n'
+        "    if n > 1:\n        train_model = multi_gpu_model(template, gpus=n)\n    else:\n        train_model = template\n"
+        "    train_model.compile('adam', 'mse')\n    return template, train_model\n"
+    )
+    assert "same object" not in after
