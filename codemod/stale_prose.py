@@ -1569,9 +1569,8 @@ class _Pass(cst.CSTTransformer):
             kept = kept[:conjunct.start()] + kept[conjunct.end():]
         # (what the rest names is judged as renamed: "... via the make_parallel helper (kuza55/keras-
         # extras)" keeps "via tf.distribute.MirroredStrategy", round 62, bh03)
-        if len(_words(kept).split()) < 3 or self.prose.wholly_stale(self.prose.renamed(kept)) or self.prose.names_removed(
-            self.prose.renamed(kept)
-        ) or (
+        named = self.prose.renamed(kept)
+        if len(_words(kept).split()) < 3 or self.prose.wholly_stale(named) or self.prose.names_removed(named) or (
             _OTHER_HALF.search(kept) or _ONE_DEVICE.search(kept)  # ("single-GPU evaluation on the template")
         ):
             return unit

@@ -2715,7 +2715,8 @@ def test_a_header_naming_the_deleted_helper_with_its_attribution_is_renamed_with
     after, _ = migrate(
         "#!/usr/bin/env python\n"
         "# House prices from tabular features, data-parallel over\n"
-        "# every GPU on the box via the make_parallel helper (kuza55/keras-extras).\nimport tensorflow as tf\nfrom keras.layers import Lambda, concatenate\n"
+        "# every GPU on the box via the make_parallel helper (kuza55/keras-extras).\nimport tensorflow as tf\n"
+        "from keras.layers import Lambda, concatenate\n"
         "from keras.models import Model\n\n\n" + HELPER
         + "\n\nmodel = build()\nmodel = make_parallel(model, 2)\nmodel.compile('adam', 'mse')\nmodel.fit(x, y)\n"
     )
@@ -2750,7 +2751,8 @@ def test_the_pair_being_one_object_on_one_gpu_goes_from_the_builders_docstring()
     after, _ = migrate(
         IMPORTS + 'def build_models(n):\n    """Return (template, train_model).\n\n'
         '    On one GPU they are the same object.\n    """\n    template = build()\n'
-        "    if n > 1:\n        train_model = multi_gpu_model(template, gpus=n)\n    else:\n        train_model = template\n"
+        "    if n > 1:\n        train_model = multi_gpu_model(template, gpus=n)\n"
+        "    else:\n        train_model = template\n"
         "    train_model.compile('adam', 'mse')\n    return template, train_model\n"
     )
     assert "same object" not in after
