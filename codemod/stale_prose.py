@@ -202,6 +202,11 @@ MECHANICS: Final = re.compile(
     # "On one GPU they are the same object", "Instantiate the base model on the default device"
     # (round 62, bh04, bh05): the pair, and a placement the scope decides now
     r"|\b(?:they|both)\s+are\s+the\s+same\s+(?:object|model|instance)\b|\bon\s+the\s+default\s+device\b"
+    # "Keeping the template's weights in host memory", "build the U-Net on the CPU (template)", "the
+    # two `Lambda` slices", "The model is built normally." (against `cpu_relocation`; round 62: bh11,
+    # bh16, bh18, bh20)
+    r"|\bweights\s+in\s+(?:the\s+)?host\s+memory\b|\bcpu\b[^.;:]{0,20}\btemplate\b|`Lambda`\s+slic\w*"
+    r"|\b(?:built|created|defined|constructed)\s+normally\b"
     # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
     r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
     r"|\bcpu\s+device\s+scope\b"
@@ -290,7 +295,7 @@ MECHANICS: Final = re.compile(
     # wrapper", "`save`/`load_weights` are forwarded to the template (see keras issue #2436)": the
     # old wrapper's limits and ModelMGPU's forwarding (rounds 58, az11, az01)
     r"|\bwrap\w*\s+(?:it|them|the\s+model)\s+again\b|\b(?:replica|wrapper)\s+itself\s+(?:is|are)\s+not\b"
-    r"|\bwould\s+(?:save|checkpoint|store|seriali[sz]e)\s+the\s+(?:\w+\s+)?(?:wrapper|replica)\b"
+    r"|\bwould\s+(?:save|checkpoint|store|seriali[sz]e)\s+the\s+(?:\w+\s+)?(?:wrapper|replica|parallel\s+model)\b"
     r"|\b(?:are|is|get|gets|be|being)\s+forwarded\s+to\s+the\b|\bissues?\s*#?\s*2436\b|/issues/2436\b"
     # "Returns a (template, trainable) pair.": the old pair, returned as one model now (round 58, ay07)
     r"|\(\s*`?(?:template\w*`?\s*,\s*`?\w+|\w+`?\s*,\s*`?template\w*)`?\s*\)\s+(?:pair|tuple)\b"
@@ -330,7 +335,9 @@ _NOT_BUILT: Final = re.compile(
 # "compile the *parallel* model, not `ae`": the other half named beside it, no rename makes it true
 _CONTRASTED: Final = re.compile(
     r"\bmodel[*_]{0,2}\s*,?\s+(?:not|instead\s+of|rather\s+than)\s+(?:the\s+)?(?:`\w+`|template\b)"
-    r"|\b(?:serial|template|single[- ](?:gpu|device)|original)\s+one\b",  # "...; save the serial one"
+    r"|\b(?:serial|template|single[- ](?:gpu|device)|original)\s+one\b"  # "...; save the serial one"
+    # "ignore the parallel model that fit() hands us" (round 62, bh06): it is the model now
+    r"|\bignor\w*\s+the\s+(?:parallel|multi[- ]?gpu)\s+model\b",
     re.IGNORECASE,
 )
 # "Save the template model after each epoch.": one model now, "the model"
@@ -462,6 +469,9 @@ _HISTORY: Final = re.compile(
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
 # "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
 _BARE_MODEL: Final = re.compile(r"#\s*(?:(?:the|a|our|this\s+is\s+the)\s+)?model[.!]?\s*", re.IGNORECASE)
+_HALF_NAMED: Final = re.compile(
+    r"\b(?:the\s+)?single[- ](?:gpu|device)\s+(?=`\w+`)", re.IGNORECASE
+)
 _COMPARED: Final = re.compile(r"\b(?:faster|quicker|slower|cheaper|more\s+memory)\b", re.IGNORECASE)
 _BY_HAND: Final = re.compile(r",?\s+(?:by\s+hand|manually)\b(?=[\s.,;:)!?]|$)", re.IGNORECASE)
 _HELPER_ASIDE: Final = re.compile(r"\s*\([^()]*\b(?:" + "|".join(HELPERS) + r")\b[^()]*\)")
@@ -730,6 +740,7 @@ class Prose:
             original = part
             if self.mechanics_gone:
                 part = _DOCS_EXAMPLE.sub("", part)  # ("Xception on 4 GPUs, following the Keras docs example for ...")
+                part = _HALF_NAMED.sub("", part)  # ("Save the single-GPU `model`": one `model`; round 62, bh17)
                 if _KUZA_ASIDE.search(part) and _OLD_SCHOOL_PARALLELISM.search(part):
                     part = _OLD_SCHOOL_PARALLELISM.sub(
                         lambda m: m["lead"] + m["rest"][0].upper() + m["rest"][1:], _KUZA_ASIDE.sub("", part)

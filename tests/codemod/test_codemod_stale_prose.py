@@ -2679,6 +2679,10 @@ def test_a_heading_loses_its_clause_on_the_old_set_up_and_keeps_the_rest():
     "We compile and fit that one; `model` keeps the shared weights.",
     # round 61, bf10: the pair's other half
     "Save it rather than the replica.",
+    # round 62, bh11, bh18, bh20
+    "Keeping the template's weights in host memory avoids a bottleneck on GPU:0.",
+    "The summary above shows the two `Lambda` slices (one per GPU).",
+    "The model is built normally.",
 ])
 def test_what_only_the_old_call_made_true_goes(text):
     # round 62, bg14, bg19; round 61, bf14
@@ -2756,3 +2760,14 @@ def test_the_pair_being_one_object_on_one_gpu_goes_from_the_builders_docstring()
         "    train_model.compile('adam', 'mse')\n    return template, train_model\n"
     )
     assert "same object" not in after
+
+
+def test_the_single_gpu_name_is_the_one_model_and_ignoring_the_parallel_one_is_not_renamed():
+    # round 62, bh17 and bh06
+    before = _notebook(("markdown", "Save the single-GPU `model` (it holds the trained weights)."),
+                       ("code", IMPORTS + SITE))
+    cells = json.loads(transform_notebook(before, "nb.ipynb").output)["cells"]
+    assert "".join(cells[0]["source"]) == "Save `model` (it holds the trained weights)."
+    after, _ = migrate(IMPORTS + "class Saver(Callback):\n    def set_model(self, model):\n"
+                       "        # ignore the parallel model that fit() hands us\n        self.m = model\n\n\n" + SITE)
+    assert "ignore the model" not in after
