@@ -446,6 +446,28 @@ def _blank_line_after_scope(
     )
 
 
+def _compile_joins_build(scope: cst.With) -> cst.With:
+    """A scope that ends its block or file: the compile it ends with joins the build above it,
+    without the blank line that set the removed call apart (as `_blank_line_after_scope` does
+    where a statement follows; round 61, be07, be12)."""
+    body = list(cst.ensure_type(scope.body, cst.IndentedBlock).body)
+    if len(body) < 2 or not isinstance(body[-2], cst.SimpleStatementLine) or not _is_compile(body[-1]):
+        return scope
+    lines = _leading_lines(body[-1])
+    if not lines or any(line.comment is not None for line in lines) or cell_boundary(body[-1]):
+        return scope
+    body[-1] = body[-1].with_changes(leading_lines=[])
+    return scope.with_changes(body=scope.body.with_changes(body=body))
+
+
+def _is_compile(statement: cst.BaseStatement) -> bool:
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(
+        small.value.func, cst.Attribute) and small.value.func.attr.value == "compile"
+
+
 def _flat_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:
     """Blank lines moved one block deeper must not gain trailing indentation: the statement's own
     and those inside it (before an `else:`, between the statements of its body)."""
@@ -486,6 +508,7 @@ class _Applier(cst.CSTTransformer):
         self.call_regions: dict[int, Region] = {}  # a removed call in a branch -> the region around it
         self._function_names: frozenset[str] | None = None
         self.emptied: set[int] = set()  # the `pass` of each block whose every statement went
+        self._scopes_made: set[int] = set()  # the `with <strategy>.scope():` blocks this pass wrote
         # a build -> the commented-out code on its model that sat right under it (it stays there)
         self.follow_build: dict[int, list[cst.EmptyLine]] = {}
         for region in plan.regions:
@@ -871,6 +894,8 @@ class _Applier(cst.CSTTransformer):
         # no blank line left to end the file or the block: it set apart a statement that is gone
         while pending and pending[-1].comment is None:
             pending.pop()
+        if not pending and isinstance(out[-1], cst.With) and id(out[-1]) in self._scopes_made:
+            out[-1] = _compile_joins_build(out[-1])
         if pending:
             return updated.with_changes(body=out, footer=[*pending, *updated.footer])
         return updated.with_changes(body=out)
@@ -1037,6 +1062,7 @@ class _Applier(cst.CSTTransformer):
                 ),
                 leading_lines=lead,
             ))
+            self._scopes_made.add(id(out[-1]))
             left = []
             if data:
                 # the data moved after the block are set apart from it by a blank line: the one that

@@ -156,3 +156,13 @@ def test_a_helper_the_file_still_defines_keeps_the_comment_that_describes_it():
     out = result.output.decode()
     assert "with strategy.scope():" in out and "MGPU401" in [f.code for f in result.findings]
     assert "# Data-parallel helper (after kuza55/keras-extras)\n# -----" in out, out
+
+
+def test_a_helper_the_file_still_defines_keeps_its_docstring_and_comments():
+    """Round 63, bi03: the kept `ModelMGPU` lost its docstring and its comment to the prose pass."""
+    library = WRAPPER.replace(
+        "class ModelMGPU(Model):\n",
+        'class ModelMGPU(Model):\n    """Wraps multi_gpu_model so that ModelCheckpoint saves the serial model."""\n\n',
+    ) + "def train():\n    net = build()\n    model = ModelMGPU(net, 2)\n    model.compile('adam', 'mse')\n"
+    result = transform_source(library.encode(), "train.py")
+    assert '    """Wraps multi_gpu_model so that ModelCheckpoint saves the serial model."""\n' in result.output.decode()

@@ -373,7 +373,8 @@ def test_an_if_left_with_nothing_to_do_goes():
     )
     after = transform_source(before.encode(), "train.py").output.decode()
     assert "pass" not in after and "if n_gpu > 1" not in after
-    assert after.endswith("with strategy.scope():\n    model = build()\n\n    model.compile('adam', 'mse')\n")
+    # (the compile joins the build at the file's end: round 61, be07)
+    assert after.endswith("with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n")
 
 
 def test_a_message_on_the_gpu_count_between_the_model_and_its_compile_stays_above_the_scope():
@@ -539,3 +540,19 @@ def test_the_calls_comment_says_what_stays_true_over_the_strategy_line(comment, 
     )
     out = transform_source(source.encode(), "train.py").output.decode()
     assert "\n" + said + "\nstrategy = " in out, out
+
+
+def test_a_scope_ending_the_file_has_its_compile_join_the_build():
+    # round 61, be07 and be12: the blank line that set the removed call apart stayed under the scope
+    source = (
+        "from keras.utils import multi_gpu_model\n\nmodel = build()\n\n"
+        "parallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert out.endswith("with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n"), out
+    # after a compound statement the blank line stays, as where a statement follows
+    source = source.replace(
+        "model = build()\n", "model = build()\nfor layer in model.layers:\n    layer.trainable = True\n"
+    )
+    out = transform_source(source.encode(), "train.py").output.decode()
+    assert "        layer.trainable = True\n\n    model.compile('adam', 'mse')\n" in out, out
