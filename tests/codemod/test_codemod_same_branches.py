@@ -68,7 +68,7 @@ PAIRS = [
         HEAD + "gpus = 2\nmodel = build()\nif gpus > 1:\n    trainer = multi_gpu_model(model, gpus=gpus)\n"
         "elif gpus == 1:\n    trainer = model\n    print('one GPU')\n\ntrainer.compile('sgd', 'mse')\n",
         "import tensorflow as tf\n\ngpus = 2\n" + STRATEGY + "if gpus == 1:\n    print('one GPU')\n"
-        "with strategy.scope():\n    model = build()\n    trainer = model\n\n    trainer.compile('sgd', 'mse')\n",
+        "with strategy.scope():\n    model = build()\n    trainer = model\n    trainer.compile('sgd', 'mse')\n",
         [],  # with no branch run, `trainer.compile` stopped on a NameError: the chain was every path
         id="elif-without-else-whose-no-branch-path-stops",
     ),
