@@ -298,6 +298,7 @@ def _compiles(statement: cst.BaseStatement) -> bool:
 # "# and one replica per GPU" under "# keep the master copy of the weights on the CPU" (round 62,
 # bg13): the call's comment went on from the one above the statement before it
 _JOINED: Final = re.compile(r"^(?P<hash>#+\s*)(?:and|then|plus)\s+(?=[a-z])")
+_TOWERS: Final = re.compile(r"\btowers?\b")
 # "# wrap the fresh model for data-parallel training on N_GPUS cards" (round 61, bf05): over the
 # strategy line, what the wrapping was for
 _WRAPPED_FOR: Final = re.compile(
@@ -316,6 +317,8 @@ def _unjoined(lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
         comment = out[first].comment
         assert comment is not None
         text = _WRAPPED_FOR.sub(lambda m: m["hash"], _JOINED.sub(lambda m: m["hash"], comment.value))
+        # "# two towers, one per GPU" over the strategy line: its replicas (round 63, bi20)
+        text = _TOWERS.sub(lambda m: "replica" + m[0][len("tower"):], text)
         if text != comment.value:
             out[first] = out[first].with_changes(comment=comment.with_changes(value=text))
     return out

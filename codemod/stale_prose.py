@@ -207,6 +207,13 @@ MECHANICS: Final = re.compile(
     # bh16, bh18, bh20)
     r"|\bweights\s+in\s+(?:the\s+)?host\s+memory\b|\bcpu\b[^.;:]{0,20}\btemplate\b|`Lambda`\s+slic\w*"
     r"|\b(?:built|created|defined|constructed)\s+normally\b"
+    # "Returns the parallel model when n_gpus > 1, otherwise the plain one", "Both share weights;
+    # compile and fit the second one, save the first one", "the original `lstm` object stays
+    # uncompiled, which is fine because we only use it to save the weights" (round 63: bi19, bi06, bj20)
+    r"|\botherwise\s+the\s+(?:plain|single|serial|original|base|template|cpu)\s+one\b"
+    r"|\bboth\s+share\s+(?:the\s+|their\s+)?weights\b|\b(?:the\s+)?(?:first|second)\s+one\b[^.;]{0,30}\b(?:first|second)\s+one\b"
+    r"|\b(?:fit|train|compile|save)\w*\s+the\s+(?:first|second)\s+one\b"
+    r"|\bstays?\s+uncompiled\b|\bonly\s+use\s+it\s+to\s+save\b"
     # "its weights are hosted on the CPU", "instantiated under a CPU device scope" (round 41, fa12)
     r"|\b(?:weights|variables|parameters)\s+(?:are|is|live|stay|sit)\s+(?:\w+\s+)?on\s+the\s+(?:cpu|host)\b"
     r"|\bcpu\s+device\s+scope\b"

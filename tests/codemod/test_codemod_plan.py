@@ -529,6 +529,8 @@ def test_the_calls_comment_going_on_from_the_cpu_blocks_no_longer_starts_with_an
 @pytest.mark.parametrize("comment,said", [
     # round 61, bf05: over the strategy line, what the wrapping was for
     ("# wrap the fresh model for data-parallel training on 2 cards", "# data-parallel training on 2 cards"),
+    # round 63, bi20: the copied helpers' towers are the strategy's replicas
+    ("# two towers, one per GPU", "# two replicas, one per GPU"),
     # round 61, bf08: the strategy splits the batches per GPU too
     ("# replicate the network so prediction batches are split per GPU",
      "# replicate the network so prediction batches are split per GPU"),

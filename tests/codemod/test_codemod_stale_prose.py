@@ -2683,6 +2683,9 @@ def test_a_heading_loses_its_clause_on_the_old_set_up_and_keeps_the_rest():
     "Keeping the template's weights in host memory avoids a bottleneck on GPU:0.",
     "The summary above shows the two `Lambda` slices (one per GPU).",
     "The model is built normally.",
+    # round 63, bj20, bi06
+    "The original `lstm` object stays uncompiled, which is fine because we only use it to save the weights.",
+    "Both share weights; compile and fit the second one, save the first one.",
 ])
 def test_what_only_the_old_call_made_true_goes(text):
     # round 62, bg14, bg19; round 61, bf14
@@ -2771,3 +2774,14 @@ def test_the_single_gpu_name_is_the_one_model_and_ignoring_the_parallel_one_is_n
     after, _ = migrate(IMPORTS + "class Saver(Callback):\n    def set_model(self, model):\n"
                        "        # ignore the parallel model that fit() hands us\n        self.m = model\n\n\n" + SITE)
     assert "ignore the model" not in after
+
+
+def test_a_docstring_sentence_on_which_half_the_builder_returns_goes():
+    # round 63, bi19: "Returns the model when n_gpus > 1, otherwise the plain one." once renamed
+    after, _ = migrate(
+        IMPORTS + 'def build(n):\n    """Builds the captioning model.\n\n'
+        '    Returns the parallel model when n > 1, otherwise the plain one.\n    """\n    model = make()\n'
+        "    if n > 1:\n        model = multi_gpu_model(model, gpus=n)\n    model.compile('adam', 'mse')\n"
+        "    return model\n"
+    )
+    assert '    """Builds the captioning model."""\n' in after, after
