@@ -1022,7 +1022,10 @@ class Prose:
             for k in range(1, len(sentences)):
                 stale[k] = stale[k] or (stale[k - 1] and bool(
                     _CONTRAST.search(sentences[k]) or _OTHERWISE.match(sentences[k]) or _VERDICT.match(sentences[k])
-                    or (sentences[k - 1].rstrip().endswith(";") and _POINTS_BACK.search(sentences[k]))))
+                    or (sentences[k - 1].rstrip().endswith(";") and _POINTS_BACK.search(sentences[k]))
+                    # "We keep a reference to it: ...", "We import it from our utils package and wrap
+                    # the MLP with it." after one on the old model or helper (round 63, bj11, bi20)
+                    or _IT_LEADS.match(sentences[k])))
             stale = _halves_of_the_choice(sentences, stale)
             if not all(stale):  # (judged by whole sentences: "Otherwise ... multi_gpu_model ...; each GPU ...")
                 whole = [s for s in _FULL_STOP.split(text.strip())[0::2] if s.strip(" .-:#")]
@@ -1043,6 +1046,7 @@ _POINTS_BACK: Final = re.compile(
     r"\b(?:with|by|to|for|of|on|from|in)\s+(?:it|them)\b|^\W*(?:it|they|these|this)\s+(?!is\s+(?:a|an|the)\b)\w",
     re.IGNORECASE,
 )
+_IT_LEADS: Final = re.compile(r"^\W*(?:we|you|i)\s+(?:\w+\s+){0,4}?(?:it|them)\b", re.IGNORECASE)
 # "With one GPU we just build the net." / "Otherwise the template lives on the CPU ...": the two
 # halves of the old choice between the plain model and the wrapper (rounds 42 and 43, cb01, db01)
 _ONE_DEVICE: Final = re.compile(

@@ -2785,3 +2785,23 @@ def test_a_docstring_sentence_on_which_half_the_builder_returns_goes():
         "    return model\n"
     )
     assert '    """Builds the captioning model."""\n' in after, after
+
+
+def test_a_sentence_going_on_about_it_after_a_stale_one_goes_with_it():
+    # round 63, bj11 (notebook markdown) and bi20 (an export's comment, across lines)
+    before = _notebook(
+        ("markdown", "## Build the model\n\nFirst the ordinary single-device model. "
+                     "We keep a reference to it: this is the model we will save."),
+        ("code", IMPORTS + SITE),
+    )
+    cells = json.loads(transform_notebook(before, "nb.ipynb").output)["cells"]
+    assert "".join(cells[0]["source"]) == "## Build the model"
+    after, _ = migrate(
+        "# Before Keras shipped `multi_gpu_model`, the usual trick was the\n"
+        "# `make_parallel` helper from kuza55's blog post. We import it from our\n"
+        "# utils package and wrap the MLP with it.\n" + IMPORTS + SITE
+    )
+    assert after.startswith("import tensorflow as tf\n"), after
+    # a true sentence after a stale one stays
+    after, _ = migrate("# `multi_gpu_model` copies the model. We train for 5 epochs.\n" + IMPORTS + SITE)
+    assert "We train for 5 epochs.\n" in after, after
