@@ -132,9 +132,12 @@ def lost_comments(before: str, after: str, gone: set[int] | None = None) -> list
         same = k and comments[k - 1].start[0] == c.start[0] - 1 and c.line.strip().startswith("#")
         paragraph_of[k] = paragraph_of[k - 1] if same else k
     stale_paragraphs = {paragraph_of[k] for k, c in enumerate(comments) if droppable(c)}
+    # (a removed call's "# two towers" reads "# two replicas" over the strategy line: plan._unjoined)
+    said = {re.sub(r"\btower(s?)\b", r"replica\1", c) for c in new} | set(new)
     return [
         c.string for k, c in enumerate(comments)
-        if c.string not in new and not PRAGMA.match(c.string) and paragraph_of[k] not in stale_paragraphs
+        if re.sub(r"\btower(s?)\b", r"replica\1", c.string) not in said and c.string not in new
+        and not PRAGMA.match(c.string) and paragraph_of[k] not in stale_paragraphs
     ]
 
 

@@ -14,7 +14,7 @@ HEAD = "from keras.utils import multi_gpu_model\n\n"
 def test_the_pinned_pair_drops_exactly_the_stale_comments():
     check_pair(ROOT / "strategy_scope" / "stale_comments_go.before.py")
     after = (ROOT / "strategy_scope" / "stale_comments_go.after.py").read_text()
-    for kept in ("# data", "# two towers", "# both cards", "# master copy"):
+    for kept in ("# data", "# two replicas", "# both cards", "# master copy"):
         assert kept in after
     for gone in ("on the CPU", "host memory", "faster", "merge layer"):
         assert gone not in after
