@@ -44,7 +44,8 @@ __all__ = [
 ]
 
 _WHY_DROPPED = {
-    "cpu_merge": "MirroredStrategy all-reduces gradients, it merges no outputs",
+    # (not "it merges no outputs": `predict` still gathers the replicas' outputs; round 63, bj08)
+    "cpu_merge": "MirroredStrategy decides where the replicas' results are combined",
     "cpu_relocation": "MirroredStrategy places every variable itself",
 }
 

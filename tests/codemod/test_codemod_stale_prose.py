@@ -391,8 +391,8 @@ def test_a_dropped_argument_is_said_on_the_sites_report_line_not_in_the_code():
     assert "cpu_merge" not in after and not [f for f in findings if f[1] == "MGPU305"]
     result = transform_source(before.encode(), "t.py")
     assert format_sites(result.sites, "t.py") == [
-        "t.py:4:13: multi_gpu_model rewritten; dropped `cpu_merge=False` (MirroredStrategy all-reduces gradients, "
-        "it merges no outputs)"
+        "t.py:4:13: multi_gpu_model rewritten; dropped `cpu_merge=False` (MirroredStrategy decides where the "
+        "replicas' results are combined)"
     ]
     restated = transform_source(before.replace("cpu_merge=False", "cpu_merge=True").encode(), "t.py")
     assert format_sites(restated.sites, "t.py") == ["t.py:4:13: multi_gpu_model rewritten"]  # the old default
