@@ -1443,7 +1443,7 @@ class _Pass(cst.CSTTransformer):
                 self._written = {}
                 if isinstance(result, (cst.Else, cst.ExceptHandler, cst.Finally)) and not any(
                     line.comment is not None for line in kept
-                ):
+                ) and any(line.comment is not None for line in value):
                     kept = []  # (a blank line that set a dropped note above `else:` apart: round 62, bh01)
                 if len(kept) != len(value) or any(a is not b for a, b in zip(kept, value)):
                     changes[attr] = kept

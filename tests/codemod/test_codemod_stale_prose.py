@@ -2751,6 +2751,9 @@ def test_a_note_above_an_else_that_went_takes_its_blank_line_along():
         "model.compile('adam', 'mse')\n"
     )
     assert "strategy = tf.distribute.get_strategy()\nelse:\n    print('several')\n" in after, after
+    # a blank line above an `else:` the rewrite did not touch stays as written
+    after, _ = migrate("if x:\n    a = 1\n\nelse:\n    a = 2\n" + IMPORTS + SITE)
+    assert after.startswith("if x:\n    a = 1\n\nelse:\n    a = 2\n"), after
 
 
 def test_the_pair_being_one_object_on_one_gpu_goes_from_the_builders_docstring():
