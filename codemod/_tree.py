@@ -351,6 +351,17 @@ def dotted_name(node: cst.CSTNode) -> str:
     return ""
 
 
+def method_call(statement: cst.BaseStatement, method: str) -> cst.Call | None:
+    """The call of a statement that is only `x.<method>(...)`."""
+    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
+        return None
+    small = statement.body[0]
+    call = small.value if isinstance(small, cst.Expr) else None
+    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == method:
+        return call
+    return None
+
+
 def branch_suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
     """The suites of every branch of an `if`/`elif`/`else` chain, or of a `try` and its handlers."""
     suites: list[cst.BaseSuite] = []

@@ -12,6 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from ._tree import Block, bound_names, branch_suites, code_tokens, findall, walk, zip_equal
+from ._tree import method_call as _method_call
 from .cell_scopes import INERT_MODULES, PLACEHOLDER_PREFIX, builds_nothing, data_value, inert
 from .continuations import Continuations
 from .fallthrough import stops_when_no_branch_runs
@@ -239,17 +240,6 @@ def cell_boundary(statement: cst.BaseStatement) -> bool:
     )
 
 
-def _method_call(statement: cst.BaseStatement, method: str) -> cst.Call | None:
-    """The call of a statement that is only `x.<method>(...)`."""
-    if not (isinstance(statement, cst.SimpleStatementLine) and len(statement.body) == 1):
-        return None
-    small = statement.body[0]
-    call = small.value if isinstance(small, cst.Expr) else None
-    if isinstance(call, cst.Call) and isinstance(call.func, cst.Attribute) and call.func.attr.value == method:
-        return call
-    return None
-
-
 def _summary(statement: cst.BaseStatement) -> bool:
     """`model.summary()`: prints, builds nothing."""
     return _method_call(statement, "summary") is not None
@@ -454,21 +444,13 @@ def _compile_joins_build(scope: cst.With) -> cst.With:
     without the blank line that set the removed call apart (as `_blank_line_after_scope` does
     where a statement follows; round 61, be07, be12)."""
     body = list(cst.ensure_type(scope.body, cst.IndentedBlock).body)
-    if len(body) < 2 or not isinstance(body[-2], cst.SimpleStatementLine) or not _is_compile(body[-1]):
+    if len(body) < 2 or not isinstance(body[-2], cst.SimpleStatementLine) or not _compiles(body[-1]):
         return scope
     lines = _leading_lines(body[-1])
     if not lines or any(line.comment is not None for line in lines) or cell_boundary(body[-1]):
         return scope
     body[-1] = body[-1].with_changes(leading_lines=[])
     return scope.with_changes(body=scope.body.with_changes(body=body))
-
-
-def _is_compile(statement: cst.BaseStatement) -> bool:
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(
-        small.value.func, cst.Attribute) and small.value.func.attr.value == "compile"
 
 
 def _flat_blank_lines(statement: cst.BaseStatement) -> cst.BaseStatement:

@@ -15,7 +15,7 @@ from typing import Final
 
 import libcst as cst
 
-from ._tree import Tree, findall
+from ._tree import Tree, findall, method_call
 from .stale_prose import HELPERS
 
 __all__ = ["MESSAGE_FUNCTIONS", "announces_wrapper", "announcing_messages", "message_text", "reworded"]
@@ -44,23 +44,13 @@ def announcing_messages(tree: Tree, anchor: cst.BaseStatement) -> list[cst.BaseS
         # (over the wrapper's compile too, only for what names the towers: `make_parallel(...)`,
         # `compile(...)`, `print('towers built')`; "Saving the parallel model" there is renamed)
         compiled = False
-        while 0 <= k < len(body) and (message_text(body[k]) is not None or _compile(body[k])):
-            compiled = compiled or _compile(body[k])
+        while 0 <= k < len(body) and (message_text(body[k]) is not None or method_call(body[k], "compile")):
+            compiled = compiled or method_call(body[k], "compile") is not None
             text = message_text(body[k])
             if text is not None and announces_wrapper(body[k]) and (not compiled or _TOWERS.search(text)):
                 found.append(body[k])
             k += step
     return found
-
-
-def _compile(statement: cst.BaseStatement) -> bool:
-    """`model.compile(...)` as a statement of its own."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    return isinstance(small, cst.Expr) and isinstance(small.value, cst.Call) and isinstance(
-        small.value.func, cst.Attribute
-    ) and small.value.func.attr.value == "compile"
 
 
 def reworded(statement: cst.BaseStatement) -> cst.BaseStatement | None:
