@@ -1046,7 +1046,13 @@ _POINTS_BACK: Final = re.compile(
     r"\b(?:with|by|to|for|of|on|from|in)\s+(?:it|them)\b|^\W*(?:it|they|these|this)\s+(?!is\s+(?:a|an|the)\b)\w",
     re.IGNORECASE,
 )
-_IT_LEADS: Final = re.compile(r"^\W*(?:we|you|i)\s+(?:\w+\s+){0,4}?(?:it|them)\b", re.IGNORECASE)
+# (what the sentence does with "it" is what only the helper or the kept template took: import, keep
+# a reference, wrap with; "We then train it" is the model's, and stays)
+_IT_LEADS: Final = re.compile(
+    r"^\W*(?:we|you|i)\s+(?:then\s+|also\s+|just\s+)?(?:import|keep|hold|call|wrap|apply|copy|pass)\w*\s+"
+    r"(?:\w+\s+){0,3}?(?:it|them)\b",
+    re.IGNORECASE,
+)
 # "With one GPU we just build the net." / "Otherwise the template lives on the CPU ...": the two
 # halves of the old choice between the plain model and the wrapper (rounds 42 and 43, cb01, db01)
 _ONE_DEVICE: Final = re.compile(

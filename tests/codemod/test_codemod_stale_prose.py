@@ -2805,6 +2805,8 @@ def test_a_sentence_going_on_about_it_after_a_stale_one_goes_with_it():
         "# utils package and wrap the MLP with it.\n" + IMPORTS + SITE
     )
     assert after.startswith("import tensorflow as tf\n"), after
-    # a true sentence after a stale one stays
+    # a true sentence after a stale one stays, "it" the model included
     after, _ = migrate("# `multi_gpu_model` copies the model. We train for 5 epochs.\n" + IMPORTS + SITE)
     assert "We train for 5 epochs.\n" in after, after
+    after, _ = migrate("# The template lives on the CPU. We then train it for 10 epochs.\n" + IMPORTS + SITE)
+    assert after.startswith("# We then train it for 10 epochs.\n"), after
