@@ -362,6 +362,21 @@ def method_call(statement: cst.BaseStatement, method: str) -> cst.Call | None:
     return None
 
 
+# what runs a model and creates nothing: it needs no strategy scope
+RUNS = frozenset({"fit", "fit_generator", "evaluate", "evaluate_generator", "predict", "predict_generator"})
+
+
+def calls_method(statement: cst.BaseStatement, methods: frozenset[str]) -> bool:
+    """`x.m(...)` or `name = x.m(...)`, alone on its line, for a method `m` of `methods`."""
+    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
+        return False
+    small = statement.body[0]
+    value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
+    return (
+        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in methods
+    )
+
+
 def branch_suites(statement: cst.CSTNode) -> list[cst.BaseSuite]:
     """The suites of every branch of an `if`/`elif`/`else` chain, or of a `try` and its handlers."""
     suites: list[cst.BaseSuite] = []

@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import (
-    exported_cells, guard_choice, loop_strategy, one_line_guards, orphan_banners, pair_returns, pruning, same_branches,
-    optional_templates, stale_prose, template_aliases, template_names, unread_counts, wide_lines,
+    exported_cells, guard_choice, loop_strategy, one_line_guards, orphan_banners, pair_returns, pruning,
+    settled_branches, optional_templates, stale_prose, template_aliases, template_names, unread_counts, wide_lines,
 )
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
@@ -123,7 +123,7 @@ def _transform_module_sites(
         new = pair_returns.described(new, singles)
         new, reported = stale_prose.drop_stale(new, prose)
         new = pair_returns.described(new, singles)  # (a builder whose docstring went says what it returns)
-        new = same_branches.settled(module, new)
+        new = settled_branches.settled(module, new)
         findings += stale_prose.findings(source if source is not None else module.code, reported, path)
     elif not statuses:
         findings += _prose_left_by_a_migration(module, source, path)

@@ -12,6 +12,7 @@ import libcst as cst
 import libcst.matchers as m
 
 from ._tree import Block, bound_names, branch_suites, code_tokens, findall, walk, zip_equal
+from ._tree import RUNS, calls_method
 from ._tree import method_call as _method_call
 from .cell_scopes import INERT_MODULES, PLACEHOLDER_PREFIX, builds_nothing, data_value, inert
 from .continuations import Continuations
@@ -20,6 +21,7 @@ from .layout import fitted, realign_call, renamed_in, spans_lines, strategy_stat
 from . import stale_comments
 from .same_branches import already_holds, merged
 from .stale_comments import CPU_PLACEMENT, MECHANICS
+from .stale_comments import DEVICE_TOPIC as _DEVICE_TOPIC
 from .fallbacks import ChainBranch, Said, message
 from .replica_count import replicas_said, sliced_count
 from .strategy_expression import StrategyCode, refine
@@ -28,7 +30,7 @@ from .unwrapping import SAVES
 if TYPE_CHECKING:
     from ._tree import Tree
 
-__all__ = ["Plan", "Region", "apply_plan", "cell_boundary"]
+__all__ = ["Plan", "Region", "apply_plan", "cell_boundary", "data_after"]
 
 _MODULE = cst.Module([])
 _N = TypeVar("_N", bound=cst.CSTNode)
@@ -205,9 +207,6 @@ def _fit_hands(later: Sequence[cst.BaseStatement], model: str, callbacks: str, e
 
 
 # a comment on the devices or the old wrapper ("# multi gpu acceleration", "# use all GPUs if any")
-_DEVICE_TOPIC: Final = re.compile(r"\bgpus?\b|multi[- _]?gpu|\bparallel|\bdevices?\b|\breplica", re.IGNORECASE)
-
-
 _MODEL_WORDS: Final = re.compile(r"\b(?:model|net(?:work)?|layers?|build|weights?|template|batch)", re.IGNORECASE)
 
 
@@ -1030,7 +1029,7 @@ class _Applier(cst.CSTTransformer):
                     out[-1], statements[0] = _blank_line_after_scope(out[-1], statements[0])
                 out.extend(statements)
                 continue
-            statements, data = _data_after(statements, self._read_in_functions(region.block))
+            statements, data = data_after(statements, self._read_in_functions(region.block))
             statements = [_fitted_lines(s, indent + self.unit, self.unit, self.limit) for s in statements]
             lead: Sequence[cst.EmptyLine] = []
             if out:  # a later scope: the first statement's lines go above its `with`, but for
@@ -1129,7 +1128,7 @@ def _once(lines: list[cst.EmptyLine]) -> list[cst.EmptyLine]:
     return kept
 
 
-def _data_after(
+def data_after(
     statements: list[cst.BaseStatement], read_in_functions: frozenset[str]
 ) -> tuple[list[cst.BaseStatement], list[cst.BaseStatement]]:
     """The scope's statements, less a run of data assignments between what builds and compiles
@@ -1320,30 +1319,16 @@ def _names_in(statement: ast.stmt | None) -> set[str]:
     return {n.id for n in ast.walk(statement) if isinstance(n, ast.Name)} if statement is not None else set()
 
 
-_RUNS = frozenset({"fit", "fit_generator", "evaluate", "evaluate_generator", "predict", "predict_generator"})
-
-
 def _runs_model(statement: cst.BaseStatement) -> bool:
     """`model.fit(...)`, `history = model.fit_generator(...)`: trains or runs, creates nothing; or an
     `if` whose every branch only does that (`if gpus > 1: h = model.fit(x, y, batch_size=64)` /
     `else: h = model.fit(x, y, batch_size=32)`), with a condition that calls nothing."""
     if isinstance(statement, cst.If):
         # (a kept `if gpus > 1:` may also save or say what it did: `model.save(path)` creates nothing)
-        return _every_branch(statement, lambda s: _runs_model(s) or _calls_method(s, SAVES) or message(s)) and any(
+        return _every_branch(statement, lambda s: _runs_model(s) or calls_method(s, SAVES) or message(s)) and any(
             _runs_model(s) for suite in branch_suites(statement) for s in getattr(suite, "body", ())
         )
-    return _calls_method(statement, _RUNS)
-
-
-def _calls_method(statement: cst.BaseStatement, methods: frozenset[str]) -> bool:
-    """`x.m(...)` or `name = x.m(...)`, alone on its line, for a method `m` of `methods`."""
-    if not isinstance(statement, cst.SimpleStatementLine) or len(statement.body) != 1:
-        return False
-    small = statement.body[0]
-    value = small.value if isinstance(small, (cst.Expr, cst.Assign)) else None
-    return (
-        isinstance(value, cst.Call) and isinstance(value.func, cst.Attribute) and value.func.attr.value in methods
-    )
+    return calls_method(statement, RUNS)
 
 
 def trains_or_builds_nothing(statement: cst.BaseStatement) -> bool:

@@ -31,7 +31,7 @@ from ._tree import code_tokens, walk
 from .continuations import canonical
 from .disjoint import disjoint
 
-__all__ = ["bodies_of_if", "merged", "without_blank_lead"]
+__all__ = ["bodies_of_if", "code_of", "dissolved", "merged", "without_blank_lead"]
 
 _MODULE = cst.Module([])
 
@@ -47,19 +47,46 @@ def _comments(nodes: Sequence[cst.CSTNode]) -> set[str]:
     return {n.value for node in nodes for n in walk(node) if isinstance(n, cst.Comment)}
 
 
-def merged(statement: cst.If | cst.Try, *, no_branch_stops: bool = False) -> list[cst.BaseStatement] | None:
+def merged(
+    statement: cst.If | cst.Try, *, no_branch_stops: bool = False, labels_go: bool = False
+) -> list[cst.BaseStatement] | None:
     """`[before..., statement', after...]` (or the shared statements alone), or None when no
     statement is shared by every branch, or when writing them once would drop a comment.
 
     `no_branch_stops`: `statement` is an `if`/`elif` chain without `else` whose no-branch path
-    stops with a `NameError` (fallthrough.py), so its branches count as every path."""
+    stops with a `NameError` (fallthrough.py), so its branches count as every path.
+    `labels_go`: an `if` written once whole may drop the comments that labelled its later
+    branches (`# single gpu` over `else:`): no branch is left for them to label."""
     if isinstance(statement, cst.If):
         result = _merged_if(statement, no_branch_stops)
     else:
         result = _merged_try(statement)
-    if result is None or not _comments([statement]) <= _comments(result):
+    if result is None:
+        return None
+    labels = _branch_labels(statement) if labels_go and isinstance(statement, cst.If) and dissolved(
+        statement, result
+    ) else set()
+    if not _comments([statement]) - labels <= _comments(result):
         return None
     return result
+
+
+def dissolved(statement: cst.If, result: Sequence[cst.BaseStatement]) -> bool:
+    """No branch of `statement` is left in `result`: every statement was written once."""
+    tests = {id(test) for test in _conditions(statement)}
+    return not any(isinstance(s, cst.If) and id(s.test) in tests for s in result)
+
+
+def _branch_labels(statement: cst.If) -> set[str]:
+    """The comments heading the `elif`/`else` branches: above them and on their header line."""
+    found: set[str] = set()
+    current: cst.If | cst.Else | None = statement.orelse
+    while current is not None:
+        found |= {line.comment.value for line in current.leading_lines if line.comment is not None}
+        header = current.body.header.comment if isinstance(current.body, cst.IndentedBlock) else None
+        found |= {header.value} if header is not None else set()
+        current = current.orelse if isinstance(current, cst.If) else None
+    return found
 
 
 def bodies_of_if(statement: cst.If, no_branch_stops: bool) -> list[list[cst.BaseStatement]] | None:
@@ -346,10 +373,10 @@ def dissolves(kept: cst.If | cst.Try, site: cst.BaseStatement) -> bool:
     if not (isinstance(small, cst.Assign) and len(small.targets) == 1 and isinstance(small.value, cst.Call)):
         return False
     args = [a for a in small.value.args if a.keyword is None]
-    if not args or _code_of(small.targets[0].target) == _code_of(args[0].value):
+    if not args or code_of(small.targets[0].target) == code_of(args[0].value):
         return False  # `model = multi_gpu_model(model)` is removed, not aliased
     alias = site.with_changes(body=[small.with_changes(value=args[0].value)])
-    call = _code_of(site.with_changes(leading_lines=[]))
+    call = code_of(site.with_changes(leading_lines=[]))
     rewritten = kept.visit(_SameCallAliased(call, alias))  # this site and any copy of it
     if not isinstance(rewritten, (cst.If, cst.Try)):
         return False
@@ -373,7 +400,7 @@ def _plain_branch_gone(statement: cst.If | cst.Try) -> bool:
     )
 
 
-def _code_of(node: cst.CSTNode) -> str:
+def code_of(node: cst.CSTNode) -> str:
     return _MODULE.code_for_node(node).strip()
 
 
@@ -389,8 +416,8 @@ class _CpuBlocksDissolved(cst.CSTTransformer):
                 isinstance(statement, cst.With)
                 and len(statement.items) == 1
                 and isinstance(statement.body, cst.IndentedBlock)
-                and _code_of(statement.items[0].item).split("(")[0].endswith("device")
-                and "cpu" in _code_of(statement.items[0].item).lower()
+                and code_of(statement.items[0].item).split("(")[0].endswith("device")
+                and "cpu" in code_of(statement.items[0].item).lower()
             ):
                 body.extend(statement.body.body)
             else:
@@ -408,7 +435,7 @@ class _SameCallAliased(cst.CSTTransformer):
     def leave_SimpleStatementLine(
         self, original_node: cst.SimpleStatementLine, updated_node: cst.SimpleStatementLine
     ) -> cst.SimpleStatementLine:
-        if _code_of(updated_node.with_changes(leading_lines=[])) == self.call:
+        if code_of(updated_node.with_changes(leading_lines=[])) == self.call:
             return self.alias.with_changes(leading_lines=updated_node.leading_lines)
         return updated_node
 
@@ -425,7 +452,7 @@ def already_holds(statement: cst.If, earlier: Sequence[cst.BaseStatement]) -> bo
             return False
         assert isinstance(line, cst.SimpleStatementLine) and isinstance(line.body[0], cst.Assign)
         small = line.body[0]
-        pairs.append((_code_of(small.targets[0].target), _code_of(small.value)))
+        pairs.append((code_of(small.targets[0].target), code_of(small.value)))
     names = {name for pair in pairs for name in pair}
     for previous in reversed(earlier):
         if not isinstance(previous, cst.SimpleStatementLine):
@@ -434,45 +461,15 @@ def already_holds(statement: cst.If, earlier: Sequence[cst.BaseStatement]) -> bo
         if any(isinstance(s, (cst.Global, cst.Nonlocal, cst.Del)) for s in previous.body):
             return False
         bound = {
-            _code_of(t.target) for s in assigns if isinstance(s, cst.Assign) for t in s.targets
-        } | {_code_of(s.target) for s in assigns if not isinstance(s, cst.Assign)}
+            code_of(t.target) for s in assigns if isinstance(s, cst.Assign) for t in s.targets
+        } | {code_of(s.target) for s in assigns if not isinstance(s, cst.Assign)}
         if not bound & names:
             continue  # `parallel.fit(x, y)`, `model.load_weights(path)`: neither name rebound
         chain = [s for s in assigns if isinstance(s, cst.Assign)]
         if len(previous.body) != 1 or len(chain) != 1:
             return False
-        targets = [_code_of(t.target) for t in chain[0].targets]
-        value = _code_of(chain[0].value)
+        targets = [code_of(t.target) for t in chain[0].targets]
+        value = code_of(chain[0].value)
         # `a = b` itself, or a chain `a = b = value` binding both to one object
         return all((t in targets and v in targets) or (targets == [t] and value == v) for t, v in pairs)
     return False
-
-
-def settled(original: cst.Module, new: cst.Module) -> cst.Module:
-    """`new` with each `if` the migration changed whose branches read the same only once its prose
-    pass dropped a stale comment (`unet.layers[-2].save(p)  # the serial model sits at layers[-2]`
-    / `else: unet.save(p)`) written once, as `merged` writes it; an `if` that read so before is kept."""
-    before = {_code_of(node) for node in walk(original) if isinstance(node, cst.If)}
-    return new.visit(_SettledBranches(before))
-
-
-class _SettledBranches(cst.CSTTransformer):
-    def __init__(self, before: set[str]) -> None:
-        super().__init__()
-        self.before = before
-
-    def _body(self, body: Sequence[cst.BaseStatement]) -> list[cst.BaseStatement]:
-        out: list[cst.BaseStatement] = []
-        for statement in body:
-            changed = isinstance(statement, cst.If) and _code_of(statement) not in self.before
-            shared = merged(statement) if changed else None  # type: ignore[arg-type]
-            out.extend(shared if shared is not None else [statement])
-        return out
-
-    def leave_IndentedBlock(
-        self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
-    ) -> cst.IndentedBlock:
-        return updated_node.with_changes(body=self._body(updated_node.body))
-
-    def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return updated_node.with_changes(body=self._body(updated_node.body))

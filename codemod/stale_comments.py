@@ -29,10 +29,13 @@ from typing import Final
 import libcst as cst
 
 __all__ = [
-    "CELL_MARKER", "CPU_PLACEMENT", "DEVICE_SCOPE", "MECHANICS", "STALE", "WRAPPER", "argument_comments",
+    "CELL_MARKER", "CPU_PLACEMENT", "DEVICE_SCOPE", "DEVICE_TOPIC", "MECHANICS", "STALE", "WRAPPER",
+    "argument_comments",
     "argument_topics", "commented_block", "commented_code", "without",
 ]
 
+# a note on the devices ("# multi gpu acceleration", "# use 4 GPUs"), not on what the model does
+DEVICE_TOPIC: Final = re.compile(r"\bgpus?\b|multi[- _]?gpu|\bparallel|\bdevices?\b|\breplica", re.IGNORECASE)
 CPU_PLACEMENT: Final = re.compile(r"\bcpus?\b|\bhost\b", re.IGNORECASE)
 WRAPPER: Final = re.compile(
     r"\bwrapper\b|\bmerge layers?\b|\btemplate\b|\bparallel[ _]model\b|\bserial[ _]model\b|\bmulti[- _]?gpu[ _]model\b"

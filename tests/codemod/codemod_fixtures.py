@@ -102,7 +102,8 @@ def lost_comments(before: str, after: str, gone: set[int] | None = None) -> list
     comment on the CPU placement or the wrapper (stale_comments.py), in its paragraph; one on a
     dropped `cpu_merge=` / `cpu_relocation=` argument; one naming an identifier (`gpu_model`) the
     code no longer has (stale_prose.py); one on the `except ...:` line of a handler the rewrite
-    removed (plan.py)."""
+    removed (plan.py); one labelling an `elif`/`else` branch (above it or on its line) where the
+    migration wrote the branches once (settled_branches.py)."""
     import io
     import re
     import tokenize
@@ -116,6 +117,19 @@ def lost_comments(before: str, after: str, gone: set[int] | None = None) -> list
         t.string for t in new_tokens if t.type == tokenize.NAME
     }
     comments = [t for t in old_tokens if t.type == tokenize.COMMENT and t.start[0] not in (gone or set())]
+    old_lines = before.splitlines()
+
+    def branch_header(line: str) -> bool:
+        return bool(re.match(r"\s*(?:else\s*:|elif\b)", line))
+
+    branches_gone = sum(map(branch_header, old_lines)) > sum(map(branch_header, after.splitlines()))
+
+    def labels_a_branch(c: tokenize.TokenInfo) -> bool:
+        below = c.start[0]  # (1-based: the index of the line after the comment's)
+        while below < len(old_lines) and old_lines[below].strip().startswith("#"):
+            below += 1
+        own = c.line.strip().startswith("#")
+        return branches_gone and branch_header(old_lines[below] if own and below < len(old_lines) else c.line)
 
     def droppable(c: tokenize.TokenInfo) -> bool:
         return bool(
@@ -124,6 +138,7 @@ def lost_comments(before: str, after: str, gone: set[int] | None = None) -> list
             # (on an import line that went: it spoke of that line)
             or (re.match(r"\s*(?:from\s+\S+\s+)?import\s", c.line) and c.line.split("#")[0].strip() not in after)
             or any(re.search(rf"\b{re.escape(n)}\b", c.string) for n in removed_names)
+            or labels_a_branch(c)
         )
 
     # a paragraph (consecutive comment lines) goes or stays whole

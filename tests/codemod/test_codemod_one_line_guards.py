@@ -7,9 +7,13 @@ from multi_gpu_codemod import transform_source
 from multi_gpu_codemod.notebook import transform_notebook
 
 HEAD = "import argparse\nimport tensorflow as tf\nfrom keras.utils import multi_gpu_model\n\n"
-STRATEGY = 'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:args.gpus])\n'
+# (past 92 columns, the file's width, in a branch: wrapped)
+STRATEGY = (
+    'strategy = tf.distribute.MirroredStrategy(\n    tf.config.list_logical_devices("GPU")[:args.gpus]\n)\n'
+)
 REWRITTEN = (
-    "if args.gpus > 1:\n    " + STRATEGY + "else:\n    strategy = tf.distribute.get_strategy()\n"
+    "if args.gpus > 1:\n    " + STRATEGY.replace("\n", "\n    ").rstrip(" ")
+    + "else:\n    strategy = tf.distribute.get_strategy()\n"
     "with strategy.scope():\n    model = build()\n    model.compile('adam', 'mse')\n"
 )
 
@@ -67,7 +71,9 @@ def test_the_split_keeps_the_files_indentation_and_line_ends():
               "\tif args.gpus > 1: model = multi_gpu_model(model, gpus=args.gpus)\n"
               "\tmodel.compile('adam', 'mse')\n\tmodel.fit(x, y)\n").replace("\n", "\r\n")
     out = transform_source(before.encode(), "t.py").output.decode()
-    assert "\tif args.gpus > 1:\r\n\t\t" + STRATEGY.replace("\n", "\r\n") in out
+    assert "\tif args.gpus > 1:\r\n\t\t" + STRATEGY.replace("\n    ", "\n\t\t\t").replace("\n)", "\n\t\t)").replace(
+        "\n", "\r\n"
+    ) in out
     assert "\n" not in out.replace("\r\n", "") and "    " not in out
 
 

@@ -14,7 +14,8 @@ BUILD = (
 BUILT = (
     "import tensorflow as tf\n\n\n"
     "def build(n_gpus):\n"
-    '    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:n_gpus])\n'
+    "    strategy = tf.distribute.MirroredStrategy(\n"  # (past 92 columns, the file's width: wrapped)
+    '        tf.config.list_logical_devices("GPU")[:n_gpus]\n    )\n'
     "    with strategy.scope():\n        model = make()\n        model.compile('adam', 'mse')\n    return model\n\n\n"
 )
 

@@ -488,7 +488,10 @@ def test_data_made_before_the_model_stay_above_the_scope(made, outside):
         "    model = multi_gpu_model(model, gpus=cfg['gpus'])\n    model.compile('adam', 'mse')\n    model.fit(X, X)\n"
     )
     out = transform_source(source.encode(), "train.py").output.decode()
-    strategy = "    strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices(\"GPU\")[:cfg['gpus']])\n"
+    strategy = (  # (past 92 columns, the file's width: wrapped)
+        "    strategy = tf.distribute.MirroredStrategy(\n"
+        "        tf.config.list_logical_devices(\"GPU\")[:cfg['gpus']]\n    )\n"
+    )
     if outside:
         assert out.endswith("    cfg = load_config()\n" + made + "\n    # use every configured GPU\n" + strategy
                             + "    with strategy.scope():\n        model = build(n, cfg)\n"

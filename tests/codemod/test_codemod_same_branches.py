@@ -98,8 +98,9 @@ PAIRS = [
         "        parallel = multi_gpu_model(model, gpus=gpus)\n        parallel.compile('sgd', 'mse')\n"
         "        parallel.fit(x, y, callbacks=[a])\n        model.save('best.h5')\n    else:\n"
         "        model.compile('sgd', 'mse')\n        model.fit(x, y, callbacks=[a, b])\n",
-        "import tensorflow as tf\n\ndef train(gpus):\n    " + STRATEGY.replace("[:gpus]", "[:max(gpus, 1)]")
-        + "    with strategy.scope():\n"
+        "import tensorflow as tf\n\ndef train(gpus):\n    strategy = tf.distribute.MirroredStrategy(\n"
+        '        tf.config.list_logical_devices("GPU")[:max(gpus, 1)]\n    )\n'  # (past 92 columns: wrapped)
+        "    with strategy.scope():\n"
         "        model = build()\n        model.compile('sgd', 'mse')\n\n    if gpus > 1:\n"
         "        model.fit(x, y, callbacks=[a])\n        model.save('best.h5')\n    else:\n"
         "        model.fit(x, y, callbacks=[a, b])\n",

@@ -253,7 +253,9 @@ LAYOUT_PAIRS = {
         "import tensorflow as tf\n\n"
         "def run(x, n_gpus):\n"
         "  if n_gpus > 1:\n"
-        f"    strategy = tf.distribute.MirroredStrategy({LOGICAL}[:n_gpus])\n"
+        "    strategy = tf.distribute.MirroredStrategy(\n"  # (past 92 columns, the file's width: wrapped)
+        f"      {LOGICAL}[:n_gpus]\n"
+        "    )\n"
         "  else:\n"
         "    strategy = tf.distribute.get_strategy()\n"
         "  with strategy.scope():\n"
@@ -522,7 +524,7 @@ def test_a_count_set_in_a_class_body_is_a_count(config, reported):
         "parallel = multi_gpu_model(model, gpus=config.GPU_COUNT)\nparallel.compile('sgd', 'mse')\n"
     )
     result = transform_source(source.encode(), "train.py")
-    assert f"{LOGICAL}[:config.GPU_COUNT])" in result.output.decode()
+    assert f"{LOGICAL}[:config.GPU_COUNT]\n" in result.output.decode()  # (wrapped past the file's width)
     assert ("MGPU117" in [f.code for f in result.findings]) is reported
 
 

@@ -21,7 +21,9 @@ def test_the_handle_goes_and_its_reads_read_the_model():
     )
     after = (
         "import tensorflow as tf\n\n\ndef train(gpus):\n"
-        "    if gpus >= 2:\n        " + STRATEGY + "    else:\n        strategy = tf.distribute.get_strategy()\n"
+        "    if gpus >= 2:\n        strategy = tf.distribute.MirroredStrategy(\n"  # (past 92 columns: wrapped)
+        '            tf.config.list_logical_devices("GPU")[:gpus]\n        )\n'
+        "    else:\n        strategy = tf.distribute.get_strategy()\n"
         "    with strategy.scope():\n        model = create_model()\n\n"
         "        model.compile('adam', 'mse')\n\n    model.fit(x, y)\n"
         "    model.save_weights('final.h5')\n"
