@@ -9,8 +9,8 @@ from dataclasses import dataclass, field
 import libcst as cst
 
 from . import (
-    exported_cells, guard_choice, loop_strategy, one_line_guards, orphan_banners, pair_returns, pruning,
-    settled_branches, optional_templates, stale_prose, template_aliases, template_names, unread_counts, wide_lines,
+    commented_calls, exported_cells, guard_choice, loop_strategy, one_line_guards, optional_templates, orphan_banners,
+    pair_returns, pruning, settled_branches, stale_prose, template_aliases, template_names, unread_counts, wide_lines,
 )
 from ._tree import Tree, clear_caches
 from .continuations import Continuations
@@ -116,6 +116,7 @@ def _transform_module_sites(
         ]
         pairs += [pair for single in singles for pair in single.callers]  # `template = create_models(...)`
         new, renamed = template_names.plain_names(new, module, pairs)  # (its comments renamed first)
+        new = commented_calls.renamed(new, pairs, renamed)  # (`# parallel.fit(x, y)` reads as the live call)
         prose = stale_prose.Prose.between(
             module.code, new.code, mechanics_gone=all(s.status == "rewritten" for s in statuses)
         )

@@ -53,7 +53,16 @@ class _Fold(cst.CSTTransformer):
         return updated.with_changes(body=_folded(updated.body))
 
     def leave_IndentedBlock(self, original: cst.IndentedBlock, updated: cst.IndentedBlock) -> cst.IndentedBlock:
-        return updated.with_changes(body=_folded(updated.body))
+        body = _folded(updated.body)
+        if body and body[0] is not updated.body[0] and isinstance(body[0], cst.If):
+            # a block's first statement starts right below its header: the blank lines that set the
+            # `if` apart from the layers built above it (which went under the scope) go too (round 64,
+            # bk16)
+            lines = list(body[0].leading_lines)
+            while lines and lines[0].comment is None:
+                lines.pop(0)
+            body[0] = body[0].with_changes(leading_lines=lines)
+        return updated.with_changes(body=body)
 
 
 _BLOCKS = (cst.Module, cst.IndentedBlock, cst.BaseCompoundStatement, cst.Else, cst.ExceptHandler,

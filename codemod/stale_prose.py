@@ -475,6 +475,10 @@ _HISTORY: Final = re.compile(
 # "(data parallel over towers)": the old slicing's towers
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
 # "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
+_WHICH_HALF: Final = re.compile(
+    r";\s+(?:the|our)\s+model\s+is\s+(?:what|the\s+one)\s+(?:we|you|to)\b[^.;!?\n]*(?P<end>[.!?]?)$",
+    re.IGNORECASE,
+)
 _BARE_MODEL: Final = re.compile(r"#\s*(?:(?:the|a|our|this\s+is\s+the)\s+)?model[.!]?\s*", re.IGNORECASE)
 _HALF_NAMED: Final = re.compile(
     r"\b(?:the\s+)?single[- ](?:gpu|device)\s+(?=`\w+`)", re.IGNORECASE
@@ -899,6 +903,9 @@ class Prose:
         out = "".join(whole(part) if k % 2 == 0 else part for k, part in enumerate(_FULL_STOP.split(text)))
         if out != text:  # "Keras' `multi_gpu_model` splits ...": the strategy is TensorFlow's (round 48, ah01)
             out = _KERAS_OWNED.sub("", out)
+            # "...; the template model is what we save." renamed would say "the model is what we save":
+            # which half of the pair, and there is one model now (round 64, bk02)
+            out = _WHICH_HALF.sub(lambda m: m[0] if m[0] in text else m["end"], out)
             # "We use keras.utils.training_utils.multi_gpu_model (Keras 2.0.9).": the helper's
             # version, not the strategy's (round 59, bb04)
             out = _VERSION_ASIDE.sub(r"\g<name>", out)
@@ -2128,7 +2135,10 @@ _STILL_USED: Final = re.compile(r"\bstill\s+(?:use|uses|using|need|needs|rel(?:y
 # a half of the old pair, named as such: "the template model is what we checkpoint" (round 41, fa01)
 # (or the wrapper: "...; the wrapper is what we compile and fit", round 48, ah01)
 _PAIR_HALF: Final = re.compile(
-    r"\b(?:template|serial|parallel)\s+model\b|\btemplate\b|\b(?:the|our|a)\s+wrapper\b", re.IGNORECASE
+    r"\b(?:template|serial|parallel)\s+model\b|\btemplate\b|\b(?:the|our|a)\s+wrapper\b"
+    # ("...; with one GPU it returns the plain model.": the other case of the clause that went; round 64, bl15)
+    r"|^\s*(?:with|on)\s+(?:one|a\s+single|1)\s+(?:gpus?|devices?|cards?)\b",
+    re.IGNORECASE,
 )
 # a clause whose subject was the one before: "make_parallel is the slicing trick; kept here because ..."
 _SUBJECTLESS: Final = re.compile(

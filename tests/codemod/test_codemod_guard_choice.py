@@ -59,3 +59,18 @@ def test_an_exported_cell_marker_above_the_guard_stays_above_it(marker):
     assert f"{marker}\nif G <= 1:\n" in out or f"{marker}\n# make it parallel\nif G <= 1:\n" in out
     assert f"    {marker}" not in out and out.count(marker) == source.count(marker)
     assert out.count("# make it parallel") == 1
+
+
+def test_a_guard_that_ends_up_first_in_its_function_starts_right_below_the_def():
+    # round 64, bk16: the layers built above the guard went under the scope; the blank line that
+    # set the guard apart from them went with them, not left as the function's first line
+    before = (
+        "import tensorflow as tf\nfrom keras.utils import multi_gpu_model\n\nG = 2\n\n\n"
+        "def make(shape):\n    inputs = Input(shape)\n    outputs = Dense(1)(inputs)\n\n"
+        "    if G <= 1:\n        print('one GPU')\n        model = Model(inputs, outputs)\n"
+        "    else:\n        print('%d GPUs' % G)\n        with tf.device('/cpu:0'):\n"
+        "            model = Model(inputs, outputs)\n        model = multi_gpu_model(model, gpus=G)\n\n"
+        "    model.compile('adam', 'mse')\n    return model\n"
+    )
+    out = transform_source(before.encode(), "train.py").output.decode()
+    assert "def make(shape):\n    if G <= 1:\n        print('one GPU')\n" in out, out

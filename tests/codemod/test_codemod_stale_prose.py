@@ -2810,3 +2810,20 @@ def test_a_sentence_going_on_about_it_after_a_stale_one_goes_with_it():
     assert "We train for 5 epochs.\n" in after, after
     after, _ = migrate("# The template lives on the CPU. We then train it for 10 epochs.\n" + IMPORTS + SITE)
     assert after.startswith("# We then train it for 10 epochs.\n"), after
+
+
+def test_a_clause_saying_which_half_is_saved_goes_and_one_for_the_other_case_keeps_the_sentence():
+    # round 64, bk02: renamed, "the template model is what we save" says nothing
+    after, _ = migrate("# Trains on 4 GPUs; the template model is what we save.\n" + IMPORTS + SITE)
+    assert after.startswith("# Trains on 4 GPUs.\nimport tensorflow as tf\n"), after
+    # round 64, bl15: "with one GPU it returns the plain model." is no sentence without the case
+    # before it; the sentence stays whole and is reported (never the fragment)
+    text = ("`build` builds the network on the CPU when several GPUs are used and returns the parallel "
+            "version; with one GPU it returns the plain model.")
+    cells = json.loads(transform_notebook(
+        _notebook(("markdown", text), ("code", IMPORTS + SITE)), "nb.ipynb"
+    ).output)["cells"]
+    assert "".join(cells[0]["source"]) != "with one GPU it returns the plain model."
+    # a true clause after a stale one still stays: "save the plain model" says what to do
+    after, _ = migrate("# weights are shared with the parallel copy; save the plain model\n" + IMPORTS + SITE)
+    assert "# weights are shared" not in after, after
