@@ -12,7 +12,7 @@ multi_gpu_model(...)`, `# parallel.save(p)  # don't!`) is left to stale_prose.py
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 import libcst as cst
 
@@ -35,20 +35,48 @@ def renamed(
     }
     if not names:
         return new
+    alternatives = "|".join(map(re.escape, sorted(names, key=len, reverse=True)))
     call = re.compile(
-        rf"^(?P<lead>#\s*)(?P<name>{'|'.join(map(re.escape, sorted(names, key=len, reverse=True)))})"
-        rf"(?P<rest>\.(?:{'|'.join(sorted(RUNS))})\((?:(?!#).)*\)\s*)$"
+        rf"^(?P<lead>#\s*)(?P<name>{alternatives})(?P<rest>\.(?:{'|'.join(sorted(RUNS))})\((?:(?!#).)*\)\s*)$"
     )
-    return new.visit(_Renamed(call, names))
+    return new.visit(_Renamed(call, re.compile(rf"(?<![\w.])(?:{alternatives})\b"), names))
 
 
 class _Renamed(cst.CSTTransformer):
-    def __init__(self, call: re.Pattern[str], names: dict[str, str]) -> None:
-        super().__init__()
-        self.call, self.names = call, names
+    """Each paragraph of comment lines (no blank line between) whose every line naming a wrapper is
+    such a call: a commented-out block that also binds it (`# gpu_model = net` / `#
+    gpu_model.fit(x)`) goes whole with stale_prose.py, never renamed line by line."""
 
-    def leave_Comment(self, original_node: cst.Comment, updated_node: cst.Comment) -> cst.Comment:
-        match = self.call.match(updated_node.value)
-        if match is None:
-            return updated_node
-        return updated_node.with_changes(value=f"{match['lead']}{self.names[match['name']]}{match['rest']}")
+    def __init__(self, call: re.Pattern[str], named: re.Pattern[str], names: dict[str, str]) -> None:
+        super().__init__()
+        self.call, self.named, self.names = call, named, names
+
+    def _lines(self, lines: Sequence[cst.EmptyLine]) -> list[cst.EmptyLine]:
+        out = list(lines)
+        paragraphs: list[list[int]] = [[]]
+        for k, line in enumerate(out):
+            if line.comment is None:
+                paragraphs.append([])
+            else:
+                paragraphs[-1].append(k)
+        for paragraph in paragraphs:
+            naming = [k for k in paragraph if self.named.search(out[k].comment.value)]  # type: ignore[union-attr]
+            matches = [self.call.match(out[k].comment.value) for k in naming]  # type: ignore[union-attr]
+            if not naming or not all(matches):
+                continue
+            for k, match in zip(naming, matches):
+                assert match is not None and out[k].comment is not None
+                value = f"{match['lead']}{self.names[match['name']]}{match['rest']}"
+                out[k] = out[k].with_changes(comment=out[k].comment.with_changes(value=value))  # type: ignore[union-attr]
+        return out
+
+    def on_leave(self, original_node: cst.CSTNode, updated_node: cst.CSTNode) -> cst.CSTNode:  # type: ignore[override]
+        node = super().on_leave(original_node, updated_node)
+        if isinstance(node, cst.Module):
+            return node.with_changes(header=self._lines(node.header), footer=self._lines(node.footer))
+        if isinstance(node, cst.IndentedBlock):
+            return node.with_changes(footer=self._lines(node.footer))
+        lines = getattr(node, "leading_lines", None)
+        if isinstance(node, cst.CSTNode) and lines:
+            return node.with_changes(leading_lines=self._lines(lines))
+        return node  # type: ignore[return-value]

@@ -102,7 +102,10 @@ def transform_notebook(data: bytes, path: str = "<notebook>") -> TransformResult
         module, result.output.decode("utf-8"), mechanics_gone=all(s.status == "rewritten" for s in sites),
         elsewhere=text,
     )
-    markdown_edits, markdown_findings = _markdown_prose(text, prose, path)
+    # (a code cell the rewrite emptied no longer follows the heading above it: round 64, bl11's
+    # "## Replicate on the GPUs" over the cell that only wrapped the model)
+    emptied = frozenset(c.index for c in cells if c.text.strip() and not new_sources[c.index].strip())
+    markdown_edits, markdown_findings = _markdown_prose(text, prose, path, emptied)
     # (findings on later cells are renumbered below; one on the cell itself keeps it, unless it only
     # says that the helper defined there was deleted)
     named = {f.cell for f in mapped if not (f.code == "MGPU401" and "was deleted" in f.message)}
@@ -202,10 +205,12 @@ def _spliced(
     return text
 
 
-def _markdown_prose(text: str, prose: stale_prose.Prose, path: str) -> tuple[list[_Markdown], list[Finding]]:
+def _markdown_prose(
+    text: str, prose: stale_prose.Prose, path: str, emptied: frozenset[int] = frozenset()
+) -> tuple[list[_Markdown], list[Finding]]:
     """Markdown cells: a removed helper named as the tool becomes the strategy, a wholly stale
     sentence goes (stale_prose.py); a line still naming something removed is reported (MGPU305)
-    with its cell and line."""
+    with its cell and line. `emptied`: the code cells the rewrite left without code."""
     edits: list[_Markdown] = []
     found: list[Finding] = []
     top = dict((k, (s, e)) for k, s, e in _object_members(text, _skip_ws(text, 0)))
@@ -220,7 +225,7 @@ def _markdown_prose(text: str, prose: stale_prose.Prose, path: str) -> tuple[lis
         if not isinstance(joined, str):
             continue
         # (the first cell's heading, before any code, is the notebook's title)
-        code_follows = index + 1 < len(items) and '"code"' in text[slice(*{
+        code_follows = index + 1 < len(items) and index + 1 not in emptied and '"code"' in text[slice(*{
             k: (vs, ve) for k, vs, ve in _object_members(text, items[index + 1][0])
         }.get("cell_type", (0, 0)))]
         new, reported = stale_prose.markdown(joined, prose, title=index == 0, code_follows=code_follows)

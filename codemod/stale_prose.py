@@ -183,6 +183,8 @@ MECHANICS: Final = re.compile(
     # "because each tower gets exactly half", "the gradients are averaged on the CPU" (round 61, bf17, bf18)
     r"|\beach\s+tower\b|\btowers?\s+(?:gets?|receives?|takes?|sees?|process\w*)\b"
     r"|\b(?:averag|summ|reduc|aggregat|combin|merg|gather)ed\s+(?:back\s+)?on\s+the\s+(?:cpu|host)\b"
+    # "... and the CPU merges the gradients" (round 64, bl01): the old placement, said the other way
+    r"|\bthe\s+(?:cpu|host)\s+(?:then\s+)?(?:averages|sums|reduces|aggregates|combines|merges|gathers|concatenates)\b"
     # "so the weights stay in host memory", "Try to replicate the model on 2 GPUs" (the old call's
     # try), "The checkpoint callback must save the **template**" (round 62, bg14, bg19, bf14)
     r"|\b(?:stay|stays|live|lives|sit|sits|remain|remains|kept|stored|held)\s+in\s+(?:the\s+)?host\s+memory\b"
@@ -475,6 +477,11 @@ _HISTORY: Final = re.compile(
 # "(data parallel over towers)": the old slicing's towers
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
 # "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
+_PARALLEL_LIMIT: Final = re.compile(
+    r"\b(?:parallel|multi[- ]?gpu)\s+(?:model|copy|version)\s+(?:can(?:no|')?t|cannot|won't|will\s+not|doesn't"
+    r"|does\s+not|isn't|is\s+not)\b",
+    re.IGNORECASE,
+)
 _WHICH_HALF: Final = re.compile(
     r";\s+(?:the|our)\s+model\s+is\s+(?:what|the\s+one)\s+(?:we|you|to)\b[^.;!?\n]*(?P<end>[.!?]?)$",
     re.IGNORECASE,
@@ -851,6 +858,9 @@ class Prose:
                 or _COMPARED.search(full)
                 # ("trainable is the multi-GPU model when gpus > 1": what a name of the pair was, round 60)
                 or _DEFINED_AS_PARALLEL.search(full)
+                # ("the parallel model can't be reloaded on one GPU": the pair's limit, not the model's;
+                # round 64, bl09)
+                or _PARALLEL_LIMIT.search(full)
             ):
                 part = _PARALLEL_SUBJECT.sub(lambda m: f"{STRATEGY}{m['verb']}", part)
                 # "run on the parallel model (4 GPUs)": on the strategy's replicas now
@@ -2308,7 +2318,9 @@ def markdown(
 _TITLE: Final = f"Data-parallel training with {STRATEGY}"
 # a heading about the old multi-GPU set-up: "### Multi-GPU notes", "## Data-parallel helper"
 _DEVICE_HEADING: Final = re.compile(
-    r"\b(?:multi[- ]?gpus?|gpus?|data[- ]parallel(?:ism)?|parallel(?:ism)?|replicas?|wrapper|helper|wrap)\b",
+    # ("## Replicate on the GPUs" over the cell that only wrapped the model; round 64, bl11)
+    r"\breplicat\w*\s+(?:(?:the\s+)?model\s+)?(?:on|across|over|to)\s+(?:the\s+|all\s+|every\s+)?(?:\w+\s+)?gpus?\b"
+    r"|\b(?:multi[- ]?gpus?|gpus?|data[- ]parallel(?:ism)?|parallel(?:ism)?|replicas?|wrapper|helper|wrap)\b",
     re.IGNORECASE,
 )
 

@@ -34,6 +34,8 @@ AFTER = (
     # anything else on the wrapper said how the old pair worked: it goes
     ("model", "# parallel_model.save('p.h5')", ""),
     ("model", "# parallel_model.fit(x, y)  # slower: see notes", ""),
+    # a commented-out block that also binds the wrapper goes whole, not renamed line by line
+    ("model", "# parallel_model = model\n# parallel_model.fit(x, y)", ""),
 ])
 def test_a_commented_out_call_on_the_wrapper(template, comment, kept):
     before = BEFORE.format(template=template, comment=comment)

@@ -2827,3 +2827,41 @@ def test_a_clause_saying_which_half_is_saved_goes_and_one_for_the_other_case_kee
     # a true clause after a stale one still stays: "save the plain model" says what to do
     after, _ = migrate("# weights are shared with the parallel copy; save the plain model\n" + IMPORTS + SITE)
     assert "# weights are shared" not in after, after
+
+
+def test_the_cpu_merging_and_the_parallel_models_limits_go_with_the_old_call():
+    # round 64, bl01: "each GPU gets a slice of the batch and the CPU merges the gradients" is the
+    # old placement, not the strategy's (it all-reduces across the GPUs)
+    after, _ = migrate(
+        '"""Train a classifier on one or more GPUs.\n\nThe network is built on the CPU and replicated with\n'
+        '``multi_gpu_model``; each GPU gets a slice of the batch and the CPU merges the gradients.\n"""\n'
+        + IMPORTS + SITE
+    )
+    assert after.startswith('"""Train a classifier on one or more GPUs."""\nimport tensorflow as tf\n'), after
+    # round 64, bl09: renamed, "the model can't be reloaded on a single-GPU box" would be false
+    after, _ = migrate(
+        "# Checkpoint the *base* model; the multi-GPU model can't be reloaded on a\n# single-GPU box.\n"
+        + IMPORTS + SITE
+    )
+    assert after.startswith("# Checkpoint the *base* model.\nimport tensorflow as tf\n"), after
+
+
+@pytest.mark.parametrize("heading,kept", [
+    # round 64, bl11: over text that all went and the cell that only wrapped the model, the heading
+    # would head the compile it never headed
+    ("## Replicate on the GPUs", False),
+    ("## Replicate the model across all GPUs", False),
+    # a heading on what the cells below still do stays
+    ("## Training on 2 GPUs", True),
+])
+def test_a_heading_whose_text_and_cell_went_goes(heading, kept):
+    before = _notebook(
+        ("code", IMPORTS + "model = build()\n"),
+        ("markdown", heading + "\n\n`multi_gpu_model` slices each batch and concatenates the results on the CPU."),
+        ("code", "gpu_model = multi_gpu_model(model, gpus=2)\n"),
+        ("code", "gpu_model.compile('adam', 'mse')\ngpu_model.fit(x, y)\n"),
+    )
+    cells = json.loads(transform_notebook(before, "nb.ipynb").output)["cells"]
+    assert ([c["cell_type"] for c in cells] == ["code", "markdown", "code"]) is kept
+    if kept:
+        assert "".join(cells[1]["source"]) == heading
