@@ -9,7 +9,9 @@ a cell the rewrite left without code (it held only the call) goes with its marke
 
 from __future__ import annotations
 
+import io
 import re
+import tokenize
 
 from .cell_scopes import display_last_expression, drop_empty_reopen, drop_needless_reopen, reopen
 
@@ -58,7 +60,17 @@ def _tail_at_its_code(cell: list[str], written: list[str]) -> list[str]:
     code = [i for i, line in enumerate(cell[1:], 1) if line.strip() and not line.lstrip().startswith("#")]
     if not code:
         return cell
-    last = cell[code[-1]]
+    tail = cell[code[-1] + 1:]
+    was = [line for line in written[_last_code(written) + 1:] if line.strip()]
+    if was and all(not _indent(line) and line.startswith("#") for line in was) and all(
+        line.lstrip().startswith("#") for line in tail if line.strip()
+    ):
+        # the next markdown cell's text, which an export writes at column 0, stays there whatever
+        # block the rewrite left last in the cell (a `for` after the new scope; round 65, bm18)
+        return [*cell[:code[-1] + 1], *(line.lstrip(" \t") for line in tail)]
+    # (the level of the statement the last code line ends, not of its continuation line:
+    # `net = Sequential([...,` / `Dense(1)])` under a new scope; round 65, bm19)
+    last = cell[_statement_start(cell, code[-1])]
     level = last[:len(last) - len(last.lstrip(" \t"))]
     opened = [i for i in code if _SCOPE_LINE.match(cell[i]) and cell[i] not in written]
     if opened and level and all(cell[i].startswith(level) for i in code if i > opened[-1]):
@@ -66,7 +78,6 @@ def _tail_at_its_code(cell: list[str], written: list[str]) -> list[str]:
         was = [line for line in written[_last_code(written) + 1:] if line.strip()]
         if len(scope) < len(level) and was and all(_indent(line) == scope for line in was):
             level = scope
-    tail = cell[code[-1] + 1:]
     if not any(line.strip() for line in tail) or not all(
         not line.strip() or line.startswith(level) for line in tail
     ):
@@ -78,6 +89,22 @@ def _tail_at_its_code(cell: list[str], written: list[str]) -> list[str]:
     return [*cell[:code[-1] + 1], *(line[cut:] if line.strip() else line for line in tail)]
 
 
+def _statement_start(lines: list[str], index: int) -> int:
+    """The first line of the statement that `lines[index]` ends (`index` itself where the lines do
+    not read as Python)."""
+    start, fresh = index, True
+    try:
+        for token in tokenize.generate_tokens(io.StringIO("\n".join(lines[:index + 1]) + "\n").readline):
+            if token.type == tokenize.NEWLINE:
+                fresh = True
+            elif fresh and token.type not in _NO_STATEMENT:
+                start, fresh = token.start[0] - 1, False
+    except (tokenize.TokenError, SyntaxError):
+        return index
+    return start
+
+
+_NO_STATEMENT = frozenset({tokenize.NL, tokenize.COMMENT, tokenize.INDENT, tokenize.DEDENT, tokenize.ENDMARKER})
 _SCOPE_LINE = re.compile(r"^[ \t]*with \w+\.scope\(\):[ \t]*$")
 
 

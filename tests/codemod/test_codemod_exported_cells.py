@@ -331,3 +331,21 @@ def test_a_heading_on_the_helper_whose_cell_went_goes_with_it():
     out = result.output.decode()
     assert "Helper" not in out and "import tensorflow as tf\n\n\n# In[3]:\n" in out, out
     assert transform_source(result.output, "nb.py").output == result.output
+
+
+EXPORT_HEAD = "#!/usr/bin/env python\n# coding: utf-8\n\n# In[1]:\n\n\nfrom keras.utils import multi_gpu_model\n\n\n"
+
+
+@pytest.mark.parametrize("cell", [
+    # round 65, bm18: the cell's last block is a `for` left after the new scope
+    "model = build()\nfor layer in model.layers:\n    layer.trainable = False\n",
+    # round 65, bm19: the cell's last statement, under the new scope, spans lines
+    "model = Sequential([Dense(8),\n                   Dense(1)])\n",
+])
+def test_the_next_markdown_cell_stays_at_column_0_whatever_block_ends_the_cell(cell):
+    source = (
+        EXPORT_HEAD + "# In[2]:\n\n\n" + cell + "\n\n# ### Multi-GPU\n# We train a replica per GPU.\n\n"
+        "# In[3]:\n\n\nparallel = multi_gpu_model(model, gpus=2)\nparallel.compile('adam', 'mse')\n"
+    )
+    out = transform_source(source.encode(), "nb.py").output.decode()
+    assert "\n\n# ### Multi-GPU\n# We train a replica per GPU.\n\n# In[3]:\n" in out, out
