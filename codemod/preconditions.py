@@ -89,7 +89,7 @@ PRECONDITIONS: tuple[Precondition, ...] = (
     Precondition(TEMPLATE_ON_EVERY_PATH, "the template is assigned on every path to the call (not only inside an "
                  "`if`, a loop or an `except`)", "build it on every path (an `else:` that builds it), or "
                  "migrate by hand"),
-    Precondition(CALLER_OBJECTS, "no parameter of the function and no `self.` attribute built in another method "
+    Precondition(CALLER_OBJECTS, "no parameter of the function and no `self.` attribute assigned in another method "
                  "is used as a layer or model in the construction, nor passed as a `Model(...)`'s `outputs` (the "
                  "caller's layers computed it) (their variables exist outside the scope)",
                  "build that model under the same scope (in the caller), or migrate by hand"),

@@ -176,7 +176,9 @@ MECHANICS: Final = re.compile(
     r"|\bsingle[- ](?:device|gpu)\s+(?:copy|version|template)s?\b|\bsav\w*\s+(?:the\s+)?(?:single|serial)\s+model\b"
     # "evaluate with the multi-GPU trainer (it shares ...)", "Keras moves the weights to the CPU for
     # us" (`cpu_relocation=True`): the parallel half, the old placement (round 60, bd10, bd18)
-    r"|\bmulti[- ]?gpu\s+(?:trainer|copy|twin|clone)\b|\bweights\b[^.;]{0,20}\b(?:on)?to\s+the\s+cpu\b"
+    # (not the script's own name for itself: "CIFAR-10 multi-GPU trainer"; round 65, bm01)
+    r"|\b(?:the|a|its|our|this)\s+multi[- ]?gpu\s+(?:trainer|copy|twin|clone)\b"
+    r"|\bweights\b[^.;]{0,20}\b(?:on)?to\s+the\s+cpu\b"
     # "wrap so that ModelCheckpoint saves the serial weights" (round 60, bc03): the wrapper's reason
     r"|\bserial\s+(?:model(?:'s)?\s+)?weights\b|\bwrap(?:ped|ping)?\s+(?:it\s+|the\s+model\s+)?so\s+(?:that\s+)?\w"
     r"|\btemplate\b[^.;:]{0,30}\bcpu\b"  # "the template lives on the CPU": the old function's placement

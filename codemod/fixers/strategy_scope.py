@@ -1352,7 +1352,7 @@ def _reported_caller_object(
             elif owner is not None and _self_attribute(func) and not _binds_in(tree, scope_node, site, tree.code(func)):
                 built = _built_in_other_method(tree, owner, scope_node, tree.code(func))
                 if built is not None:
-                    found = (tree.code(func), func, f"built in another method (line {tree.position(built)[0]})")
+                    found = (tree.code(func), func, f"assigned in another method (line {tree.position(built)[0]})")
         for added in stacked_arguments(tree, statement, template):  # `model.add(self.encoder)`
             if found is not None or owner is None:
                 break
@@ -1360,7 +1360,7 @@ def _reported_caller_object(
             if _self_attribute(added) and not _binds_in(tree, scope_node, site, code):
                 built = _built_in_other_method(tree, owner, scope_node, code)
                 if built is not None:
-                    found = (code, added, f"built in another method (line {tree.position(built)[0]})")
+                    found = (code, added, f"assigned in another method (line {tree.position(built)[0]})")
         for part in _self_attribute_parts(statement):
             if found is not None or owner is None:
                 break
@@ -1369,7 +1369,7 @@ def _reported_caller_object(
             if part.attr.value in _MODEL_PARTS and not _binds_in(tree, scope_node, site, holder):
                 built = _built_in_other_method(tree, owner, scope_node, holder)
                 if built is not None:
-                    found = (holder, part, f"built in another method (line {tree.position(built)[0]})")
+                    found = (holder, part, f"assigned in another method (line {tree.position(built)[0]})")
         if found is None and owner is not None and is_alias(statement):
             # `self._original_model = self.model` passes on what another method built
             value = cst.ensure_type(cst.ensure_type(statement, cst.SimpleStatementLine).body[0], cst.Assign).value
@@ -1380,7 +1380,7 @@ def _reported_caller_object(
             ):
                 built = _built_in_other_method(tree, owner, scope_node, code, named=True)
                 if built is not None:
-                    found = (code, value, f"built in another method (line {tree.position(built)[0]})")
+                    found = (code, value, f"assigned in another method (line {tree.position(built)[0]})")
         bound_here |= bound_names(statement)
         if found is None:
             continue
@@ -2547,7 +2547,7 @@ def _parameters_passed(tree: Tree, site: Site) -> str:
 
 
 def _built_in_method(tree: Tree, site: Site, template: str) -> str:
-    """` (it is built in `__init__`, line 12)` for a `self.` template another method of the class
+    """` (it is assigned in `__init__`, line 12)` for a `self.` template another method of the class
     assigns; nothing otherwise."""
     scope = tree.enclosing_scope_node(site.call)
     owner = _owner_class(tree, scope) if template.startswith("self.") and isinstance(scope, cst.FunctionDef) else None
@@ -2561,7 +2561,7 @@ def _built_in_method(tree: Tree, site: Site, template: str) -> str:
                 value = tree.parent(node)
                 if isinstance(value, cst.Assign) and m.matches(value.value, m.Name("None")):
                     continue  # `self.model = None` in `__init__`: a placeholder, not the model
-                return f" (it is built in `{method.name.value}`, line {tree.position(node)[0]})"
+                return f" (it is assigned in `{method.name.value}`, line {tree.position(node)[0]})"
     return ""
 
 

@@ -387,7 +387,7 @@ def test_a_backbone_built_in_init_and_read_in_another_method_is_reported():
                 self.parallel.compile("sgd", "mse")
     """)
     assert [(f[0], f[1]) for f in findings] == [(9, "MGPU113")]
-    assert findings[0][2].startswith("`self.base` is built in another method (line 7)")
+    assert findings[0][2].startswith("`self.base` is assigned in another method (line 7)")
 
 
 def test_model_built_before_the_scope_past_an_unrelated_object_is_reported_at_it():

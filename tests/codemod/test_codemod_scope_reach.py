@@ -36,12 +36,12 @@ def test_unchanged_fixtures_are_reported(path):
     ("name", "line", "says"),
     [
         ("added_parameter.unchanged.py", 10, "`backbone` is a parameter of `fine_tune`: its caller builds it"),
-        ("added_other_method_attribute.unchanged.py", 14, "`self.trunk` is built in another method (line 10)"),
+        ("added_other_method_attribute.unchanged.py", 14, "`self.trunk` is assigned in another method (line 10)"),
         ("derived_compiled_in_other_method.unchanged.py", 17,
          "`self.stacked` (line 14) is built on `self.critic`, so the migration would build it under "
          "`strategy.scope()` with `self.critic`, but it is compiled here, in `prepare`, outside that scope"),
         ("derived_uses_other_method_model.unchanged.py", 16,
-         "`self.maker` is built in another method (line 20), and the code the `strategy.scope()` would cover "
+         "`self.maker` is assigned in another method (line 20), and the code the `strategy.scope()` would cover "
          "uses it"),
     ],
 )
@@ -190,7 +190,7 @@ def test_a_template_passed_on_from_an_attribute_another_method_built_is_reported
     result = transform_source(source.encode(), "t.py")
     assert result.output == source.encode()
     assert [(f.line, f.code) for f in result.findings] == [(10, "MGPU113")]
-    assert "`self.model` is built in another method (line 6)" in result.findings[0].message
+    assert "`self.model` is assigned in another method (line 6)" in result.findings[0].message
 
 
 def test_a_template_another_method_built_in_a_local_then_stored_is_reported():
@@ -208,7 +208,7 @@ def test_a_template_another_method_built_in_a_local_then_stored_is_reported():
     result = transform_source(source.encode(), "t.py")
     assert result.output == source.encode()
     assert [(f.line, f.code) for f in result.findings] == [(12, "MGPU113")]
-    assert "`self.model` is built in another method (line 8)" in result.findings[0].message
+    assert "`self.model` is assigned in another method (line 8)" in result.findings[0].message
 
 
 def test_a_view_of_the_model_made_after_fit_needs_no_scope_of_its_own():

@@ -697,7 +697,7 @@ REPORTED = [
         '            self.parallel = self.model\n'
         "        self.parallel.compile('adam', 'mse')\n",
         [
-            'table.py:13:29: MGPU101 `self.model` is not assigned earlier in `compile` (it is built in `build`, line'
+            'table.py:13:29: MGPU101 `self.model` is not assigned earlier in `compile` (it is assigned in `build`, line'
             ' 9); create `strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:self.n])`'
             ' if `self.n > 1`, else `strategy = tf.distribute.get_strategy()`, where it is built, build and compile'
             ' it under `with strategy.scope():`, and use `self.model` instead of the `multi_gpu_model` result.',
