@@ -4,7 +4,9 @@ Their call sites are rewritten like `multi_gpu_model`'s; the helper code itself 
 to the user and is left alone, only its now-unused import is dropped. In a notebook, or a script
 (`if __name__ == "__main__":`, or training at module level), the helper is the file's own: one
 defined there that nothing reads any more goes whole, with its comments and its `multi_gpu_model` import (left, that
-import would stop the file on Keras 3); a documented one's deletion is reported.
+import would stop the file on Keras 3); a documented one's deletion is reported. In a module others may
+import, one that calls `multi_gpu_model` goes the same way, always reported (kept, it would stop the
+module on Keras 3 for every file importing it); one that does not stays and is reported.
 """
 
 from __future__ import annotations
@@ -30,13 +32,20 @@ def fix(ctx: FixContext) -> None:
         if not helper.sites or not all(id(site) in rewritten for site in helper.sites):
             continue
         origin = helper.origin
-        if (ctx.path.endswith(".ipynb") or runs_as_script(ctx.tree.module)) and _unread_definition(ctx, helper):
+        # (in a module others may import, one that calls `multi_gpu_model` goes too: kept, its import
+        # would stop the module on Keras 3 for every importer; rounds 63 and 64, bi03, bk03)
+        owned = ctx.path.endswith(".ipynb") or runs_as_script(ctx.tree.module) or (
+            isinstance(origin, (cst.FunctionDef, cst.ClassDef)) and "multi_gpu_model" in used_names(origin)
+        )
+        if owned and _unread_definition(ctx, helper):
             # the definition goes whole: its own comments (and the paragraph right above it) with it
             ctx.plan.deleted.add(id(origin))
             # what only the helper imported goes too (`from keras.layers.merge import concatenate`
             # would stop the file on Keras 3); the imports fixer keeps any name still read
             ctx.plan.remove_imports.extend(imports_read_by(ctx.tree.module, origin))
-            if isinstance(origin, (cst.FunctionDef, cst.ClassDef)) and _documented(origin):
+            if isinstance(origin, (cst.FunctionDef, cst.ClassDef)) and (
+                _documented(origin) or not (ctx.path.endswith(".ipynb") or runs_as_script(ctx.tree.module))
+            ):
                 # documented: another file may import it; say so rather than keep what would stop this one
                 # why it went: the `multi_gpu_model` import it needed, or (kuza55's slicing towers,
                 # which never called it) the strategy doing what it did
@@ -47,7 +56,8 @@ def fix(ctx: FixContext) -> None:
                     ": nothing in this file reads it any more, and MirroredStrategy does what it did"
                 )
                 ctx.report(origin, "MGPU401", (
-                    f"`{helper.name}` (defined here, documented) was deleted{why}. If another file imports "
+                    f"`{helper.name}` (defined here{', documented' if _documented(origin) else ''}) was deleted{why}. "
+                    "If another file imports "
                     f"`{helper.name}` from here, migrate that file too (its calls are rewritten the same way) or "
                     "restore the helper from version control."
                 ))
