@@ -185,6 +185,8 @@ MECHANICS: Final = re.compile(
     # "because each tower gets exactly half", "the gradients are averaged on the CPU" (round 61, bf17, bf18)
     r"|\beach\s+tower\b|\btowers?\s+(?:gets?|receives?|takes?|sees?|process\w*)\b"
     r"|\b(?:averag|summ|reduc|aggregat|combin|merg|gather)ed\s+(?:back\s+)?on\s+the\s+(?:cpu|host)\b"
+    # "The **original** `model` is kept for saving." (round 65, bn15): the pair's other half
+    r"|\boriginal[\W_]{0,4}model[\W_]{0,3}is\s+kept\b"
     # "... and the CPU merges the gradients" (round 64, bl01): the old placement, said the other way
     r"|\bthe\s+(?:cpu|host)\s+(?:then\s+)?(?:averages|sums|reduces|aggregates|combines|merges|gathers|concatenates)\b"
     # "so the weights stay in host memory", "Try to replicate the model on 2 GPUs" (the old call's
@@ -1062,7 +1064,9 @@ _VERSION_ASIDE: Final = re.compile(
 _OLD_WAY: Final = re.compile(r"\b(?:old[- ]school|old[- ]style|legacy|outdated|deprecated)\b", re.IGNORECASE)
 # a sentence whose pronoun names what the sentence before it said: "... with it.", "It splits ..."
 _POINTS_BACK: Final = re.compile(
-    r"\b(?:with|by|to|for|of|on|from|in)\s+(?:it|them)\b|^\W*(?:it|they|these|this)\s+(?!is\s+(?:a|an|the)\b)\w",
+    r"\b(?:with|by|to|for|of|on|from|in)\s+(?:it|them)\b|^\W*(?:it|they|these|this)\s+(?!is\s+(?:a|an|the)\b)\w"
+    # ("...`multi_gpu_model` raises; in that case we just train the plain model": round 65, bn14)
+    r"|^\W*in\s+(?:that|this|which)\s+case\b",
     re.IGNORECASE,
 )
 # (what the sentence does with "it" is what only the helper or the kept template took: import, keep
@@ -2122,6 +2126,7 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
                 and len(rest.split()) >= 4  # (a statement of its own, not "see utils/mgpu.py")
                 and not _CONTRAST.search(rest)  # ("this callback saves the original model instead")
                 and not _SUBJECTLESS.match(rest)  # ("kept here because ...": the helper was)
+                and not _POINTS_BACK.match(rest)  # ("in that case we just train the plain model")
                 and not _PAIR_HALF.search(rest)):  # ("the template model is what we checkpoint": one model now)
             head, newline, tail = rest.partition("\n")
             if newline and len(head.split()) <= 2:  # "this" / "    callback saves ...": one line again

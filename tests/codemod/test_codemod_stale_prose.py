@@ -2880,3 +2880,19 @@ def test_the_scripts_own_name_for_itself_is_no_stale_prose():
     # the other half of the old pair, named as such, still goes
     after, _ = migrate("# evaluate with the multi-GPU trainer; it shares the weights\n" + IMPORTS + SITE)
     assert "multi-GPU trainer" not in after, after
+
+
+@pytest.mark.parametrize("markdown,kept", [
+    # round 65, bn14: "in that case" pointed at the failure that went with the clause before it
+    ("## Use both GPUs if we can\n\nIf fewer than 2 GPUs are available `multi_gpu_model` raises a "
+     "`ValueError`; in that case we just train the plain model.", "## Use both GPUs if we can"),
+    # round 65, bn15: the pair's other half, kept for saving
+    ("Wrap the model with `multi_gpu_model` when more than one GPU is present. The **original** "
+     "`model` is kept for saving.",
+     "Replicate the model with `tf.distribute.MirroredStrategy` when more than one GPU is present."),
+])
+def test_what_points_back_at_the_pair_goes_with_it(markdown, kept):
+    cells = json.loads(transform_notebook(
+        _notebook(("markdown", markdown), ("code", IMPORTS + SITE)), "nb.ipynb"
+    ).output)["cells"]
+    assert "".join(cells[0]["source"]) == kept
