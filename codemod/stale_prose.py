@@ -1063,10 +1063,11 @@ _VERSION_ASIDE: Final = re.compile(
 # "Old-school data parallelism (`make_parallel`)": the helper as the old way, no name for the strategy
 _OLD_WAY: Final = re.compile(r"\b(?:old[- ]school|old[- ]style|legacy|outdated|deprecated)\b", re.IGNORECASE)
 # a sentence whose pronoun names what the sentence before it said: "... with it.", "It splits ..."
+# ("...`multi_gpu_model` raises; in that case we just train the plain model": round 65, bn14)
+_IN_THAT_CASE: Final = re.compile(r"^\W*in\s+(?:that|this|which)\s+case\b", re.IGNORECASE)
 _POINTS_BACK: Final = re.compile(
     r"\b(?:with|by|to|for|of|on|from|in)\s+(?:it|them)\b|^\W*(?:it|they|these|this)\s+(?!is\s+(?:a|an|the)\b)\w"
-    # ("...`multi_gpu_model` raises; in that case we just train the plain model": round 65, bn14)
-    r"|^\W*in\s+(?:that|this|which)\s+case\b",
+    rf"|{_IN_THAT_CASE.pattern}",
     re.IGNORECASE,
 )
 # (what the sentence does with "it" is what only the helper or the kept template took: import, keep
@@ -2126,7 +2127,7 @@ def _clause_kept(sentence: str, prose: Prose) -> str:
                 and len(rest.split()) >= 4  # (a statement of its own, not "see utils/mgpu.py")
                 and not _CONTRAST.search(rest)  # ("this callback saves the original model instead")
                 and not _SUBJECTLESS.match(rest)  # ("kept here because ...": the helper was)
-                and not _POINTS_BACK.match(rest)  # ("in that case we just train the plain model")
+                and not _IN_THAT_CASE.match(rest)  # ("in that case we just train the plain model")
                 and not _PAIR_HALF.search(rest)):  # ("the template model is what we checkpoint": one model now)
             head, newline, tail = rest.partition("\n")
             if newline and len(head.split()) <= 2:  # "this" / "    callback saves ...": one line again

@@ -399,14 +399,8 @@ REWRITES = [
         'm = make()\n'
         'pm = Wrap(m, 2)\n'
         "pm.compile('a', 'b')\n",
-        'from keras.models import Model\n'
-        'from keras.utils import multi_gpu_model\n'
+        # (the recipe goes with its import, reported: kept, the import would stop the module on Keras 3)
         'import tensorflow as tf\n'
-        '\n'
-        'class Wrap(Model):\n'
-        '    def __init__(self, ser, gpus):\n'
-        '        p = multi_gpu_model(ser, gpus)\n'
-        '        self.__dict__.update(p.__dict__)\n'
         '\n'
         'strategy = tf.distribute.MirroredStrategy(tf.config.list_logical_devices("GPU")[:2])\n'
         'with strategy.scope():\n'
