@@ -480,16 +480,18 @@ _HISTORY: Final = re.compile(
 )
 # "(data parallel over towers)": the old slicing's towers
 _TOWER_ASIDE: Final = re.compile(r"\s*\([^()]*\btowers?\b[^()]*\)", re.IGNORECASE)
-# "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
+# "the parallel model can't be reloaded on one GPU": a limit of the pair, not of the one model
 _PARALLEL_LIMIT: Final = re.compile(
     r"\b(?:parallel|multi[- ]?gpu)\s+(?:model|copy|version)\s+(?:can(?:no|')?t|cannot|won't|will\s+not|doesn't"
     r"|does\s+not|isn't|is\s+not)\b",
     re.IGNORECASE,
 )
+# "...; the template model is what we save", renamed: which half of the pair, one model now
 _WHICH_HALF: Final = re.compile(
     r";\s+(?:the|our)\s+model\s+is\s+(?:what|the\s+one)\s+(?:we|you|to)\b[^.;!?\n]*(?P<end>[.!?]?)$",
     re.IGNORECASE,
 )
+# a trailing comment the rename left as "# the model": it says nothing
 _BARE_MODEL: Final = re.compile(r"#\s*(?:(?:the|a|our|this\s+is\s+the)\s+)?model[.!]?\s*", re.IGNORECASE)
 _HALF_NAMED: Final = re.compile(
     r"\b(?:the\s+)?single[- ](?:gpu|device)\s+(?=`\w+`)", re.IGNORECASE
@@ -497,6 +499,7 @@ _HALF_NAMED: Final = re.compile(
 _COMPARED: Final = re.compile(r"\b(?:faster|quicker|slower|cheaper|more\s+memory)\b", re.IGNORECASE)
 _BY_HAND: Final = re.compile(r",?\s+(?:by\s+hand|manually)\b(?=[\s.,;:)!?]|$)", re.IGNORECASE)
 _HELPER_ASIDE: Final = re.compile(r"\s*\([^()]*\b(?:" + "|".join(HELPERS) + r")\b[^()]*\)")
+# "`tf.distribute.MirroredStrategy` from our utils notebook": the helper's home, not the strategy's
 _STRATEGY_FROM: Final = re.compile(
     r"(?P<strategy>" + re.escape(STRATEGY) + r"`{0,2})\s+from\s+(?:our|the|my)\s+(?:[\w-]+\s+){0,2}"
     r"(?:notebook|module|file|package|script|repo(?:sitory)?|folder)\b"
