@@ -234,6 +234,23 @@ def findall(node: cst.CSTNode, types: type | tuple[type, ...]) -> list[Any]:
     return [n for n in walk(node) if isinstance(n, types)]
 
 
+def names_in_functions(node: cst.CSTNode) -> frozenset[str]:
+    """Every name a function defined under `node` names: what such a function may read (a global,
+    a closure's variable), so a statement binding one stays where it is."""
+    return frozenset(n.value for f in findall(node, cst.FunctionDef) for n in walk(f) if isinstance(n, cst.Name))
+
+
+def scope_owner(statement: cst.CSTNode) -> str | None:
+    """`strategy` of `with strategy.scope():`, its only item; None for any other statement."""
+    if not isinstance(statement, cst.With) or len(statement.items) != 1 or statement.items[0].asname is not None:
+        return None
+    item = statement.items[0].item
+    if (isinstance(item, cst.Call) and not item.args and isinstance(item.func, cst.Attribute)
+            and item.func.attr.value == "scope" and isinstance(item.func.value, cst.Name)):
+        return item.func.value.value
+    return None
+
+
 def walk_same_scope(node: cst.CSTNode) -> Iterator[cst.CSTNode]:
     """Every node under `node`, not descending into nested functions, classes or lambdas."""
     stack = [node]

@@ -25,7 +25,7 @@ from typing import Final
 import libcst as cst
 from libcst.metadata import Assignment, CodeRange, MetadataWrapper, PositionProvider, ScopeProvider
 
-from ._tree import code_of, findall, runs_as_script, walk_same_scope
+from ._tree import code_of, findall, runs_as_script, scope_owner, walk_same_scope
 from .template_names import NameRenamer
 
 __all__ = ["SingleReturn", "described", "importable", "single_returns"]
@@ -119,10 +119,9 @@ def _scope_said(function: cst.FunctionDef) -> str:
     function's own `with <name>.scope():`: a MirroredStrategy or, where the script chose one
     device, TensorFlow's default), else a MirroredStrategy's."""
     for node in findall(function, cst.With):
-        item = node.items[0].item if node.items else None
-        if (isinstance(item, cst.Call) and isinstance(item.func, cst.Attribute) and item.func.attr.value == "scope"
-                and isinstance(item.func.value, cst.Name)):
-            return f"`{item.func.value.value}.scope()`"
+        owner = scope_owner(node)
+        if owner is not None:
+            return f"`{owner}.scope()`"
     return "a tf.distribute.MirroredStrategy scope"
 
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import libcst as cst
 import libcst.matchers as m
 
-from ._tree import Block, bound_names, branch_suites, code_tokens, findall, walk, zip_equal
+from ._tree import Block, bound_names, branch_suites, code_tokens, findall, names_in_functions, walk, zip_equal
 from ._tree import RUNS, calls_method
 from ._tree import method_call as _method_call
 from .cell_scopes import INERT_MODULES, PLACEHOLDER_PREFIX, builds_nothing, data_value, inert
@@ -507,8 +507,7 @@ class _Applier(cst.CSTTransformer):
         function of the module (globals), inside a function the functions nested in `block`
         (closures). A statement binding one stays where it is."""
         if not isinstance(block, cst.Module):
-            nested = findall(block, cst.FunctionDef)
-            return frozenset(n.value for f in nested for n in walk(f) if isinstance(n, cst.Name))
+            return names_in_functions(block)
         if self._function_names is None:
             names: set[str] = set()
             if self.tree is not None:

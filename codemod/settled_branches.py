@@ -20,7 +20,7 @@ from collections.abc import Sequence
 
 import libcst as cst
 
-from ._tree import RUNS, bound_names, calls_method, method_call, walk
+from ._tree import RUNS, bound_names, calls_method, method_call, names_in_functions, scope_owner, walk
 from .plan import data_after
 from .same_branches import code_of, dissolved, merged
 from .stale_comments import CELL_MARKER, DEVICE_TOPIC
@@ -34,14 +34,6 @@ def settled(original: cst.Module, new: cst.Module) -> cst.Module:
     return new.visit(_SettledBranches(before))
 
 
-def _read_in_functions(block: cst.CSTNode) -> frozenset[str]:
-    """Every name a function defined in `block` names (at module level: any function's globals;
-    in a function: its closures'). A statement binding one stays where it is."""
-    return frozenset(
-        n.value for f in walk(block) if isinstance(f, cst.FunctionDef) for n in walk(f) if isinstance(n, cst.Name)
-    )
-
-
 def _device_note(statement: cst.If) -> list[cst.EmptyLine]:
     """The comment lines right above `statement`, when every one is a note on the devices."""
     lines = list(statement.leading_lines)
@@ -53,17 +45,6 @@ def _device_note(statement: cst.If) -> list[cst.EmptyLine]:
     ):
         return notes
     return []
-
-
-def _scope_name(statement: cst.BaseStatement) -> str | None:
-    """`strategy` of `with strategy.scope():` (one item, no `as`)."""
-    if not isinstance(statement, cst.With) or len(statement.items) != 1 or statement.items[0].asname is not None:
-        return None
-    item = statement.items[0].item
-    if (isinstance(item, cst.Call) and not item.args and isinstance(item.func, cst.Attribute)
-            and item.func.attr.value == "scope" and isinstance(item.func.value, cst.Name)):
-        return item.func.value.value
-    return None
 
 
 def _blank_lead(statement: cst.BaseStatement) -> int:
@@ -97,7 +78,7 @@ class _SettledBranches(cst.CSTTransformer):
             out.extend(shared if shared is not None else [statement])
         index = 1
         while index < len(out):
-            name = _scope_name(out[index])
+            name = scope_owner(out[index])
             if name is not None and name in bound_names(out[index - 1]):
                 scope = cst.ensure_type(out[index], cst.With)
                 out[index - 1], out[index], after = self._scope_settled(out[index - 1], scope, functions)
@@ -141,8 +122,8 @@ class _SettledBranches(cst.CSTTransformer):
     def leave_IndentedBlock(
         self, original_node: cst.IndentedBlock, updated_node: cst.IndentedBlock
     ) -> cst.IndentedBlock:
-        nested = frozenset().union(*(_read_in_functions(s) for s in updated_node.body))
+        nested = names_in_functions(updated_node)
         return updated_node.with_changes(body=self._body(updated_node.body, nested))
 
     def leave_Module(self, original_node: cst.Module, updated_node: cst.Module) -> cst.Module:
-        return updated_node.with_changes(body=self._body(updated_node.body, _read_in_functions(updated_node)))
+        return updated_node.with_changes(body=self._body(updated_node.body, names_in_functions(updated_node)))
